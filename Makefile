@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# make            build ./passt (and the test tools)
+# make check      unit + integration tests, plain and under ASan+UBSan
+# make asan       sanitizer build in build-asan/
+# make install    PREFIX=/usr/local DESTDIR=
+# make clean
+
+VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
+CC       ?= cc
+PREFIX   ?= /usr/local
+BUILD    ?= build
+SAN      ?=
+
+WARN     := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wno-missing-field-initializers
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 $(WARN) -D_GNU_SOURCE -DVERSION=\"$(VERSION)\" -I. \
+            -fstack-protector-strong -D_FORTIFY_SOURCE=2 -MMD -MP
+LDLIBS   +=
+
+ifeq ($(SAN),1)
+CFLAGS   := $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -O1 \
+            -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+            -fno-omit-frame-pointer
+LDFLAGS  += -fsanitize=address,undefined
+endif
+
+# Everything but the programs' main files goes into one static library
+LIB_SRCS := $(filter-out passt.c passt-repair.c,$(wildcard *.c)) \
+            $(wildcard conf/*.c tap/*.c net/*.c tcp/*.c udp/*.c migrate/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+UNIT_SRCS := $(wildcard test/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:test/unit/%.c=$(BUILD)/test/unit/%)
+TOOL_SRCS := $(wildcard test/tools/*.c)
+TOOL_BINS := $(TOOL_SRCS:test/tools/%.c=$(BUILD)/test/tools/%)
+
+.PHONY: all asan check unit integration unit-asan integration-asan \
+        install clean format tools demo
+
+all: $(BUILD)/passt passt tools
+
+passt: $(BUILD)/passt
+	@[ "$(BUILD)" = build ] && ln -sf $(BUILD)/passt passt || true
+
+tools: $(TOOL_BINS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libpasst.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/passt: $(BUILD)/passt.o $(BUILD)/libpasst.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/test/unit/%: test/unit/%.c $(BUILD)/libpasst.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libpasst.a $(LDLIBS) -lcmocka
+
+$(BUILD)/test/tools/%: test/tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
+asan:
+	$(MAKE) BUILD=build-asan SAN=1 build-asan/passt tools
+
+unit: $(UNIT_BINS)
+	@test/unit/run.sh $(UNIT_BINS)
+
+unit-asan:
+	$(MAKE) BUILD=build-asan SAN=1 unit
+
+integration: $(BUILD)/passt tools
+	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
+		test/integration/run.sh
+
+integration-asan:
+	$(MAKE) BUILD=build-asan SAN=1 integration
+
+check: all
+	$(MAKE) unit
+	$(MAKE) unit-asan
+	$(MAKE) integration
+	$(MAKE) integration-asan
+
+install: $(BUILD)/passt
+	install -D -m 0755 $(BUILD)/passt $(DESTDIR)$(PREFIX)/bin/passt
+	install -D -m 0644 doc/passt.1 $(DESTDIR)$(PREFIX)/share/man/man1/passt.1
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan passt
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * log.c - where log messages go, and the per-call-site rate limiter.
+ *
+ * Three sinks: stderr (foreground, or before daemonizing), a log file
+ * opened once at start-up (libvirt pre-creates it and passes -l), and
+ * syslog for a daemon without a log file. A line is written with a single
+ * write() so concurrent writers never interleave mid-line.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "util.h"
+
+enum log_level log_level = LOG_LVL_INFO;
+
+static int log_file_fd = -1;
+static bool log_stderr = true;
+static bool log_syslog;
+
+uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static const char *const lvl_name[] = { "ERROR", "WARNING", "info",
+					"debug", "trace" };
+static const int lvl_syslog[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG,
+				  LOG_DEBUG };
+
+static void log_vmsg(enum log_level lvl, const char *suffix, const char *fmt,
+		     va_list ap)
+{
+	char line[1024];
+	struct timespec ts;
+	int n = 0, m;
+
+	if (lvl > log_level)
+		return;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (lvl != LOG_LVL_INFO || log_level >= LOG_LVL_DEBUG)
+		n = snprintf(line, sizeof(line), "%s: ", lvl_name[lvl]);
+	m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	if (m < 0)
+		return;
+	n = MIN((size_t)(n + m), sizeof(line) - 2);
+	if (suffix)
+		n += snprintf(line + n, sizeof(line) - 1 - n, ": %s", suffix);
+	n = MIN((size_t)n, sizeof(line) - 2);
+	line[n++] = '\n';
+
+	if (log_stderr && write(STDERR_FILENO, line, n) < 0)
+		; /* nothing sensible left to do */
+	if (log_file_fd >= 0) {
+		char stamp[32];
+		int s = snprintf(stamp, sizeof(stamp), "%lld.%03ld ",
+				 (long long)ts.tv_sec, ts.tv_nsec / 1000000);
+		char full[1100];
+		int t = snprintf(full, sizeof(full), "%.*s%.*s", s, stamp, n,
+				 line);
+		if (t > (int)sizeof(full) - 1)
+			t = sizeof(full) - 1;
+		if (write(log_file_fd, full, t) < 0)
+			;
+	}
+	if (log_syslog) {
+		line[n - 1] = '\0';
+		syslog(lvl_syslog[lvl], "%s", line);
+	}
+}
+
+void log_msg(enum log_level lvl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(lvl, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void log_perror(enum log_level lvl, const char *fmt, ...)
+{
+	int e = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(lvl, strerror(e), fmt, ap);
+	va_end(ap);
+	errno = e;
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(LOG_LVL_ERR, NULL, fmt, ap);
+	va_end(ap);
+	exit(EXIT_FAILURE);
+}
+
+void die_perror(const char *fmt, ...)
+{
+	int e = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(LOG_LVL_ERR, strerror(e), fmt, ap);
+	va_end(ap);
+	exit(EXIT_FAILURE);
+}
+
+int log_open_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	if (log_file_fd >= 0)
+		close(log_file_fd);
+	log_file_fd = fd;
+	return 0;
+}
+
+void log_to_stderr(bool on)
+{
+	log_stderr = on;
+}
+
+void log_to_syslog(bool on)
+{
+	if (on && !log_syslog)
+		openlog("passt", LOG_PID, LOG_DAEMON);
+	log_syslog = on;
+}
+
+void log_close(void)
+{
+	if (log_file_fd >= 0)
+		close(log_file_fd);
+	log_file_fd = -1;
+}
+
+bool log_rl_ok(uint64_t *last, unsigned *suppressed)
+{
+	uint64_t now = now_ms();
+
+	if (*last && now - *last < 1000) {
+		(*suppressed)++;
+		return false;
+	}
+	*last = now ? now : 1;
+	*suppressed = 0;
+	return true;
+}

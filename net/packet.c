@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * packet.c - parse a guest frame into bounds-checked views.
+ *
+ * Theory of operation: pkt_parse() walks Ethernet -> IPv4|IPv6|ARP ->
+ * (IPv6 extension headers) -> layer 4, checking every length against what
+ * is actually in the buffer. The IP payload is trimmed to the length the IP
+ * header claims (Ethernet padding is discarded); an IP header that claims
+ * more than the frame holds makes the frame invalid. IPv6 extension
+ * headers (hop-by-hop, routing, destination options, fragment, AH) are
+ * skipped with a bounded loop; a fragment header marks the packet as a
+ * fragment, which no consumer accepts. IPv4 options are skipped via IHL.
+ *
+ * The parser never writes to the frame and never follows a length it has
+ * not checked. It does not verify checksums: the consumers that care
+ * (nobody, for guest frames; the kernel re-checks what it receives) decide.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "packet.h"
+
+#define IP6_HDR_LEN 40
+#define IP6_MAX_EXT 8	/* more extension headers than this: drop */
+
+static int pkt_parse_ip4(struct pkt *p, struct pview l3)
+{
+	const uint8_t *h = pv_at(l3, 0, 20);
+	uint16_t tot, frag;
+	size_t ihl;
+
+	if (!h || (h[0] >> 4) != 4)
+		return -EINVAL;
+	ihl = (size_t)(h[0] & 0x0f) * 4;
+	tot = (uint16_t)(h[2] << 8 | h[3]);
+	if (ihl < 20 || tot < ihl || tot > l3.len)
+		return -EINVAL;
+
+	p->l3 = pv_sub(l3, 0, tot);
+	p->family = AF_INET;
+	memcpy(&p->src4, h + 12, 4);
+	memcpy(&p->dst4, h + 16, 4);
+	p->ttl = h[8];
+	p->proto = h[9];
+	frag = (uint16_t)(h[6] << 8 | h[7]);
+	p->frag = (frag & 0x2000) || (frag & 0x1fff); /* MF or offset */
+	p->l4 = pv_tail(p->l3, ihl);
+	return 0;
+}
+
+static int pkt_parse_ip6(struct pkt *p, struct pview l3)
+{
+	const uint8_t *h = pv_at(l3, 0, IP6_HDR_LEN);
+	uint16_t plen;
+	size_t off = IP6_HDR_LEN;
+	uint8_t nh;
+	int i;
+
+	if (!h || (h[0] >> 4) != 6)
+		return -EINVAL;
+	plen = (uint16_t)(h[4] << 8 | h[5]);
+	if ((size_t)plen + IP6_HDR_LEN > l3.len)
+		return -EINVAL;
+
+	p->l3 = pv_sub(l3, 0, (size_t)plen + IP6_HDR_LEN);
+	p->family = AF_INET6;
+	memcpy(&p->src6, h + 8, 16);
+	memcpy(&p->dst6, h + 24, 16);
+	p->ttl = h[7];
+	nh = h[6];
+
+	for (i = 0; i < IP6_MAX_EXT; i++) {
+		const uint8_t *e;
+		size_t elen;
+
+		switch (nh) {
+		case 0:   /* hop-by-hop options */
+		case 43:  /* routing */
+		case 60:  /* destination options */
+			e = pv_at(p->l3, off, 8);
+			if (!e)
+				return -EINVAL;
+			elen = ((size_t)e[1] + 1) * 8;
+			break;
+		case 51:  /* authentication header: length in 4-octet units */
+			e = pv_at(p->l3, off, 8);
+			if (!e)
+				return -EINVAL;
+			elen = ((size_t)e[1] + 2) * 4;
+			break;
+		case 44:  /* fragment */
+			e = pv_at(p->l3, off, 8);
+			if (!e)
+				return -EINVAL;
+			elen = 8;
+			p->frag = true;
+			break;
+		default:
+			p->proto = nh;
+			p->l4 = pv_tail(p->l3, off);
+			return 0;
+		}
+		if (!pv_at(p->l3, off, elen))
+			return -EINVAL;
+		nh = e[0];
+		off += elen;
+	}
+	return -EINVAL;
+}
+
+/**
+ * pkt_parse() - parse an Ethernet frame from the guest
+ * @frame:	frame start (untrusted)
+ * @len:	frame length
+ * @p:		filled with views into @frame
+ *
+ * Return: 0 if the frame is well-formed as far as we look,
+ *	   -EINVAL if it is truncated or inconsistent
+ */
+int pkt_parse(const void *frame, size_t len, struct pkt *p)
+{
+	struct pview f = pv_make(frame, len);
+	const uint8_t *eth = pv_at(f, 0, ETH_HDR_LEN);
+
+	memset(p, 0, sizeof(*p));
+	if (!eth)
+		return -EINVAL;
+
+	p->frame = f;
+	p->eth_dst = eth;
+	p->eth_src = eth + 6;
+	p->ethertype = (uint16_t)(eth[12] << 8 | eth[13]);
+
+	switch (p->ethertype) {
+	case ETHTYPE_IP:
+		return pkt_parse_ip4(p, pv_tail(f, ETH_HDR_LEN));
+	case ETHTYPE_IPV6:
+		return pkt_parse_ip6(p, pv_tail(f, ETH_HDR_LEN));
+	default:
+		p->l3 = pv_tail(f, ETH_HDR_LEN);
+		return 0;
+	}
+}
+
+int pkt_udp(const struct pkt *p, uint16_t *sport, uint16_t *dport,
+	    struct pview *payload)
+{
+	uint16_t ulen;
+
+	if (p->proto != IPPROTO_UDP || p->frag ||
+	    !pv_be16(p->l4, 0, sport) || !pv_be16(p->l4, 2, dport) ||
+	    !pv_be16(p->l4, 4, &ulen))
+		return -EINVAL;
+	if (ulen < UDP_HDR_LEN || ulen > p->l4.len)
+		return -EINVAL;
+	*payload = pv_sub(p->l4, UDP_HDR_LEN, ulen - UDP_HDR_LEN);
+	return 0;
+}

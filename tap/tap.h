@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * tap.h - the guest-facing frame interface, independent of the front-end.
+ *
+ * Input: a front-end (stream.c, later vhost-user) hands each complete
+ * Ethernet frame from the guest to tap_input(), which records it in the
+ * pcap file, learns the guest's MAC, parses it and dispatches it to the
+ * service or protocol that owns it.
+ *
+ * Output: services and protocols build frames with tap_send_ip4() /
+ * tap_send_ip6() (which add Ethernet and IP headers and fill in the IP
+ * and layer-4 checksums) or tap_send_frame() for raw Ethernet (ARP). The
+ * front-end queues them; tap_flush() pushes the queue out at the end of
+ * each event-loop round.
+ */
+#ifndef TAP_TAP_H
+#define TAP_TAP_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ctx;
+struct pkt;
+
+void tap_input(struct ctx *c, const uint8_t *frame, size_t len);
+int tap_send_frame(struct ctx *c, const void *frame, size_t len);
+int tap_send_ip4(struct ctx *c, struct in_addr src, struct in_addr dst,
+		 uint8_t proto, const void *l4, size_t l4len);
+int tap_send_ip6(struct ctx *c, const struct in6_addr *src,
+		 const struct in6_addr *dst, uint8_t proto, const void *l4,
+		 size_t l4len);
+void tap_flush(struct ctx *c);
+/* tap_connected() - a guest front-end is attached and can take frames */
+int tap_connected(const struct ctx *c);
+/* tap_guest_appeared() - called by a front-end when a guest attaches */
+void tap_guest_appeared(struct ctx *c);
+
+/* Largest IP packet (L3+L4) tap_send_ip*() accepts */
+#define TAP_IP_MAX (65535)
+
+#endif /* TAP_TAP_H */
