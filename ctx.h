@@ -15,7 +15,10 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/un.h>
+
+#include "conf/ports.h"
 
 #define MAXDNS 4
 #define MAXDNS_SEARCH 6
@@ -42,6 +45,9 @@ struct dns_search {
  * @map_guest_addr: address that maps to the host's own address
  * @dns_match:	address the guest sends DNS to that we redirect
  * @dns_host:	where redirected DNS queries go (--dns-forward)
+ * @addr_given:	-a gave @addr (don't take it from the host)
+ * @prefix_given: -n gave @prefix_len
+ * @gw_given:	-g gave @gw
  */
 struct ip4_ctx {
 	struct in_addr addr;
@@ -53,6 +59,8 @@ struct ip4_ctx {
 	struct in_addr map_host_loopback;
 	struct in_addr map_guest_addr;
 	struct in_addr dns_match;
+	struct in_addr dns_host;
+	bool addr_given, prefix_given, gw_given;
 };
 
 /**
@@ -64,6 +72,14 @@ struct ip4_ctx {
  *		in RAs, source of NAs); the host gateway if it is link-local
  * @guest_ll:	guest's link-local address as seen, :: until seen
  * @dns:	nameservers (RDNSS, DHCPv6)
+ * @dns_count:	entries in @dns
+ * @addr_out:	source address for outbound sockets (-o), :: if unset
+ * @map_host_loopback: guest-visible address that maps to host loopback
+ * @map_guest_addr: address that maps to the host's own address
+ * @dns_match:	address the guest sends DNS to that we redirect
+ * @dns_host:	where redirected DNS queries go (resolver on host loopback)
+ * @addr_given:	-a gave @addr (don't take it from the host)
+ * @gw_given:	-g gave @gw
  */
 struct ip6_ctx {
 	struct in6_addr addr;
@@ -77,6 +93,8 @@ struct ip6_ctx {
 	struct in6_addr map_host_loopback;
 	struct in6_addr map_guest_addr;
 	struct in6_addr dns_match;
+	struct in6_addr dns_host;
+	bool addr_given, gw_given;
 };
 
 /**
@@ -120,6 +138,20 @@ struct ctx {
 	bool no_dhcp, no_ndp, no_dhcpv6, no_ra, no_icmp, no_tcp, no_udp;
 	bool no_dhcp_dns, no_dhcp_search; /* --no-dhcp-dns, --no-dhcp-search */
 	bool no_map_gw;
+
+	/* Added by conf/ */
+	int log_lvl;		/* enum log_level from -d, --trace, -q */
+	char ifname_out6[IFNAMSIZ]; /* --outbound-if6 (ifname_out: -if4) */
+	bool dns_given;		/* -D given: don't read resolv.conf */
+	bool no_dns;		/* -D none */
+	bool search_given;	/* -S given: don't read resolv.conf */
+	bool no_search;		/* -S none */
+	bool print_capabilities; /* --print-capabilities */
+	bool runas;		/* -e given: drop to @runas_uid/@runas_gid */
+	uid_t runas_uid;
+	gid_t runas_gid;
+	struct fwd_ports tcp_fwd; /* -t: inbound TCP port forwarding */
+	struct fwd_ports udp_fwd; /* -u: inbound UDP port forwarding */
 
 	/* Runtime */
 	int epollfd;

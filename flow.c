@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * flow.c - flow table and flow hash.
+ *
+ * Theory of operation
+ *
+ * Table: a static array of FLOW_MAX entries, union flow each. Entries are
+ * handed out in O(1): first from a LIFO list of freed entries (linked
+ * through the free entries themselves), then from the never-used tail
+ * starting at flow_first_unused. Entries above flow_first_unused have never
+ * been used, so protocols scanning the table (timers) stop at flow_span().
+ * When the last flow goes, the whole table is reset to its initial state,
+ * which also brings flow_span() back to zero. The zero-initialised state
+ * of the statics is a valid empty table, so flow_init() only re-seeds the
+ * hash and is safe to call again (tests do).
+ *
+ * Hash: open addressing with linear probing over FLOW_HASH_SIZE buckets
+ * (twice the table, so the load factor never exceeds 1/2 and probe
+ * sequences stay short). A bucket holds a flow index plus one, 0 meaning
+ * empty. Removal shifts later members of the probe run back into the hole
+ * (no tombstones), so lookups stay correct and the table never degrades.
+ * Keys are hashed with SipHash-2-4 under a random secret drawn at start-up:
+ * keys are chosen by the guest and by remote peers, and an unkeyed hash
+ * would let them pile flows into one probe run.
+ *
+ * Invariants: an entry is in the hash if and only if f.hashed is set, and
+ * then under exactly the key stored in f.key; a free entry has type
+ * FLOW_NONE and is never hashed. Nothing here allocates memory or does I/O
+ * beyond the one getrandom() call in flow_init().
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+
+#include "flow.h"
+#include "log.h"
+#include "util.h"
+
+static union flow flowtab[FLOW_MAX];
+static uint32_t flow_hashtab[FLOW_HASH_SIZE]; /* flow index + 1, 0: empty */
+static uint32_t flow_free_head; /* index + 1 of a freed entry, 0: none */
+static unsigned flow_first_unused;
+static unsigned flow_active;
+static uint64_t flow_hash_k0, flow_hash_k1;
+
+_Static_assert(FLOW_MAX <= (1 << 24), "flow index must fit epoll_ref.idx");
+_Static_assert((FLOW_HASH_SIZE & (FLOW_HASH_SIZE - 1)) == 0,
+	       "FLOW_HASH_SIZE must be a power of two");
+_Static_assert(FLOW_HASH_SIZE >= 2 * FLOW_MAX, "hash load must stay <= 1/2");
+_Static_assert(sizeof(struct flow_key) % 8 == 0, "key hashed in 8-byte words");
+
+/**
+ * flow_init() - empty the flow table and seed the hash secret
+ *
+ * Any flow still in the table is forgotten (its socket is not closed):
+ * call at start-up, before flows exist.
+ */
+void flow_init(void)
+{
+	uint64_t k[2] = {0, 0};
+
+	memset(flowtab, 0, sizeof(flowtab));
+	memset(flow_hashtab, 0, sizeof(flow_hashtab));
+	flow_free_head = 0;
+	flow_first_unused = 0;
+	flow_active = 0;
+
+	if (getrandom(k, sizeof(k), GRND_NONBLOCK) != sizeof(k))
+		warn("flow: no random hash secret, using a fixed one");
+	flow_hash_k0 = k[0];
+	flow_hash_k1 = k[1];
+}
+
+/**
+ * flow_alloc() - take a free entry from the flow table
+ *
+ * Return: zeroed entry with type FLOW_NONE (the caller sets it), or NULL if
+ *	   the table is full; the caller logs that, rate-limited
+ */
+union flow *flow_alloc(void)
+{
+	union flow *flow;
+
+	if (flow_free_head) {
+		flow = &flowtab[flow_free_head - 1];
+		flow_free_head = flow->free.next_free;
+	} else if (flow_first_unused < FLOW_MAX) {
+		flow = &flowtab[flow_first_unused++];
+	} else {
+		return NULL;
+	}
+
+	memset(flow, 0, sizeof(*flow));
+	flow_active++;
+	return flow;
+}
+
+/**
+ * flow_free() - return an entry to the table
+ * @flow:	entry from flow_alloc(); removed from the hash if still there
+ *
+ * The caller has released the flow's resources (sockets, epoll) already.
+ */
+void flow_free(union flow *flow)
+{
+	if (flow->f.hashed)
+		flow_hash_remove(flow);
+
+	memset(flow, 0, sizeof(*flow));
+	flow->free.next_free = flow_free_head;
+	flow_free_head = flow_idx(flow) + 1;
+
+	if (!--flow_active) {
+		/* Last one gone: back to the pristine table, span 0 */
+		flow_free_head = 0;
+		flow_first_unused = 0;
+	}
+}
+
+/**
+ * flow_idx() - index of a flow table entry
+ * @flow:	entry in the table
+ *
+ * Return: index, as carried by epoll references
+ */
+unsigned flow_idx(const union flow *flow)
+{
+	return (unsigned)(flow - flowtab);
+}
+
+/**
+ * flow_at() - flow table entry at a given index
+ * @idx:	index, e.g. from an epoll reference
+ *
+ * Return: entry (possibly free: check f.type), NULL if @idx is out of range
+ */
+union flow *flow_at(unsigned idx)
+{
+	if (idx >= FLOW_MAX)
+		return NULL;
+	return &flowtab[idx];
+}
+
+/**
+ * flow_count() - number of flows in use, of any type
+ *
+ * Return: count of allocated entries
+ */
+unsigned flow_count(void)
+{
+	return flow_active;
+}
+
+/**
+ * flow_span() - bound for scans: no entry at or above it is in use
+ *
+ * Return: one past the highest index handed out since the table was last
+ *	   empty
+ */
+unsigned flow_span(void)
+{
+	return flow_first_unused;
+}
+
+/**
+ * flow_key_set() - fill in a flow key
+ * @k:		key to fill (fully overwritten, padding zeroed)
+ * @type:	enum flow_type
+ * @family:	AF_INET or AF_INET6
+ * @gaddr:	guest-side address, struct in_addr or struct in6_addr
+ * @gport:	guest-side port or echo identifier, host order
+ * @raddr:	remote address, struct in_addr or struct in6_addr
+ * @rport:	remote port, host order, 0 for ICMP
+ */
+void flow_key_set(struct flow_key *k, enum flow_type type, int family,
+		  const void *gaddr, uint16_t gport, const void *raddr,
+		  uint16_t rport)
+{
+	memset(k, 0, sizeof(*k));
+	k->type = (uint8_t)type;
+	k->family = (uint8_t)family;
+	k->gport = gport;
+	k->rport = rport;
+
+	if (family == AF_INET) {
+		k->gaddr.s6_addr[10] = k->gaddr.s6_addr[11] = 0xff;
+		k->raddr.s6_addr[10] = k->raddr.s6_addr[11] = 0xff;
+		memcpy(&k->gaddr.s6_addr[12], gaddr, 4);
+		memcpy(&k->raddr.s6_addr[12], raddr, 4);
+	} else {
+		memcpy(&k->gaddr, gaddr, 16);
+		memcpy(&k->raddr, raddr, 16);
+	}
+}
+
+#define ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+
+#define SIPROUND(v0, v1, v2, v3)     \
+	do {                         \
+		v0 += v1;            \
+		v1 = ROTL64(v1, 13); \
+		v1 ^= v0;            \
+		v0 = ROTL64(v0, 32); \
+		v2 += v3;            \
+		v3 = ROTL64(v3, 16); \
+		v3 ^= v2;            \
+		v0 += v3;            \
+		v3 = ROTL64(v3, 21); \
+		v3 ^= v0;            \
+		v2 += v1;            \
+		v1 = ROTL64(v1, 17); \
+		v1 ^= v2;            \
+		v2 = ROTL64(v2, 32); \
+	} while (0)
+
+/* SipHash-2-4 of a key whose length is a multiple of 8 bytes */
+static uint64_t flow_siphash(const void *data, size_t len)
+{
+	uint64_t v0 = flow_hash_k0 ^ 0x736f6d6570736575ULL;
+	uint64_t v1 = flow_hash_k1 ^ 0x646f72616e646f6dULL;
+	uint64_t v2 = flow_hash_k0 ^ 0x6c7967656e657261ULL;
+	uint64_t v3 = flow_hash_k1 ^ 0x7465646279746573ULL;
+	const uint8_t *d = data;
+	uint64_t m;
+	size_t i;
+
+	for (i = 0; i < len; i += 8) {
+		memcpy(&m, d + i, 8);
+		v3 ^= m;
+		SIPROUND(v0, v1, v2, v3);
+		SIPROUND(v0, v1, v2, v3);
+		v0 ^= m;
+	}
+
+	m = (uint64_t)len << 56;
+	v3 ^= m;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	v0 ^= m;
+
+	v2 ^= 0xff;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/**
+ * flow_hash_bucket() - home bucket of a key
+ * @k:		key, built with flow_key_set()
+ *
+ * Return: bucket index, below FLOW_HASH_SIZE
+ */
+unsigned flow_hash_bucket(const struct flow_key *k)
+{
+	return (unsigned)(flow_siphash(k, sizeof(*k)) & (FLOW_HASH_SIZE - 1));
+}
+
+/* Bucket holding @k, or the empty bucket that ends its probe run */
+static unsigned flow_hash_probe(const struct flow_key *k)
+{
+	unsigned b = flow_hash_bucket(k);
+
+	while (flow_hashtab[b]) {
+		const union flow *flow = &flowtab[flow_hashtab[b] - 1];
+
+		if (!memcmp(&flow->f.key, k, sizeof(*k)))
+			break;
+		b = (b + 1) & (FLOW_HASH_SIZE - 1);
+	}
+	return b;
+}
+
+/**
+ * flow_hash_insert() - make a flow findable under its key
+ * @flow:	flow with f.key set, not yet hashed
+ *
+ * Return: 0, -EEXIST if another flow has the same key, -EINVAL if @flow is
+ *	   already hashed
+ */
+int flow_hash_insert(union flow *flow)
+{
+	unsigned b;
+
+	if (flow->f.hashed)
+		return -EINVAL;
+
+	b = flow_hash_probe(&flow->f.key);
+	if (flow_hashtab[b])
+		return -EEXIST;
+
+	flow_hashtab[b] = flow_idx(flow) + 1;
+	flow->f.hashed = 1;
+	return 0;
+}
+
+/**
+ * flow_hash_remove() - remove a flow from the hash
+ * @flow:	flow, hashed or not (then nothing happens)
+ */
+void flow_hash_remove(union flow *flow)
+{
+	const unsigned mask = FLOW_HASH_SIZE - 1;
+	unsigned hole, b;
+
+	if (!flow->f.hashed)
+		return;
+
+	hole = flow_hash_probe(&flow->f.key);
+	flow->f.hashed = 0;
+	if (flow_hashtab[hole] != flow_idx(flow) + 1)
+		return; /* cannot happen while the invariants hold */
+	flow_hashtab[hole] = 0;
+
+	/* Pull back members of the run that the hole would cut off */
+	for (b = (hole + 1) & mask; flow_hashtab[b]; b = (b + 1) & mask) {
+		const union flow *f = &flowtab[flow_hashtab[b] - 1];
+		unsigned home = flow_hash_bucket(&f->f.key);
+
+		if (((b - home) & mask) >= ((b - hole) & mask)) {
+			flow_hashtab[hole] = flow_hashtab[b];
+			flow_hashtab[b] = 0;
+			hole = b;
+		}
+	}
+}
+
+/**
+ * flow_hash_lookup() - find a flow by key
+ * @k:		key, built with flow_key_set()
+ *
+ * Return: the flow, or NULL if none has this key
+ */
+union flow *flow_hash_lookup(const struct flow_key *k)
+{
+	unsigned b = flow_hash_probe(k);
+
+	if (!flow_hashtab[b])
+		return NULL;
+	return &flowtab[flow_hashtab[b] - 1];
+}

@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * icmp.c - ICMP (RFC 792) and ICMPv6 (RFC 4443) echo, guest to host.
+ *
+ * Theory of operation
+ *
+ * We hold no raw sockets and no privileges, so the guest's echo requests
+ * are sent through "ping sockets" (socket(AF_INET, SOCK_DGRAM,
+ * IPPROTO_ICMP), and the ICMPv6 twin), which Linux grants to the groups in
+ * net.ipv4.ping_group_range. The kernel owns the echo identifier of such a
+ * socket (it is the socket's "port") and computes checksums.
+ *
+ * Flows: one per (family, guest source address, guest echo identifier,
+ * destination address), kept in the shared flow table (flow.c) as a
+ * FLOW_ICMP entry that owns one ping socket. The socket is bound to
+ * c->ip4.addr_out / c->ip6.addr_out (and c->ifname_out) when configured and
+ * otherwise left for the kernel to bind on first send, which picks a free
+ * identifier. The epoll reference of the socket carries the flow index.
+ *
+ * Guest to host: only Echo Request (type 8, or 128 for ICMPv6) with code 0
+ * is translated; the whole ICMP message (header and data) is handed to
+ * sendto() unchanged, and the kernel replaces the identifier and checksum.
+ * Destinations on loopback, unspecified or limited broadcast are refused:
+ * the guest does not reach the host's loopback this way (mapping addresses
+ * to the host is the business of a later layer). Any other ICMP message from
+ * the guest is dropped (rate-limited debug message).
+ *
+ * Host to guest: on EPOLLIN we read up to ICMP_RECV_BATCH replies, put the
+ * guest's identifier back (icmp_reply_rewrite()), and send each to the
+ * guest's source address from the address the guest pinged, with the
+ * checksum left for tap_send_ip4()/tap_send_ip6() to fill in. Ping sockets
+ * deliver Echo Replies only; anything else read from them is dropped.
+ *
+ * Lifetime: a flow with neither requests nor replies for ICMP_IDLE_MS is
+ * closed by icmp_timer() (epoll deregistration, close, flow freed). If the
+ * flow table is full, or a ping socket cannot be made, the request is
+ * dropped; if ping sockets are not permitted at all, we say so once, with
+ * the sysctl that fixes it.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "flow.h"
+#include "log.h"
+#include "net/icmp.h"
+#include "net/packet.h"
+#include "tap/tap.h"
+#include "util.h"
+
+#define ICMP_ECHO_REPLY	   0
+#define ICMP_ECHO_REQUEST  8
+#define ICMP6_ECHO_REQUEST 128
+#define ICMP6_ECHO_REPLY   129
+
+/* Replies are read here; sized for the largest IPv4 ICMP message */
+static uint8_t icmp_buf[TAP_IP_MAX];
+
+/**
+ * icmp_echo_parse() - check that a guest packet is an echo request
+ * @p:		parsed packet, IPv4 with ICMP or IPv6 with ICMPv6
+ * @id:	echo identifier, host order, set on success
+ *
+ * Return: 0 for a well-formed Echo Request, -ENOTSUP for any other ICMP
+ *	   message, -EINVAL if truncated, fragmented or not ICMP at all
+ */
+int icmp_echo_parse(const struct pkt *p, uint16_t *id)
+{
+	uint8_t type, code, want;
+
+	if (p->frag)
+		return -EINVAL;
+	if (p->family == AF_INET && p->proto == IPPROTO_ICMP)
+		want = ICMP_ECHO_REQUEST;
+	else if (p->family == AF_INET6 && p->proto == IPPROTO_ICMPV6)
+		want = ICMP6_ECHO_REQUEST;
+	else
+		return -EINVAL;
+
+	if (!pv_u8(p->l4, 0, &type) || !pv_u8(p->l4, 1, &code))
+		return -EINVAL;
+	if (type != want)
+		return -ENOTSUP;
+	if (code || p->l4.len < ICMP_HDR_LEN || !pv_be16(p->l4, 4, id))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * icmp_reply_rewrite() - prepare an echo reply from a ping socket for the
+ *			  guest
+ * @family:	AF_INET or AF_INET6
+ * @msg:	ICMP message as read from the socket, modified in place
+ * @len:	length of @msg
+ * @id:		guest's echo identifier, host order
+ *
+ * Puts the guest's identifier in place of the socket's and zeroes the
+ * checksum (tap_send_ip4()/tap_send_ip6() compute it).
+ *
+ * Return: 0, or -EINVAL if @msg is not an Echo Reply of @family
+ */
+int icmp_reply_rewrite(int family, uint8_t *msg, size_t len, uint16_t id)
+{
+	uint8_t want = family == AF_INET ? ICMP_ECHO_REPLY : ICMP6_ECHO_REPLY;
+
+	if (len < ICMP_HDR_LEN || msg[0] != want)
+		return -EINVAL;
+
+	msg[2] = msg[3] = 0;
+	msg[4] = id >> 8;
+	msg[5] = id & 0xff;
+	return 0;
+}
+
+/* Tell the operator, once, why echo does not work */
+static void icmp_warn_not_permitted(void)
+{
+	static bool warned;
+
+	if (warned)
+		return;
+	warned = true;
+	warn("ICMP echo: ping sockets not permitted; set "
+	     "net.ipv4.ping_group_range to include our group (GID %u)",
+	     (unsigned)getgid());
+}
+
+/* Open, and bind as configured, a ping socket. Return: fd or -errno */
+static int icmp_sock_open(const struct ctx *c, int family)
+{
+	int proto = family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6;
+	int s, rc;
+
+	s = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+	if (s < 0) {
+		rc = -errno;
+		if (rc == -EACCES || rc == -EPERM)
+			icmp_warn_not_permitted();
+		else
+			debug_rl("ICMP: cannot open ping socket: %s",
+				 strerror(-rc));
+		return rc;
+	}
+
+	if (c->ifname_out[0] &&
+	    setsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, c->ifname_out,
+		       (socklen_t)strlen(c->ifname_out)) < 0) {
+		rc = -errno;
+		warn_rl("ICMP: cannot bind ping socket to %s: %s",
+			c->ifname_out, strerror(-rc));
+		goto fail;
+	}
+
+	if (family == AF_INET && c->ip4.addr_out.s_addr) {
+		struct sockaddr_in sa = {.sin_family = AF_INET,
+					 .sin_addr = c->ip4.addr_out};
+
+		if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			rc = -errno;
+			goto fail_bind;
+		}
+	} else if (family == AF_INET6 &&
+		   !IN6_IS_ADDR_UNSPECIFIED(&c->ip6.addr_out)) {
+		struct sockaddr_in6 sa = {.sin6_family = AF_INET6,
+					  .sin6_addr = c->ip6.addr_out};
+
+		if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			rc = -errno;
+			goto fail_bind;
+		}
+	}
+	return s;
+
+fail_bind:
+	warn_rl("ICMP: cannot bind ping socket to outbound address: %s",
+		strerror(-rc));
+fail:
+	close(s);
+	return rc;
+}
+
+static void icmp_flow_close(struct ctx *c, union flow *flow)
+{
+	if (flow->icmp.sock >= 0) {
+		loop_del(c, flow->icmp.sock);
+		close(flow->icmp.sock);
+	}
+	flow_free(flow);
+}
+
+/* New flow for @key, with its socket registered. Return: flow or NULL */
+static union flow *icmp_flow_new(struct ctx *c, const struct flow_key *key)
+{
+	union flow *flow = flow_alloc();
+	int s;
+
+	if (!flow) {
+		warn_rl("ICMP: flow table full, echo request dropped");
+		return NULL;
+	}
+	flow->icmp.f.type = FLOW_ICMP;
+	flow->icmp.f.key = *key;
+	flow->icmp.sock = -1;
+
+	s = icmp_sock_open(c, key->family);
+	if (s < 0)
+		goto fail;
+	flow->icmp.sock = s;
+
+	if (loop_add(c, s, EPOLLIN, REF_ICMP, flow_idx(flow)) < 0) {
+		debug_rl("ICMP: cannot add ping socket to epoll");
+		goto fail;
+	}
+	if (flow_hash_insert(flow))
+		goto fail; /* cannot happen: looked up before */
+
+	debug("ICMP: flow %u opened, identifier %u", flow_idx(flow),
+	      key->gport);
+	return flow;
+
+fail:
+	icmp_flow_close(c, flow);
+	return NULL;
+}
+
+static bool icmp_dst_refused(const struct pkt *p)
+{
+	if (p->family == AF_INET) {
+		uint32_t a = ntohl(p->dst4.s_addr);
+
+		return !a || a == 0xffffffff || (a >> 24) == 127;
+	}
+	return IN6_IS_ADDR_UNSPECIFIED(&p->dst6) ||
+	       IN6_IS_ADDR_LOOPBACK(&p->dst6) || IN6_IS_ADDR_V4MAPPED(&p->dst6);
+}
+
+/**
+ * icmp_input() - translate an ICMP/ICMPv6 message from the guest
+ * @c:		execution context
+ * @p:		parsed packet: IPv4 with ICMP, or IPv6 with ICMPv6 type 128
+ */
+void icmp_input(struct ctx *c, const struct pkt *p)
+{
+	union {
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} sa;
+	struct flow_key key;
+	union flow *flow;
+	const void *msg;
+	socklen_t salen;
+	uint16_t id;
+	int rc;
+
+	if (c->no_icmp)
+		return;
+
+	rc = icmp_echo_parse(p, &id);
+	if (rc == -ENOTSUP) {
+		debug_rl("ICMP: only echo requests are forwarded, dropped");
+		return;
+	}
+	if (rc) {
+		debug_rl("ICMP: malformed message from guest dropped");
+		return;
+	}
+	if ((p->family == AF_INET && !c->ifi4_ok) ||
+	    (p->family == AF_INET6 && !c->ifi6_ok))
+		return;
+	if (icmp_dst_refused(p)) {
+		debug_rl("ICMP: echo request to refused destination dropped");
+		return;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	if (p->family == AF_INET) {
+		flow_key_set(&key, FLOW_ICMP, AF_INET, &p->src4, id, &p->dst4,
+			     0);
+		sa.v4.sin_family = AF_INET;
+		sa.v4.sin_addr = p->dst4;
+		salen = sizeof(sa.v4);
+	} else {
+		flow_key_set(&key, FLOW_ICMP, AF_INET6, &p->src6, id, &p->dst6,
+			     0);
+		sa.v6.sin6_family = AF_INET6;
+		sa.v6.sin6_addr = p->dst6;
+		if (IN6_IS_ADDR_LINKLOCAL(&p->dst6))
+			sa.v6.sin6_scope_id = c->ifi6;
+		salen = sizeof(sa.v6);
+	}
+
+	flow = flow_hash_lookup(&key);
+	if (!flow) {
+		flow = icmp_flow_new(c, &key);
+		if (!flow)
+			return;
+	}
+	flow->icmp.last_ms = now_ms();
+
+	msg = pv_at(p->l4, 0, p->l4.len);
+	if (sendto(flow->icmp.sock, msg, p->l4.len, MSG_NOSIGNAL,
+		   (struct sockaddr *)&sa, salen) < 0)
+		debug_rl("ICMP: echo request not sent: %s", strerror(errno));
+}
+
+/* Send one rewritten reply of @flow to the guest */
+static void icmp_reply_to_guest(struct ctx *c, const union flow *flow,
+				const uint8_t *msg, size_t len)
+{
+	const struct flow_key *k = &flow->f.key;
+	int rc;
+
+	if (k->family == AF_INET) {
+		struct in_addr src, dst;
+
+		memcpy(&src, &k->raddr.s6_addr[12], 4);
+		memcpy(&dst, &k->gaddr.s6_addr[12], 4);
+		rc = tap_send_ip4(c, src, dst, IPPROTO_ICMP, msg, len);
+	} else {
+		rc = tap_send_ip6(c, &k->raddr, &k->gaddr, IPPROTO_ICMPV6, msg,
+				  len);
+	}
+	if (rc < 0)
+		debug_rl("ICMP: failed to queue echo reply: %s", strerror(-rc));
+}
+
+/**
+ * icmp_sock_handler() - read echo replies from a ping socket
+ * @c:		execution context
+ * @ref:	epoll reference: REF_ICMP, flow index, socket
+ * @events:	epoll events
+ */
+void icmp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
+{
+	union flow *flow = flow_at(ref.idx);
+	int i;
+
+	(void)events; /* errors are consumed by recv() below */
+
+	if (!flow || flow->f.type != FLOW_ICMP || flow->icmp.sock != ref.fd)
+		return;
+
+	for (i = 0; i < ICMP_RECV_BATCH; i++) {
+		ssize_t n =
+			recv(ref.fd, icmp_buf, sizeof(icmp_buf), MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			/* A pending ICMP error, e.g. unreachable: go on */
+			trace("ICMP: flow %u: %s", ref.idx, strerror(errno));
+			continue;
+		}
+		if (icmp_reply_rewrite(flow->f.key.family, icmp_buf, (size_t)n,
+				       flow->f.key.gport))
+			continue;
+
+		flow->icmp.last_ms = now_ms();
+		icmp_reply_to_guest(c, flow, icmp_buf, (size_t)n);
+	}
+}
+
+/**
+ * icmp_timer() - close echo flows idle for ICMP_IDLE_MS
+ * @c:		execution context
+ * @now:	current time, milliseconds (CLOCK_MONOTONIC)
+ */
+void icmp_timer(struct ctx *c, uint64_t now)
+{
+	static uint64_t last_scan;
+	unsigned i;
+
+	if (last_scan && now - last_scan < 1000)
+		return; /* once a second is plenty for 60 s */
+	last_scan = now;
+
+	for (i = 0; i < flow_span(); i++) {
+		union flow *flow = flow_at(i);
+
+		if (flow->f.type != FLOW_ICMP)
+			continue;
+		if (now > flow->icmp.last_ms &&
+		    now - flow->icmp.last_ms >= ICMP_IDLE_MS) {
+			debug("ICMP: flow %u closed after idle timeout", i);
+			icmp_flow_close(c, flow);
+		}
+	}
+}

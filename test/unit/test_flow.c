@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * test_flow.c - flow table and flow hash: allocation, counting, lookups,
+ * collisions and deletion inside probe runs.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "flow.h"
+
+static int setup(void **state)
+{
+	(void)state;
+	flow_init();
+	return 0;
+}
+
+static void key4(struct flow_key *k, uint32_t g, uint16_t gp, uint32_t r,
+		 uint16_t rp)
+{
+	struct in_addr ga = {htonl(g)}, ra = {htonl(r)};
+
+	flow_key_set(k, FLOW_UDP, AF_INET, &ga, gp, &ra, rp);
+}
+
+static union flow *new_hashed(const struct flow_key *k)
+{
+	union flow *f = flow_alloc();
+
+	assert_non_null(f);
+	f->f.type = FLOW_UDP;
+	f->f.key = *k;
+	assert_int_equal(flow_hash_insert(f), 0);
+	return f;
+}
+
+static void test_alloc_gives_distinct_entries_and_counts_them(void **state)
+{
+	union flow *a, *b;
+
+	(void)state;
+	assert_int_equal(flow_count(), 0);
+	a = flow_alloc();
+	b = flow_alloc();
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_ptr_not_equal(a, b);
+	assert_int_equal(a->f.type, FLOW_NONE);
+	assert_int_equal(flow_count(), 2);
+	assert_ptr_equal(flow_at(flow_idx(a)), a);
+	assert_ptr_equal(flow_at(flow_idx(b)), b);
+	assert_true(flow_span() >= 2);
+
+	flow_free(a);
+	assert_int_equal(flow_count(), 1);
+	flow_free(b);
+}
+
+static void test_freeing_all_returns_table_to_baseline(void **state)
+{
+	union flow *f[10];
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < 10; i++)
+		f[i] = flow_alloc();
+	assert_int_equal(flow_span(), 10);
+	for (i = 0; i < 10; i++)
+		flow_free(f[i]);
+	assert_int_equal(flow_count(), 0);
+	assert_int_equal(flow_span(), 0);
+
+	/* And it starts over from index 0 */
+	f[0] = flow_alloc();
+	assert_int_equal(flow_idx(f[0]), 0);
+	flow_free(f[0]);
+}
+
+static void test_freed_entry_is_reused_and_zeroed(void **state)
+{
+	union flow *a, *b, *c;
+	unsigned idx;
+
+	(void)state;
+	a = flow_alloc();
+	b = flow_alloc();
+	idx = flow_idx(b);
+	b->f.type = FLOW_ICMP;
+	b->icmp.sock = 42;
+	flow_free(b);
+	c = flow_alloc();
+	assert_int_equal(flow_idx(c), idx);
+	assert_int_equal(c->f.type, FLOW_NONE);
+	assert_int_equal(c->icmp.sock, 0);
+	flow_free(c);
+	flow_free(a);
+}
+
+static void test_full_table_returns_null_then_recovers(void **state)
+{
+	static union flow *all[FLOW_MAX];
+	unsigned i, idx;
+
+	(void)state;
+	for (i = 0; i < FLOW_MAX; i++) {
+		all[i] = flow_alloc();
+		assert_non_null(all[i]);
+	}
+	assert_int_equal(flow_count(), FLOW_MAX);
+	assert_null(flow_alloc());
+	assert_int_equal(flow_count(), FLOW_MAX);
+
+	idx = flow_idx(all[1234]);
+	flow_free(all[1234]);
+	all[1234] = flow_alloc();
+	assert_non_null(all[1234]);
+	assert_int_equal(flow_idx(all[1234]), idx);
+
+	for (i = 0; i < FLOW_MAX; i++)
+		flow_free(all[i]);
+	assert_int_equal(flow_count(), 0);
+}
+
+static void test_flow_at_rejects_out_of_range_index(void **state)
+{
+	(void)state;
+	assert_null(flow_at(FLOW_MAX));
+	assert_null(flow_at(~0U));
+	assert_non_null(flow_at(FLOW_MAX - 1));
+}
+
+static void test_hash_finds_inserted_flow_and_forgets_removed(void **state)
+{
+	struct flow_key k, other;
+	union flow *f;
+
+	(void)state;
+	key4(&k, 0x0a000002, 1000, 0x08080808, 53);
+	key4(&other, 0x0a000002, 1001, 0x08080808, 53);
+	assert_null(flow_hash_lookup(&k));
+
+	f = new_hashed(&k);
+	assert_ptr_equal(flow_hash_lookup(&k), f);
+	assert_null(flow_hash_lookup(&other));
+
+	flow_hash_remove(f);
+	assert_null(flow_hash_lookup(&k));
+	flow_free(f);
+}
+
+static void test_hash_rejects_duplicate_key(void **state)
+{
+	struct flow_key k;
+	union flow *a, *b;
+
+	(void)state;
+	key4(&k, 1, 2, 3, 4);
+	a = new_hashed(&k);
+	b = flow_alloc();
+	b->f.key = k;
+	assert_int_equal(flow_hash_insert(b), -EEXIST);
+	assert_int_equal(flow_hash_insert(a), -EINVAL);
+	flow_free(b);
+	flow_free(a);
+	assert_int_equal(flow_count(), 0);
+}
+
+static void test_free_removes_flow_from_hash(void **state)
+{
+	struct flow_key k;
+	union flow *f;
+
+	(void)state;
+	key4(&k, 5, 6, 7, 8);
+	f = new_hashed(&k);
+	flow_free(f);
+	assert_null(flow_hash_lookup(&k));
+}
+
+static void test_key_distinguishes_family_and_type(void **state)
+{
+	struct in6_addr g6 = {
+		.s6_addr = {[10] = 0xff, [11] = 0xff, [12] = 10, [15] = 2}};
+	struct in6_addr r6 = {
+		.s6_addr = {[10] = 0xff, [11] = 0xff, [12] = 1, [15] = 1}};
+	struct in_addr g4 = {htonl(0x0a000002)}, r4 = {htonl(0x01000001)};
+	struct flow_key k4, k6, kt;
+	union flow *f;
+
+	(void)state;
+	flow_key_set(&k4, FLOW_UDP, AF_INET, &g4, 1, &r4, 2);
+	flow_key_set(&k6, FLOW_UDP, AF_INET6, &g6, 1, &r6, 2);
+	flow_key_set(&kt, FLOW_TCP, AF_INET, &g4, 1, &r4, 2);
+
+	/* Same bytes in the address fields: IPv4 is stored v4-mapped */
+	assert_memory_equal(&k4.gaddr, &k6.gaddr, 16);
+
+	f = new_hashed(&k4);
+	assert_ptr_equal(flow_hash_lookup(&k4), f);
+	assert_null(flow_hash_lookup(&k6));
+	assert_null(flow_hash_lookup(&kt));
+	flow_free(f);
+}
+
+/* Find @n keys whose home bucket is @bucket */
+static void keys_in_bucket(unsigned bucket, struct flow_key *out, int n)
+{
+	uint32_t g, p;
+	int found = 0;
+
+	for (g = 1; found < n; g++) {
+		for (p = 0; p < 65536 && found < n; p++) {
+			key4(&out[found], g, (uint16_t)p, 0x01020304, 80);
+			if (flow_hash_bucket(&out[found]) == bucket)
+				found++;
+		}
+		assert_true(g < 1000);
+	}
+}
+
+static void test_colliding_keys_survive_removal_of_first(void **state)
+{
+	struct flow_key k[3];
+	union flow *f[3];
+	int i;
+
+	(void)state;
+	keys_in_bucket(flow_hash_bucket(&(struct flow_key){0}) ^ 1, k, 3);
+	for (i = 0; i < 3; i++)
+		f[i] = new_hashed(&k[i]);
+	for (i = 0; i < 3; i++)
+		assert_ptr_equal(flow_hash_lookup(&k[i]), f[i]);
+
+	flow_free(f[0]);
+	assert_null(flow_hash_lookup(&k[0]));
+	assert_ptr_equal(flow_hash_lookup(&k[1]), f[1]);
+	assert_ptr_equal(flow_hash_lookup(&k[2]), f[2]);
+
+	flow_free(f[2]);
+	assert_ptr_equal(flow_hash_lookup(&k[1]), f[1]);
+	flow_free(f[1]);
+	assert_int_equal(flow_count(), 0);
+}
+
+static void test_collision_run_wrapping_past_last_bucket(void **state)
+{
+	struct flow_key k[4];
+	union flow *f[4];
+	int i;
+
+	(void)state;
+	/* Runs starting in the last bucket continue at bucket 0 */
+	keys_in_bucket(FLOW_HASH_SIZE - 1, k, 4);
+	for (i = 0; i < 4; i++)
+		f[i] = new_hashed(&k[i]);
+
+	flow_free(f[1]);
+	for (i = 0; i < 4; i++) {
+		if (i != 1)
+			assert_ptr_equal(flow_hash_lookup(&k[i]), f[i]);
+	}
+	flow_free(f[0]);
+	assert_ptr_equal(flow_hash_lookup(&k[2]), f[2]);
+	assert_ptr_equal(flow_hash_lookup(&k[3]), f[3]);
+	flow_free(f[3]);
+	assert_ptr_equal(flow_hash_lookup(&k[2]), f[2]);
+	flow_free(f[2]);
+	assert_int_equal(flow_count(), 0);
+}
+
+static void test_many_flows_stay_findable_through_churn(void **state)
+{
+	enum { N = 20000 };
+	static union flow *f[N];
+	static struct flow_key k[N];
+	unsigned i, round;
+
+	(void)state;
+	for (i = 0; i < N; i++) {
+		key4(&k[i], 0x0a000002, (uint16_t)i, 0x0a000001 + i % 7, 443);
+		f[i] = new_hashed(&k[i]);
+	}
+	assert_int_equal(flow_count(), N);
+
+	for (round = 0; round < 3; round++) {
+		for (i = round; i < N; i += 3) {
+			flow_free(f[i]);
+			f[i] = NULL;
+		}
+		for (i = 0; i < N; i++) {
+			if (f[i])
+				assert_ptr_equal(flow_hash_lookup(&k[i]), f[i]);
+			else
+				assert_null(flow_hash_lookup(&k[i]));
+		}
+		for (i = round; i < N; i += 3)
+			f[i] = new_hashed(&k[i]);
+	}
+
+	for (i = 0; i < N; i++)
+		flow_free(f[i]);
+	assert_int_equal(flow_count(), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(
+			test_alloc_gives_distinct_entries_and_counts_them,
+			setup),
+		cmocka_unit_test_setup(
+			test_freeing_all_returns_table_to_baseline, setup),
+		cmocka_unit_test_setup(test_freed_entry_is_reused_and_zeroed,
+				       setup),
+		cmocka_unit_test_setup(
+			test_full_table_returns_null_then_recovers, setup),
+		cmocka_unit_test_setup(test_flow_at_rejects_out_of_range_index,
+				       setup),
+		cmocka_unit_test_setup(
+			test_hash_finds_inserted_flow_and_forgets_removed,
+			setup),
+		cmocka_unit_test_setup(test_hash_rejects_duplicate_key, setup),
+		cmocka_unit_test_setup(test_free_removes_flow_from_hash, setup),
+		cmocka_unit_test_setup(test_key_distinguishes_family_and_type,
+				       setup),
+		cmocka_unit_test_setup(
+			test_colliding_keys_survive_removal_of_first, setup),
+		cmocka_unit_test_setup(
+			test_collision_run_wrapping_past_last_bucket, setup),
+		cmocka_unit_test_setup(
+			test_many_flows_stay_findable_through_churn, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
