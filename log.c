@@ -38,19 +38,33 @@ static const char *const lvl_name[] = { "ERROR", "WARNING", "info",
 static const int lvl_syslog[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG,
 				  LOG_DEBUG };
 
+/* Best effort: a log line that can't be written has nowhere else to go */
+static void log_write(int fd, const char *buf, size_t len)
+{
+	ssize_t rc = write(fd, buf, len);
+
+	(void)rc;
+}
+
+__attribute__((format(printf, 3, 0)))
 static void log_vmsg(enum log_level lvl, const char *suffix, const char *fmt,
 		     va_list ap)
 {
 	char line[1024];
 	struct timespec ts;
-	int n = 0, m;
+	int n = 0, m, s;
 
 	if (lvl > log_level)
 		return;
 
+	/* line: "SSSSSSSSSS.mmm " timestamp (log file only), then message */
 	clock_gettime(CLOCK_REALTIME, &ts);
+	s = snprintf(line, sizeof(line), "%lld.%03ld ", (long long)ts.tv_sec,
+		     ts.tv_nsec / 1000000);
+	n = s;
 	if (lvl != LOG_LVL_INFO || log_level >= LOG_LVL_DEBUG)
-		n = snprintf(line, sizeof(line), "%s: ", lvl_name[lvl]);
+		n += snprintf(line + n, sizeof(line) - n, "%s: ",
+			      lvl_name[lvl]);
 	m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
 	if (m < 0)
 		return;
@@ -60,23 +74,13 @@ static void log_vmsg(enum log_level lvl, const char *suffix, const char *fmt,
 	n = MIN((size_t)n, sizeof(line) - 2);
 	line[n++] = '\n';
 
-	if (log_stderr && write(STDERR_FILENO, line, n) < 0)
-		; /* nothing sensible left to do */
-	if (log_file_fd >= 0) {
-		char stamp[32];
-		int s = snprintf(stamp, sizeof(stamp), "%lld.%03ld ",
-				 (long long)ts.tv_sec, ts.tv_nsec / 1000000);
-		char full[1100];
-		int t = snprintf(full, sizeof(full), "%.*s%.*s", s, stamp, n,
-				 line);
-		if (t > (int)sizeof(full) - 1)
-			t = sizeof(full) - 1;
-		if (write(log_file_fd, full, t) < 0)
-			;
-	}
+	if (log_stderr)
+		log_write(STDERR_FILENO, line + s, n - s);
+	if (log_file_fd >= 0)
+		log_write(log_file_fd, line, n);
 	if (log_syslog) {
 		line[n - 1] = '\0';
-		syslog(lvl_syslog[lvl], "%s", line);
+		syslog(lvl_syslog[lvl], "%s", line + s);
 	}
 }
 

@@ -30,7 +30,11 @@ int tap_send_ip4(struct ctx *c, struct in_addr src, struct in_addr dst,
 int tap_send_ip6(struct ctx *c, const struct in6_addr *src,
 		 const struct in6_addr *dst, uint8_t proto, const void *l4,
 		 size_t l4len);
+size_t tap_hdr_len(int family);
+int tap_send_l4(struct ctx *c, int family, const void *src, const void *dst,
+		uint8_t proto, uint8_t *frame, size_t l4len);
 void tap_flush(struct ctx *c);
+void tap_log_stats(void);
 /* tap_connected() - a guest front-end is attached and can take frames */
 int tap_connected(const struct ctx *c);
 /* tap_guest_appeared() - called by a front-end when a guest attaches */

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * stream.c - the qemu stream front-end: Ethernet frames, each prefixed by
+ * a 4-byte big-endian length, over a connected UNIX stream socket
+ * (QEMU's -netdev stream / -netdev socket; see doc/ and qemu-stream.md).
+ *
+ * Theory of operation
+ *
+ * Listening: we bind the UNIX socket given with -s (or the first free
+ * /tmp/passt_N.socket) before daemonizing, so that whoever started us can
+ * launch QEMU as soon as we return. One client at a time: an extra client
+ * is accepted and closed at once. When the client goes, -1 (--one-off)
+ * ends the process; otherwise we wait for the next one (QEMU's reconnect).
+ * --fd N skips all that and uses an inherited, connected socket (one-off).
+ *
+ * Input: bytes are read into a buffer that holds at least one maximum
+ * frame plus its prefix; complete frames are handed to tap_input() in
+ * place, a partial one is moved to the front and completed by later reads.
+ * A length below 14 or above 65535 cannot be resynchronised (the stream
+ * has no markers), so the connection is reset, as QEMU itself does for
+ * oversized frames.
+ *
+ * Output: frames are appended, prefix and all, to one output buffer and
+ * written out with a single send() per event-loop round (tap_flush()). A
+ * frame is never split between buffer and socket by us: if the socket
+ * takes only part of the buffer, the rest stays queued and EPOLLOUT wakes
+ * us to resume exactly where the kernel stopped. The loop never blocks.
+ * If the buffer has no room for a frame (the guest stopped reading), the
+ * frame is dropped and counted, and the count is logged, rate-limited.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "log.h"
+#include "loop.h"
+#include "tap/stream.h"
+#include "tap/tap.h"
+#include "util.h"
+
+#define STREAM_IN_SIZE (4 + STREAM_FRAME_MAX + 256 * 1024)
+#define STREAM_OUT_SIZE (8 * 1024 * 1024)
+#define STREAM_SOCKBUF (4 * 1024 * 1024)
+
+static uint8_t in_buf[STREAM_IN_SIZE];
+static size_t in_len;
+
+static uint8_t out_buf[STREAM_OUT_SIZE];
+static size_t out_head, out_tail;	/* pending bytes: [out_head, out_tail) */
+static bool out_waiting;		/* EPOLLOUT requested */
+
+static uint64_t stream_dropped;		/* frames dropped: buffer full */
+static bool sock_path_ours;		/* we created c->sock_path */
+
+static void stream_reset_buffers(void)
+{
+	in_len = 0;
+	out_head = out_tail = 0;
+	out_waiting = false;
+}
+
+static int stream_try_bind(int fd, const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int probe, rc;
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (!bind(fd, (struct sockaddr *)&a, sizeof(a)))
+		return 0;
+	if (errno != EADDRINUSE)
+		return -errno;
+
+	/* Is somebody listening there, or is it a stale socket file? */
+	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (probe < 0)
+		return -errno;
+	rc = connect(probe, (struct sockaddr *)&a, sizeof(a));
+	close(probe);
+	if (!rc || errno != ECONNREFUSED)
+		return -EADDRINUSE;
+
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)))
+		return -errno;
+	return 0;
+}
+
+static int stream_listen(struct ctx *c)
+{
+	int fd, rc = -EADDRINUSE, i;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die_perror("UNIX socket");
+
+	if (c->sock_path[0]) {
+		rc = stream_try_bind(fd, c->sock_path);
+		if (rc == -EADDRINUSE)
+			die("%s: another instance is already listening there",
+			    c->sock_path);
+		if (rc) {
+			errno = -rc;
+			die_perror("Can't bind UNIX socket %s", c->sock_path);
+		}
+	} else {
+		for (i = 1; i < 100 && rc; i++) {
+			snprintf(c->sock_path, sizeof(c->sock_path),
+				 "/tmp/passt_%i.socket", i);
+			rc = stream_try_bind(fd, c->sock_path);
+		}
+		if (rc)
+			die("No free /tmp/passt_N.socket path, use -s");
+	}
+	sock_path_ours = true;
+
+	if (listen(fd, 1))
+		die_perror("listen on %s", c->sock_path);
+	c->fd_listen = fd;
+	if (loop_add(c, fd, EPOLLIN, REF_TAP_LISTEN, 0))
+		die_perror("epoll_ctl");
+
+	info("UNIX domain socket bound at %s", c->sock_path);
+	info("You can now start qemu (>= 7.2) with:");
+	info("    qemu-system-x86_64 ... -netdev stream,id=n0,server=off,"
+	     "addr.type=unix,addr.path=%s -device virtio-net-pci,netdev=n0",
+	     c->sock_path);
+	return 0;
+}
+
+static void stream_attach(struct ctx *c, int fd)
+{
+	int sz = STREAM_SOCKBUF;
+
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+
+	stream_reset_buffers();
+	c->fd_tap = fd;
+	if (loop_add(c, fd, EPOLLIN | EPOLLRDHUP, REF_TAP, 0))
+		die_perror("epoll_ctl");
+	tap_guest_appeared(c);
+}
+
+/**
+ * stream_init() - set up the front-end: inherited fd or listening socket
+ * @c:		execution context
+ *
+ * Return: 0; dies on failures, which are configuration errors here
+ */
+int stream_init(struct ctx *c)
+{
+	if (c->fd_inherited >= 0) {
+		int fl = fcntl(c->fd_inherited, F_GETFL);
+
+		if (fl < 0 || fcntl(c->fd_inherited, F_SETFL,
+				    fl | O_NONBLOCK))
+			die_perror("--fd %i", c->fd_inherited);
+		fcntl(c->fd_inherited, F_SETFD, FD_CLOEXEC);
+		info("Using inherited connected socket, fd %i",
+		     c->fd_inherited);
+		stream_attach(c, c->fd_inherited);
+		return 0;
+	}
+	return stream_listen(c);
+}
+
+/**
+ * stream_listen_handler() - accept a client, or turn away an extra one
+ * @c:		execution context
+ */
+void stream_listen_handler(struct ctx *c)
+{
+	int fd = accept4(c->fd_listen, NULL, NULL,
+			 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (c->fd_tap >= 0) {
+		info_rl("Another client is already connected, refusing one");
+		close(fd);
+		return;
+	}
+	info("Client connected");
+	stream_attach(c, fd);
+}
+
+static void stream_disconnect(struct ctx *c)
+{
+	loop_del(c, c->fd_tap);
+	close(c->fd_tap);
+	c->fd_tap = -1;
+	stream_reset_buffers();
+
+	if (c->one_off) {
+		info("Client closed connection, exiting (one-off)");
+		c->quit = true;
+	} else {
+		info("Client closed connection, waiting for the next one");
+	}
+}
+
+/* Hand every complete frame in in_buf to tap_input(). Return -1 on a
+ * length prefix we can't resynchronise after.
+ */
+static int stream_parse(struct ctx *c)
+{
+	size_t off = 0;
+
+	while (in_len - off >= 4) {
+		uint32_t flen;
+
+		memcpy(&flen, in_buf + off, 4);
+		flen = ntohl(flen);
+		if (flen < STREAM_FRAME_MIN || flen > STREAM_FRAME_MAX) {
+			warn_rl("Bad frame length %u from front-end, "
+				"resetting connection", flen);
+			return -1;
+		}
+		if (in_len - off - 4 < flen)
+			break;
+		tap_input(c, in_buf + off + 4, flen);
+		off += 4 + flen;
+		if (c->fd_tap < 0)	/* not expected, but be safe */
+			return 0;
+	}
+	if (off) {
+		memmove(in_buf, in_buf + off, in_len - off);
+		in_len -= off;
+	}
+	return 0;
+}
+
+static void stream_read(struct ctx *c)
+{
+	int rounds;
+
+	/* Bounded: let other sockets have their turn under a flood */
+	for (rounds = 0; rounds < 16; rounds++) {
+		ssize_t n = recv(c->fd_tap, in_buf + in_len,
+				 sizeof(in_buf) - in_len, MSG_DONTWAIT);
+
+		if (n == 0) {
+			stream_disconnect(c);
+			return;
+		}
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			warn_perror("Front-end read");
+			stream_disconnect(c);
+			return;
+		}
+		in_len += n;
+		if (stream_parse(c)) {
+			stream_disconnect(c);
+			return;
+		}
+		/* Everything parsed must be flushed before the guest sends
+		 * the next batch, or replies pile up during a flood.
+		 */
+		stream_flush(c);
+	}
+}
+
+/**
+ * stream_handler() - events on the connected front-end socket
+ * @c:		execution context
+ * @events:	epoll events
+ */
+void stream_handler(struct ctx *c, uint32_t events)
+{
+	if (events & EPOLLOUT)
+		stream_flush(c);
+	if (c->fd_tap >= 0 && (events & EPOLLIN))
+		stream_read(c);
+	if (c->fd_tap >= 0 && (events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP))
+	    && !(events & EPOLLIN))
+		stream_disconnect(c);
+}
+
+/**
+ * stream_queue() - queue one frame for the guest
+ * @c:		execution context
+ * @frame:	Ethernet frame
+ * @len:	its length, at most STREAM_FRAME_MAX
+ *
+ * Return: 0, -ENOTCONN without a client, -ENOBUFS if dropped (counted)
+ */
+int stream_queue(struct ctx *c, const void *frame, size_t len)
+{
+	uint32_t prefix = htonl((uint32_t)len);
+
+	if (c->fd_tap < 0)
+		return -ENOTCONN;
+
+	if (STREAM_OUT_SIZE - out_tail < len + 4) {
+		stream_flush(c);
+		if (out_head == out_tail) {
+			out_head = out_tail = 0;
+		} else if (out_head) {
+			memmove(out_buf, out_buf + out_head,
+				out_tail - out_head);
+			out_tail -= out_head;
+			out_head = 0;
+		}
+	}
+	if (STREAM_OUT_SIZE - out_tail < len + 4) {
+		stream_dropped++;
+		warn_rl("Front-end not reading: %llu frame(s) dropped so far",
+			(unsigned long long)stream_dropped);
+		return -ENOBUFS;
+	}
+	memcpy(out_buf + out_tail, &prefix, 4);
+	memcpy(out_buf + out_tail + 4, frame, len);
+	out_tail += len + 4;
+	return 0;
+}
+
+/**
+ * stream_flush() - write queued frames; arm EPOLLOUT for what's left
+ * @c:		execution context
+ */
+void stream_flush(struct ctx *c)
+{
+	bool want_out;
+
+	if (c->fd_tap < 0)
+		return;
+
+	while (out_head < out_tail) {
+		ssize_t n = send(c->fd_tap, out_buf + out_head,
+				 out_tail - out_head,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				debug("Front-end write: %s", strerror(errno));
+			break;	/* errors surface as EPOLLHUP/ERR */
+		}
+		out_head += n;
+	}
+	if (out_head == out_tail)
+		out_head = out_tail = 0;
+
+	want_out = out_head != out_tail;
+	if (want_out != out_waiting) {
+		loop_mod(c, c->fd_tap,
+			 EPOLLIN | EPOLLRDHUP | (want_out ? EPOLLOUT : 0),
+			 REF_TAP, 0);
+		out_waiting = want_out;
+	}
+}
+
+/**
+ * stream_cleanup() - remove the socket file we created, at exit
+ * @c:		execution context
+ */
+void stream_cleanup(struct ctx *c)
+{
+	if (sock_path_ours && c->sock_path[0])
+		unlink(c->sock_path);
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * stream.h - qemu stream/socket front-end (length-prefixed frames)
+ */
+#ifndef TAP_STREAM_H
+#define TAP_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ctx;
+
+int stream_init(struct ctx *c);
+void stream_listen_handler(struct ctx *c);
+void stream_handler(struct ctx *c, uint32_t events);
+int stream_queue(struct ctx *c, const void *frame, size_t len);
+void stream_flush(struct ctx *c);
+void stream_cleanup(struct ctx *c);
+
+/* Frames longer than this from the guest reset the connection */
+#define STREAM_FRAME_MAX 65535
+/* Frames shorter than an Ethernet header reset the connection */
+#define STREAM_FRAME_MIN 14
+
+#endif /* TAP_STREAM_H */

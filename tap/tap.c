@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * tap.c - guest frames in and out, whatever the front-end.
+ *
+ * Theory of operation
+ *
+ * In: tap_input() is the only entry for guest frames. It records the frame
+ * in the capture file, learns the guest's MAC address from the source of
+ * unicast-sourced frames, parses the frame into bounds-checked views
+ * (net/packet.c) and dispatches on (EtherType, protocol, port/type):
+ *
+ *	ARP				-> arp_input()
+ *	IPv4 UDP to port 67		-> dhcp_input()
+ *	IPv4 ICMP			-> icmp_input()
+ *	IPv6 ICMPv6 133..137		-> ndp_input()
+ *	IPv6 ICMPv6 echo request	-> icmp_input()
+ *	IPv6 UDP to port 547		-> dhcpv6_input()
+ *	anything else			-> dropped and counted
+ *
+ * Out: tap_send_ip4() / tap_send_ip6() put Ethernet and IP headers in
+ * front of a layer-4 message and fill in the IP header checksum and the
+ * layer-4 checksum (TCP, UDP, ICMP, ICMPv6), so no caller computes one.
+ * The frame goes to the guest's learned MAC (broadcast until learned), or
+ * to the Ethernet multicast address for IPv6 multicast destinations.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "ctx.h"
+#include "log.h"
+#include "net/arp.h"
+#include "net/checksum.h"
+#include "net/dhcp.h"
+#include "net/dhcpv6.h"
+#include "net/icmp.h"
+#include "net/ndp.h"
+#include "net/packet.h"
+#include "tap/pcap.h"
+#include "tap/stream.h"
+#include "tap/tap.h"
+#include "util.h"
+
+#define IP4_HDR_LEN 20
+#define IP6_HDR_LEN 40
+
+static uint8_t tap_buf[ETH_HDR_LEN + IP6_HDR_LEN + TAP_IP_MAX];
+static uint16_t ip4_id;
+
+static struct {
+	uint64_t rx, rx_bad, rx_unhandled, tx, tx_fail;
+} tap_stats;
+
+/**
+ * tap_connected() - is a front-end attached?
+ * @c:		execution context
+ *
+ * Return: non-zero if frames can be sent to the guest now
+ */
+int tap_connected(const struct ctx *c)
+{
+	return c->fd_tap >= 0;
+}
+
+/**
+ * tap_guest_appeared() - a front-end attached: greet the guest
+ * @c:		execution context
+ */
+void tap_guest_appeared(struct ctx *c)
+{
+	ndp_guest_appeared(c);
+}
+
+/**
+ * tap_send_frame() - send one Ethernet frame to the guest
+ * @c:		execution context
+ * @frame:	frame, starting with the Ethernet header
+ * @len:	length; frames shorter than 60 bytes are padded
+ *
+ * Return: 0 or -errno (no front-end, queue full, frame too long)
+ */
+int tap_send_frame(struct ctx *c, const void *frame, size_t len)
+{
+	uint8_t pad[FRAME_MIN_LEN];
+	int rc;
+
+	if (len > FRAME_MAX_LEN)
+		return -EMSGSIZE;
+	if (len < FRAME_MIN_LEN) {
+		memset(pad, 0, sizeof(pad));
+		memcpy(pad, frame, len);
+		frame = pad;
+		len = FRAME_MIN_LEN;
+	}
+	pcap_frame(frame, len);
+	rc = stream_queue(c, frame, len);
+	if (rc)
+		tap_stats.tx_fail++;
+	else
+		tap_stats.tx++;
+	return rc;
+}
+
+static void tap_eth_hdr(const struct ctx *c, uint8_t *eth, const uint8_t *dst,
+			uint16_t type)
+{
+	memcpy(eth, dst ? dst : c->guest_mac, 6);
+	memcpy(eth + 6, c->our_mac, 6);
+	eth[12] = type >> 8;
+	eth[13] = type & 0xff;
+}
+
+/* Where the layer-4 checksum lives, -1 if the protocol has none we fill */
+static int tap_l4_csum_off(uint8_t proto)
+{
+	switch (proto) {
+	case IPPROTO_TCP:
+		return 16;
+	case IPPROTO_UDP:
+		return 6;
+	case IPPROTO_ICMP:
+	case IPPROTO_ICMPV6:
+		return 2;
+	default:
+		return -1;
+	}
+}
+
+static int tap_fill_l4_csum(uint8_t *l4, size_t l4len, uint8_t proto,
+			    uint32_t pseudo)
+{
+	int off = tap_l4_csum_off(proto);
+	uint16_t sum;
+
+	if (off < 0)
+		return 0;
+	if (l4len < (size_t)off + 2)
+		return -EINVAL;
+	memset(l4 + off, 0, 2);
+	sum = csum(l4, l4len, proto == IPPROTO_ICMP ? 0 : pseudo);
+	if (proto == IPPROTO_UDP && !sum)
+		sum = 0xffff;
+	memcpy(l4 + off, &sum, 2);
+	return 0;
+}
+
+/**
+ * tap_hdr_len() - room for Ethernet and IP headers before a layer-4 message
+ * @family:	AF_INET or AF_INET6
+ *
+ * Return: offset of the layer-4 header in a frame built by tap_send_l4()
+ */
+size_t tap_hdr_len(int family)
+{
+	return ETH_HDR_LEN + (family == AF_INET ? IP4_HDR_LEN : IP6_HDR_LEN);
+}
+
+static void tap_ip4_hdr(uint8_t *ip, struct in_addr src, struct in_addr dst,
+			uint8_t proto, size_t l4len)
+{
+	uint16_t tot = (uint16_t)(IP4_HDR_LEN + l4len), sum;
+
+	ip[0] = 0x45;
+	ip[1] = 0;
+	ip[2] = tot >> 8;
+	ip[3] = tot & 0xff;
+	ip4_id++;
+	ip[4] = ip4_id >> 8;
+	ip[5] = ip4_id & 0xff;
+	ip[6] = 0x40;	/* DF */
+	ip[7] = 0;
+	ip[8] = 64;
+	ip[9] = proto;
+	ip[10] = ip[11] = 0;
+	memcpy(ip + 12, &src, 4);
+	memcpy(ip + 16, &dst, 4);
+	sum = csum(ip, IP4_HDR_LEN, 0);
+	memcpy(ip + 10, &sum, 2);
+}
+
+static void tap_ip6_hdr(uint8_t *ip, const struct in6_addr *src,
+			const struct in6_addr *dst, uint8_t proto,
+			size_t l4len)
+{
+	memset(ip, 0, 4);
+	ip[0] = 0x60;
+	ip[4] = (l4len >> 8) & 0xff;
+	ip[5] = l4len & 0xff;
+	ip[6] = proto;
+	ip[7] = 255;
+	memcpy(ip + 8, src, 16);
+	memcpy(ip + 24, dst, 16);
+}
+
+/**
+ * tap_send_l4() - add headers and checksums to a layer-4 message in place,
+ *		   and send the frame to the guest
+ * @c:		execution context
+ * @family:	AF_INET or AF_INET6
+ * @src:	source address (struct in_addr or struct in6_addr)
+ * @dst:	destination address; IPv6 multicast maps to 33:33:xx:xx:xx:xx
+ * @proto:	layer-4 protocol
+ * @frame:	buffer whose layer-4 message starts at tap_hdr_len(@family)
+ * @l4len:	length of the layer-4 message (its checksum is overwritten)
+ *
+ * Return: 0 or -errno
+ */
+int tap_send_l4(struct ctx *c, int family, const void *src, const void *dst,
+		uint8_t proto, uint8_t *frame, size_t l4len)
+{
+	uint8_t *ip = frame + ETH_HDR_LEN, *l4 = frame + tap_hdr_len(family);
+	uint8_t mcast[6] = { 0x33, 0x33 };
+	uint32_t pseudo;
+
+	if (family == AF_INET) {
+		struct in_addr s4, d4;
+
+		if (l4len > TAP_IP_MAX - IP4_HDR_LEN)
+			return -EMSGSIZE;
+		memcpy(&s4, src, 4);
+		memcpy(&d4, dst, 4);
+		tap_eth_hdr(c, frame, NULL, ETHTYPE_IP);
+		tap_ip4_hdr(ip, s4, d4, proto, l4len);
+		pseudo = csum_pseudo4(s4, d4, proto, (uint16_t)l4len);
+	} else {
+		const struct in6_addr *d6 = dst;
+
+		if (l4len > TAP_IP_MAX)
+			return -EMSGSIZE;
+		if (d6->s6_addr[0] == 0xff) {
+			memcpy(mcast + 2, &d6->s6_addr[12], 4);
+			tap_eth_hdr(c, frame, mcast, ETHTYPE_IPV6);
+		} else {
+			tap_eth_hdr(c, frame, NULL, ETHTYPE_IPV6);
+		}
+		tap_ip6_hdr(ip, src, d6, proto, l4len);
+		pseudo = csum_pseudo6(src, d6, proto, (uint32_t)l4len);
+	}
+	if (tap_fill_l4_csum(l4, l4len, proto, pseudo))
+		return -EINVAL;
+	return tap_send_frame(c, frame, tap_hdr_len(family) + l4len);
+}
+
+/**
+ * tap_send_ip4() - send an IPv4 packet to the guest
+ * @c:		execution context
+ * @src:	source address
+ * @dst:	destination address
+ * @proto:	layer-4 protocol
+ * @l4:		layer-4 header and payload (checksum field is overwritten)
+ * @l4len:	its length
+ *
+ * Return: 0 or -errno
+ */
+int tap_send_ip4(struct ctx *c, struct in_addr src, struct in_addr dst,
+		 uint8_t proto, const void *l4, size_t l4len)
+{
+	if (l4len > TAP_IP_MAX - IP4_HDR_LEN)
+		return -EMSGSIZE;
+	memcpy(tap_buf + tap_hdr_len(AF_INET), l4, l4len);
+	return tap_send_l4(c, AF_INET, &src, &dst, proto, tap_buf, l4len);
+}
+
+/**
+ * tap_send_ip6() - send an IPv6 packet to the guest (hop limit 255)
+ * @c:		execution context
+ * @src:	source address
+ * @dst:	destination address; multicast maps to 33:33:xx:xx:xx:xx
+ * @proto:	layer-4 protocol (next header)
+ * @l4:		layer-4 header and payload (checksum field is overwritten)
+ * @l4len:	its length
+ *
+ * Return: 0 or -errno
+ */
+int tap_send_ip6(struct ctx *c, const struct in6_addr *src,
+		 const struct in6_addr *dst, uint8_t proto, const void *l4,
+		 size_t l4len)
+{
+	if (l4len > TAP_IP_MAX)
+		return -EMSGSIZE;
+	memcpy(tap_buf + tap_hdr_len(AF_INET6), l4, l4len);
+	return tap_send_l4(c, AF_INET6, src, dst, proto, tap_buf, l4len);
+}
+
+/**
+ * tap_log_stats() - report frame counters, at exit
+ */
+void tap_log_stats(void)
+{
+	info("Frames from guest: %llu (%llu malformed, %llu not handled), "
+	     "to guest: %llu (%llu not sent)",
+	     (unsigned long long)tap_stats.rx,
+	     (unsigned long long)tap_stats.rx_bad,
+	     (unsigned long long)tap_stats.rx_unhandled,
+	     (unsigned long long)tap_stats.tx,
+	     (unsigned long long)tap_stats.tx_fail);
+}
+
+/**
+ * tap_flush() - push queued frames to the front-end
+ * @c:		execution context
+ */
+void tap_flush(struct ctx *c)
+{
+	stream_flush(c);
+}
+
+static void tap_learn_mac(struct ctx *c, const uint8_t *src)
+{
+	if (src[0] & 1)		/* multicast/broadcast source: bogus */
+		return;
+	if (c->guest_mac_set && !memcmp(c->guest_mac, src, 6))
+		return;
+	memcpy(c->guest_mac, src, 6);
+	c->guest_mac_set = true;
+	info("Guest MAC address: %02x:%02x:%02x:%02x:%02x:%02x", src[0],
+	     src[1], src[2], src[3], src[4], src[5]);
+}
+
+static bool tap_input_ip4(struct ctx *c, const struct pkt *p)
+{
+	uint16_t sport, dport;
+	struct pview payload;
+
+	if (!c->ifi4_ok)
+		return false;
+	switch (p->proto) {
+	case IPPROTO_UDP:
+		if (pkt_udp(p, &sport, &dport, &payload) || dport != 67)
+			return false;
+		if (!c->no_dhcp)
+			dhcp_input(c, p);
+		return true;
+	case IPPROTO_ICMP:
+		if (c->no_icmp)
+			return false;
+		icmp_input(c, p);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool tap_input_ip6(struct ctx *c, const struct pkt *p)
+{
+	uint16_t sport, dport;
+	struct pview payload;
+	uint8_t type;
+
+	if (!c->ifi6_ok)
+		return false;
+	switch (p->proto) {
+	case IPPROTO_ICMPV6:
+		if (p->frag || !pv_u8(p->l4, 0, &type))
+			return false;
+		if (type >= 133 && type <= 137) {
+			if (!c->no_ndp)
+				ndp_input(c, p);
+			return true;
+		}
+		if (type == 128 && !c->no_icmp) {
+			icmp_input(c, p);
+			return true;
+		}
+		return false;
+	case IPPROTO_UDP:
+		if (pkt_udp(p, &sport, &dport, &payload) || dport != 547)
+			return false;
+		if (!c->no_dhcpv6)
+			dhcpv6_input(c, p);
+		return true;
+	default:
+		return false;
+	}
+}
+
+/**
+ * tap_input() - handle one Ethernet frame from the guest
+ * @c:		execution context
+ * @frame:	frame (untrusted)
+ * @len:	its length
+ */
+void tap_input(struct ctx *c, const uint8_t *frame, size_t len)
+{
+	bool handled = false;
+	struct pkt p;
+
+	tap_stats.rx++;
+	pcap_frame(frame, len);
+
+	if (pkt_parse(frame, len, &p)) {
+		tap_stats.rx_bad++;
+		debug_rl("Malformed frame from guest (%zu bytes) dropped", len);
+		return;
+	}
+	tap_learn_mac(c, p.eth_src);
+
+	switch (p.ethertype) {
+	case ETHTYPE_ARP:
+		arp_input(c, &p);
+		handled = true;
+		break;
+	case ETHTYPE_IP:
+		handled = tap_input_ip4(c, &p);
+		break;
+	case ETHTYPE_IPV6:
+		handled = tap_input_ip6(c, &p);
+		break;
+	}
+	if (!handled) {
+		tap_stats.rx_unhandled++;
+		trace("Frame not handled: ethertype 0x%04x proto %u",
+		      p.ethertype, p.proto);
+	}
+}
