@@ -28,6 +28,8 @@
 #include "tap/stream.h"
 #include "net/icmp.h"
 #include "net/ndp.h"
+#include "tcp/tcp.h"
+#include "udp/udp.h"
 
 #define LOOP_EVENTS 64
 
@@ -70,9 +72,15 @@ void loop_del(struct ctx *c, int fd)
 	epoll_ctl(c->epollfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
+static sigset_t loop_sigmask;
+
 /**
- * loop_init() - create the epoll instance, signal and timer fds
+ * loop_init() - create the epoll instance and the timer, block signals
  * Return: 0 or -errno
+ *
+ * Signals are blocked from here on, so none is lost, but their signalfd
+ * comes from loop_signals_init(), after daemonizing: a signalfd only
+ * wakes epoll for the process that created it.
  */
 int loop_init(struct ctx *c)
 {
@@ -80,24 +88,18 @@ int loop_init(struct ctx *c)
 		.it_interval = { 0, LOOP_TICK_MS * 1000000L },
 		.it_value = { 0, LOOP_TICK_MS * 1000000L },
 	};
-	sigset_t mask;
-	int fd, rc;
+	int fd;
 
 	c->epollfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->epollfd < 0)
 		return -errno;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL))
+	sigemptyset(&loop_sigmask);
+	sigaddset(&loop_sigmask, SIGTERM);
+	sigaddset(&loop_sigmask, SIGINT);
+	sigaddset(&loop_sigmask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &loop_sigmask, NULL))
 		return -errno;
-	fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if ((rc = loop_add(c, fd, EPOLLIN, REF_SIGNAL, 0)))
-		return rc;
 
 	fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (fd < 0)
@@ -105,6 +107,19 @@ int loop_init(struct ctx *c)
 	if (timerfd_settime(fd, 0, &its, NULL))
 		return -errno;
 	return loop_add(c, fd, EPOLLIN, REF_TIMER, 0);
+}
+
+/**
+ * loop_signals_init() - receive SIGTERM, SIGINT, SIGHUP as events
+ * Return: 0 or -errno
+ */
+int loop_signals_init(struct ctx *c)
+{
+	int fd = signalfd(-1, &loop_sigmask, SFD_NONBLOCK | SFD_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return loop_add(c, fd, EPOLLIN, REF_SIGNAL, 0);
 }
 
 static void loop_signal(struct ctx *c, int fd)
@@ -132,6 +147,8 @@ static void loop_timer(struct ctx *c, int fd)
 		return;
 	icmp_timer(c, now);
 	ndp_timer(c, now);
+	tcp_timer(c, now);
+	udp_timer(c, now);
 }
 
 static void loop_dispatch(struct ctx *c, union epoll_ref ref, uint32_t events)
@@ -151,6 +168,16 @@ static void loop_dispatch(struct ctx *c, union epoll_ref ref, uint32_t events)
 		break;
 	case REF_ICMP:
 		icmp_sock_handler(c, ref, events);
+		break;
+	case REF_TCP:
+		tcp_sock_handler(c, ref, events);
+		break;
+	case REF_TCP_LISTEN:
+		tcp_listen_handler(c, ref);
+		break;
+	case REF_UDP:
+	case REF_UDP_LISTEN:
+		udp_sock_handler(c, ref, events);
 		break;
 	default:
 		debug("event for unhandled reference type %u", ref.type);
@@ -178,6 +205,7 @@ void loop_run(struct ctx *c)
 
 			loop_dispatch(c, ref, ev[i].events);
 		}
+		tcp_defer_handler(c);
 		tap_flush(c);
 	}
 }

@@ -45,6 +45,7 @@ union epoll_ref {
 #define LOOP_TICK_MS 100
 
 int loop_init(struct ctx *c);
+int loop_signals_init(struct ctx *c);
 int loop_add(struct ctx *c, int fd, uint32_t events, enum ref_type type,
 	     uint32_t idx);
 int loop_mod(struct ctx *c, int fd, uint32_t events, enum ref_type type,

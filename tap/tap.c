@@ -15,7 +15,12 @@
  *	IPv6 ICMPv6 133..137		-> ndp_input()
  *	IPv6 ICMPv6 echo request	-> icmp_input()
  *	IPv6 UDP to port 547		-> dhcpv6_input()
+ *	TCP				-> tcp_input()
+ *	other UDP			-> udp_input()
  *	anything else			-> dropped and counted
+ *
+ * The guest's source addresses are remembered (addr_seen): inbound
+ * connections go to the address the guest actually uses.
  *
  * Out: tap_send_ip4() / tap_send_ip6() put Ethernet and IP headers in
  * front of a layer-4 message and fill in the IP header checksum and the
@@ -40,6 +45,8 @@
 #include "tap/pcap.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
+#include "tcp/tcp.h"
+#include "udp/udp.h"
 #include "util.h"
 
 #define IP4_HDR_LEN 20
@@ -298,6 +305,17 @@ void tap_log_stats(void)
 }
 
 /**
+ * tap_tx_room() - bytes that can be queued for the guest right now
+ * @c:		execution context
+ *
+ * Return: free room in the front-end's queue, 0 without a front-end
+ */
+size_t tap_tx_room(const struct ctx *c)
+{
+	return stream_room(c);
+}
+
+/**
  * tap_flush() - push queued frames to the front-end
  * @c:		execution context
  */
@@ -312,10 +330,15 @@ static void tap_learn_mac(struct ctx *c, const uint8_t *src)
 		return;
 	if (c->guest_mac_set && !memcmp(c->guest_mac, src, 6))
 		return;
+	/* The guest chooses its source addresses: rate-limit the changes */
+	if (!c->guest_mac_set)
+		info("Guest MAC address: %02x:%02x:%02x:%02x:%02x:%02x",
+		     src[0], src[1], src[2], src[3], src[4], src[5]);
+	else
+		info_rl("Guest MAC address now %02x:%02x:%02x:%02x:%02x:%02x",
+			src[0], src[1], src[2], src[3], src[4], src[5]);
 	memcpy(c->guest_mac, src, 6);
 	c->guest_mac_set = true;
-	info("Guest MAC address: %02x:%02x:%02x:%02x:%02x:%02x", src[0],
-	     src[1], src[2], src[3], src[4], src[5]);
 }
 
 static bool tap_input_ip4(struct ctx *c, const struct pkt *p)
@@ -325,10 +348,20 @@ static bool tap_input_ip4(struct ctx *c, const struct pkt *p)
 
 	if (!c->ifi4_ok)
 		return false;
+	if (p->src4.s_addr && p->src4.s_addr != c->ip4.addr_seen.s_addr &&
+	    !IN_MULTICAST(ntohl(p->src4.s_addr)))
+		c->ip4.addr_seen = p->src4;
 	switch (p->proto) {
+	case IPPROTO_TCP:
+		tcp_input(c, p);
+		return true;
 	case IPPROTO_UDP:
-		if (pkt_udp(p, &sport, &dport, &payload) || dport != 67)
+		if (pkt_udp(p, &sport, &dport, &payload))
 			return false;
+		if (dport != 67) {
+			udp_input(c, p);
+			return true;
+		}
 		if (!c->no_dhcp)
 			dhcp_input(c, p);
 		return true;
@@ -350,7 +383,14 @@ static bool tap_input_ip6(struct ctx *c, const struct pkt *p)
 
 	if (!c->ifi6_ok)
 		return false;
+	if (!IN6_IS_ADDR_UNSPECIFIED(&p->src6) &&
+	    !IN6_IS_ADDR_LINKLOCAL(&p->src6) &&
+	    !IN6_IS_ADDR_MULTICAST(&p->src6))
+		c->ip6.addr_seen = p->src6;
 	switch (p->proto) {
+	case IPPROTO_TCP:
+		tcp_input(c, p);
+		return true;
 	case IPPROTO_ICMPV6:
 		if (p->frag || !pv_u8(p->l4, 0, &type))
 			return false;
@@ -365,8 +405,12 @@ static bool tap_input_ip6(struct ctx *c, const struct pkt *p)
 		}
 		return false;
 	case IPPROTO_UDP:
-		if (pkt_udp(p, &sport, &dport, &payload) || dport != 547)
+		if (pkt_udp(p, &sport, &dport, &payload))
 			return false;
+		if (dport != 547) {
+			udp_input(c, p);
+			return true;
+		}
 		if (!c->no_dhcpv6)
 			dhcpv6_input(c, p);
 		return true;

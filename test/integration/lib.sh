@@ -1,0 +1,315 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# lib.sh - common set-up and helpers for the network namespace tests.
+#
+# Sourced by every test script (tests/*.sh). Three namespaces per test:
+#
+#   ROUTER  r0 192.0.2.1/24 2001:db8:1::1/64, peer 203.0.113.7/32 and
+#           2001:db8:2::7/128 on its loopback: the "remote" host
+#   HOST    h0 192.0.2.2/24 2001:db8:1::2/64, default routes via ROUTER:
+#           where the daemon runs, as in a pod
+#   GUEST   empty; tapbridge creates tap0 there and its kernel is the guest
+#
+# Only documentation ranges are used (192.0.2.0/24, 203.0.113.0/24,
+# 2001:db8::/32). Names carry the runner's pid ($PT_ID), so parallel runs
+# don't collide; everything is removed on exit. Waits poll a condition
+# with a deadline (wait_for), never sleep for a fixed time.
+#
+# Environment: PASST (daemon binary), TOOLS (directory with tapbridge and
+# framesend), PT_ID (name prefix, default pt$$), PT_KEEP=1 keeps the
+# temporary directory.
+
+# Test scripts live in test/integration/tests/
+TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+
+PASST=${PASST:-$TOP/build/passt}
+TOOLS=${TOOLS:-$TOP/build/test/tools}
+PT_ID=${PT_ID:-pt$$}
+
+ROUTER=$PT_ID-router
+HOST=$PT_ID-host
+GUEST=$PT_ID-guest
+
+# Addresses: the guest gets the host's, the gateway is the router
+GW4=192.0.2.1
+ADDR4=192.0.2.2
+PEER4=203.0.113.7
+GW6=2001:db8:1::1
+ADDR6=2001:db8:1::2
+PEER6=2001:db8:2::7
+DNS4=192.0.2.53
+DNS6=2001:db8:1::53
+SEARCH=example.test
+
+# Sanitizer builds: report leaks, and make UBSan reports fatal and findable
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+T=$(mktemp -d "/tmp/$PT_ID.XXXXXX")
+SOCK=$T/passt.socket
+PIDFILE=$T/passt.pid
+PASST_PID=
+PASST_ERR=$T/passt.err
+
+log() {
+	printf '%s\n' "$*" >&2
+}
+
+fail() {
+	log "FAIL: $*"
+	exit 1
+}
+
+skip() {
+	log "SKIP: $*"
+	exit 77
+}
+
+# ns NAME CMD...: run CMD in namespace NAME
+ns() {
+	_ns=$1
+	shift
+	ip netns exec "$_ns" "$@"
+}
+
+# wait_for CMD TIMEOUT: poll shell command CMD until it succeeds; fail
+# (return 1) once TIMEOUT seconds have passed
+wait_for() {
+	_end=$(($(date +%s%N) / 1000000 + ${2:-10} * 1000))
+	while ! eval "$1" >/dev/null 2>&1; do
+		if [ $(($(date +%s%N) / 1000000)) -gt "$_end" ]; then
+			log "timed out after ${2:-10} s waiting for: $1"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# alive PID: true if the process exists and is not a zombie
+alive() {
+	[ -r "/proc/$1/stat" ] || return 1
+	_st=$(sed 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$_st" ] && [ "$_st" != Z ]
+}
+
+# track PID: remember a process to kill at clean-up
+track() {
+	echo "$1" >>"$T/pids"
+}
+
+# sanitizer_check FILE...: fail if a sanitizer reported anything
+sanitizer_check() {
+	if grep -l -e 'ERROR: AddressSanitizer' -e 'ERROR: LeakSanitizer' \
+		-e 'runtime error:' "$@" 2>/dev/null; then
+		grep -h -A 30 -e 'ERROR: .*Sanitizer' -e 'runtime error:' \
+			"$@" >&2 || :
+		fail "sanitizer report in the daemon's output"
+	fi
+}
+
+cleanup() {
+	_rc=$?
+	set +e
+	if [ -f "$T/pids" ]; then
+		while read -r _pid; do
+			alive "$_pid" || continue
+			# wait reaps our own children quietly ("Killed" otherwise)
+			{ kill -KILL "$_pid" && wait "$_pid"; } 2>/dev/null
+		done <"$T/pids"
+	fi
+	for _n in "$GUEST" "$HOST" "$ROUTER"; do
+		for _pid in $(ip netns pids "$_n" 2>/dev/null); do
+			kill -KILL "$_pid" 2>/dev/null
+		done
+		ip netns del "$_n" 2>/dev/null
+	done
+	rm -rf "/etc/netns/$HOST"
+	if [ "$_rc" -ne 0 ] && [ "$_rc" -ne 77 ]; then
+		for _f in "$T"/*.err "$T"/*.log; do
+			[ -s "$_f" ] || continue
+			log "---- $_f (last 40 lines)"
+			tail -n 40 "$_f" >&2
+		done
+	fi
+	[ "${PT_KEEP:-0}" = 1 ] || rm -rf "$T"
+	exit "$_rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# need_root: skip the test unless namespaces can be created
+need_root() {
+	[ "$(id -u)" -eq 0 ] || skip "not root"
+	ip netns add "$PT_ID-probe" 2>/dev/null || skip "ip netns does not work"
+	ip netns del "$PT_ID-probe"
+	[ -x "$PASST" ] || fail "no daemon binary at $PASST"
+	[ -x "$TOOLS/tapbridge" ] || fail "no tapbridge in $TOOLS"
+}
+
+# need CMD...: fail unless every command exists (only a missing root or
+# netns support is a reason to skip: .ci/run installs everything else)
+need() {
+	for _c in "$@"; do
+		command -v "$_c" >/dev/null || fail "$_c not installed"
+	done
+}
+
+# setup_ns: the three namespaces, addressed and routed, and the resolver
+# configuration the daemon in HOST will read
+setup_ns() {
+	need_root
+	for _n in "$ROUTER" "$HOST" "$GUEST"; do
+		ip netns add "$_n"
+		ip -n "$_n" link set lo up
+	done
+
+	ip link add r0 netns "$ROUTER" type veth peer name h0 netns "$HOST"
+
+	ip -n "$ROUTER" addr add "$GW4/24" dev r0
+	ip -n "$ROUTER" addr add "$GW6/64" dev r0 nodad
+	ip -n "$ROUTER" addr add "$PEER4/32" dev lo
+	ip -n "$ROUTER" addr add "$PEER6/128" dev lo
+	ip -n "$ROUTER" link set r0 up
+
+	ip -n "$HOST" addr add "$ADDR4/24" dev h0
+	ip -n "$HOST" addr add "$ADDR6/64" dev h0 nodad
+	ip -n "$HOST" link set h0 up
+	ip -n "$HOST" route add default via "$GW4"
+	ip -n "$HOST" -6 route add default via "$GW6" dev h0
+	ns "$HOST" sysctl -qw net.ipv4.ping_group_range="0 2147483647"
+
+	mkdir -p "/etc/netns/$HOST"
+	cat >"/etc/netns/$HOST/resolv.conf" <<-EOF
+		nameserver $DNS4
+		nameserver $DNS6
+		search $SEARCH
+	EOF
+
+	# The guest takes router advertisements, and its tap0 will too
+	ns "$GUEST" sysctl -qw net.ipv6.conf.all.forwarding=0
+	ns "$GUEST" sysctl -qw net.ipv6.conf.default.accept_ra=1
+
+	wait_for "ns $HOST ping -c1 -W1 $PEER4" 10 ||
+		fail "set-up: HOST can't reach $PEER4"
+	wait_for "ns $HOST ping -6 -c1 -W1 $PEER6" 10 ||
+		fail "set-up: HOST can't reach $PEER6"
+}
+
+# passt_start [OPTION...]: start the daemon in HOST in the foreground,
+# with our socket and pid file, and wait for its socket
+passt_start() {
+	# Not through ns(): $! must be the daemon (ip netns exec execs it),
+	# not a subshell running a function
+	ip netns exec "$HOST" "$PASST" -f -s "$SOCK" -P "$PIDFILE" "$@" \
+		>"$T/passt.out" 2>"$PASST_ERR" &
+	PASST_PID=$!
+	track "$PASST_PID"
+	if ! wait_for "[ -S '$SOCK' ] || ! alive $PASST_PID" 10 ||
+	   ! alive "$PASST_PID"; then
+		fail "daemon did not start (pid $PASST_PID): $(cat "$PASST_ERR")"
+	fi
+}
+
+# passt_stop: SIGTERM, wait for the exit, check status, files, sanitizers
+passt_stop() {
+	kill -TERM "$PASST_PID" 2>/dev/null || :
+	wait_for "! alive $PASST_PID" 10 || fail "daemon ignores SIGTERM"
+	_st=0
+	wait "$PASST_PID" || _st=$?
+	sanitizer_check "$PASST_ERR"
+	[ "$_st" -eq 0 ] || fail "daemon exited with status $_st after SIGTERM"
+	[ ! -e "$SOCK" ] || fail "socket $SOCK left behind"
+	[ ! -e "$PIDFILE" ] || fail "pid file $PIDFILE left behind"
+}
+
+# passt_check_alive: fail if the daemon is gone, with its last words
+passt_check_alive() {
+	alive "$PASST_PID" && return 0
+	_st=0
+	wait "$PASST_PID" || _st=$?
+	sanitizer_check "$PASST_ERR"
+	fail "daemon died (status $_st): $(tail -n 5 "$PASST_ERR")"
+}
+
+# bridge_start [NAME]: tapbridge in GUEST; waits for it to be connected
+bridge_start() {
+	_name=${1:-tb}
+	ip netns exec "$GUEST" "$TOOLS/tapbridge" -r 5 "$SOCK" 2>"$T/$_name.err" &
+	BRIDGE_PID=$!
+	track "$BRIDGE_PID"
+	wait_for "grep -q 'tapbridge: connected' '$T/$_name.err'" 10 ||
+		fail "tapbridge did not connect: $(cat "$T/$_name.err")"
+}
+
+# bridge_stop: SIGTERM to tapbridge, wait until it and tap0 are gone
+bridge_stop() {
+	kill -TERM "$BRIDGE_PID" 2>/dev/null || :
+	wait_for "! alive $BRIDGE_PID" 10 || fail "tapbridge ignores SIGTERM"
+	wait "$BRIDGE_PID" || :
+	wait_for "! ip -n $GUEST link show tap0" 5 || fail "tap0 still there"
+}
+
+# lease_get FILE VAR: value of VAR in a lease file written by our DHCP
+# client scripts (lines VAR='value'), empty if absent
+lease_get() {
+	sed -n "s/^$2='\\(.*\\)'\$/\\1/p" "$1"
+}
+
+# dhcp4 [FILE]: run udhcpc on tap0 in GUEST; the lease's variables go to
+# FILE (default $T/lease4) as shell assignments
+dhcp4() {
+	_lease=${1:-$T/lease4}
+	cat >"$T/udhcpc.script" <<-'EOF'
+		#!/bin/sh
+		# udhcpc event script: record the lease, configure nothing
+		[ "$1" = bound ] || exit 0
+		for v in ip subnet mask router dns domain search mtu lease; do
+			eval "val=\${$v-}"
+			printf "%s='%s'\n" "$v" "$val"
+		done >"$LEASE_FILE.tmp"
+		mv "$LEASE_FILE.tmp" "$LEASE_FILE"
+	EOF
+	chmod +x "$T/udhcpc.script"
+	rm -f "$_lease"
+	LEASE_FILE=$_lease timeout 30 \
+		ip netns exec "$GUEST" busybox udhcpc -i tap0 -n -q -f \
+		-t 5 -T 2 -O mtu -O search -O dns -O domain \
+		-s "$T/udhcpc.script" >"$T/udhcpc.log" 2>&1 ||
+		fail "udhcpc got no lease: $(tail -n 5 "$T/udhcpc.log")"
+	[ -s "$_lease" ] || fail "udhcpc script did not run"
+}
+
+# dhcp4_apply [FILE]: configure tap0 in GUEST from the lease (IPv4 only:
+# flushing everything would kill the link-local and SLAAC addresses)
+dhcp4_apply() {
+	_lease=${1:-$T/lease4}
+	_mask=$(lease_get "$_lease" mask)
+	ip -n "$GUEST" -4 addr flush dev tap0
+	ip -n "$GUEST" addr add "$(lease_get "$_lease" ip)/${_mask:-24}" \
+		dev tap0
+	ip -n "$GUEST" route replace default \
+		via "$(lease_get "$_lease" router)" dev tap0
+}
+
+# slaac_wait: wait for a global address and a default route from RA
+slaac_wait() {
+	wait_for "ip -n $GUEST -6 addr show dev tap0 scope global |
+		  grep -q 'inet6 2001:db8:1:'" 15 ||
+		fail "no SLAAC address on tap0: $(ip -n "$GUEST" -6 addr)"
+	wait_for "ip -n $GUEST -6 route show default |
+		  grep -q 'via fe80:.* dev tap0'" 10 ||
+		fail "no IPv6 default route: $(ip -n "$GUEST" -6 route)"
+}
+
+# expect WHAT ACTUAL EXPECTED: fail unless equal
+expect() {
+	[ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"
+}
+
+# expect_in WHAT LIST WORD: fail unless WORD is one of the words in LIST
+expect_in() {
+	for _w in $2; do
+		[ "$_w" = "$3" ] && return 0
+	done
+	fail "$1: '$3' not in '$2'"
+}

@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# run.sh - run the network namespace integration tests, one after another.
+#
+# Usage: run.sh [TEST...]   (names of scripts in tests/, default: all)
+#
+# Each test script builds its own namespaces (lib.sh), named after this
+# runner's pid and the test, and removes them on exit. A script exits 0
+# (PASS), 77 (SKIP) or anything else (FAIL); one that runs longer than
+# $PT_TIMEOUT seconds (default 180) is killed and fails. Its output goes to
+# a log, shown on failure (or always with -v / PT_VERBOSE=1).
+#
+# Environment: PASST and TOOLS as in lib.sh. The last line is always
+# "integration: N passed, N failed" (skips are listed, not counted), and
+# the exit status is non-zero if any test failed.
+set -eu
+
+DIR=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$DIR/../.." && pwd)
+export PASST=${PASST:-$TOP/build/passt}
+export TOOLS=${TOOLS:-$TOP/build/test/tools}
+PT_TIMEOUT=${PT_TIMEOUT:-180}
+VERBOSE=${PT_VERBOSE:-0}
+if [ "${1:-}" = -v ]; then
+	VERBOSE=1
+	shift
+fi
+
+if [ $# -eq 0 ]; then
+	set -- dhcp4 dhcpv6 slaac ping no_icmp one_off second_client \
+		pid_file pcap bad_input bad_cmdline
+fi
+
+# leftovers ID: what a killed test could not remove itself
+leftovers() {
+	for n in "$1-guest" "$1-host" "$1-router"; do
+		[ -e "/run/netns/$n" ] || continue
+		for pid in $(ip netns pids "$n" 2>/dev/null); do
+			kill -KILL "$pid" 2>/dev/null || :
+		done
+		ip netns del "$n" 2>/dev/null || :
+	done
+	rm -rf "/etc/netns/$1-host"
+}
+
+LOGDIR=$(mktemp -d "/tmp/passt-integration.$$.XXXXXX")
+pass=0
+fail=0
+skipped=
+failed=
+
+echo "integration: daemon $PASST"
+for t in "$@"; do
+	script=$DIR/tests/$t.sh
+	log=$LOGDIR/$t.log
+	start=$(date +%s)
+	st=0
+	PT_ID=pt$$-$t timeout -k 10 "$PT_TIMEOUT" bash "$script" \
+		>"$log" 2>&1 </dev/null || st=$?
+	secs=$(($(date +%s) - start))
+	leftovers "pt$$-$t"
+
+	case $st in
+	0)
+		echo "PASS: $t (${secs}s)"
+		pass=$((pass + 1))
+		;;
+	77)
+		echo "SKIP: $t ($(sed -n 's/^SKIP: //p' "$log" | tail -n 1))"
+		skipped="$skipped $t"
+		;;
+	*)
+		[ "$st" -eq 124 ] && echo "(timed out after ${PT_TIMEOUT}s)" >>"$log"
+		echo "FAIL: $t (${secs}s, status $st)"
+		sed 's/^/    /' "$log"
+		fail=$((fail + 1))
+		failed="$failed $t"
+		continue
+		;;
+	esac
+	[ "$VERBOSE" = 1 ] && sed 's/^/    /' "$log"
+done
+
+[ -z "$skipped" ] || echo "skipped:$skipped"
+[ -z "$failed" ] || echo "failed:$failed (logs in $LOGDIR)"
+[ -n "$failed" ] || rm -rf "$LOGDIR"
+echo "integration: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# pid_file.sh - daemonized (no -f): the parent returns once the socket
+# listens, the pid file names the live daemon, SIGTERM removes both files
+set -eu
+# shellcheck source-path=SCRIPTDIR/..
+# shellcheck source=lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+setup_ns
+
+# The daemon's stderr goes to /dev/null once it detaches: sanitizer
+# reports, if any, go to files instead
+ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$T/sanitizer"
+UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=$T/sanitizer"
+
+st=0
+timeout 10 ip netns exec "$HOST" "$PASST" -s "$SOCK" -P "$PIDFILE" \
+	>"$T/passt.out" 2>"$PASST_ERR" || st=$?
+expect "parent's exit status" "$st" 0
+[ -S "$SOCK" ] || fail "socket not listening when the parent returned"
+[ -s "$PIDFILE" ] || fail "no pid file when the parent returned"
+
+pid=$(tr -d ' \n' <"$PIDFILE")
+case "$pid" in
+'' | *[!0-9]*) fail "pid file holds '$pid'" ;;
+esac
+track "$pid"
+alive "$pid" || fail "pid $pid from the pid file is not running"
+expect "process name" "$(cat "/proc/$pid/comm")" passt
+
+kill -TERM "$pid"
+wait_for "! alive $pid" 10 || fail "daemon ignores SIGTERM"
+[ ! -e "$SOCK" ] || fail "socket left behind"
+[ ! -e "$PIDFILE" ] || fail "pid file left behind"
+sanitizer_check "$PASST_ERR" "$T"/sanitizer.*

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * tapbridge.c - make the kernel of a network namespace the daemon's guest.
+ *
+ * Creates a tap device (IFF_TAP | IFF_NO_PI) in the current namespace,
+ * brings it up with the given MTU, connects to the daemon's UNIX stream
+ * socket and relays Ethernet frames both ways, using the qemu stream
+ * framing: a 4-byte big-endian length, then the frame.
+ *
+ * Direction socket -> tap: bytes are read into a buffer and every complete
+ * frame is written to the tap in one write(). A read may end anywhere, even
+ * inside a length prefix: the incomplete tail is kept for the next read.
+ *
+ * Direction tap -> socket: a frame read from the tap is appended, with its
+ * prefix, to an output buffer flushed with non-blocking writes. While the
+ * buffer can't take a maximum-sized frame we stop reading the tap, so the
+ * kernel queue (not us) drops frames when the daemon is slow, and we never
+ * send half a frame.
+ *
+ * Exit status: 0 when the daemon closes the connection or on SIGTERM or
+ * SIGINT; 1 on any other error. It must never be used outside tests: it
+ * trusts nothing it reads but it also has no privilege separation at all.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/if_tun.h>
+
+#define PREFIX_LEN 4
+#define FRAME_MAX 65535
+#define SOCK_BUF_SIZE (1 << 20)
+
+static volatile sig_atomic_t stop;
+
+/* Socket -> tap reassembly, tap -> socket output */
+static uint8_t rx_buf[SOCK_BUF_SIZE];
+static size_t rx_len;
+static uint8_t tx_buf[SOCK_BUF_SIZE];
+static size_t tx_off, tx_len;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void usage(const char *name)
+{
+	fprintf(stderr,
+		"Usage: %s [-n TAPNAME] [-m MTU] [-r SECONDS] SOCKPATH\n"
+		"  -n TAPNAME  tap device to create (default tap0)\n"
+		"  -m MTU      MTU of the tap device (default 65520)\n"
+		"  -r SECONDS  retry connecting for up to SECONDS\n",
+		name);
+	exit(1);
+}
+
+/* tap_open() - create the tap device, set its MTU and bring it up */
+static int tap_open(const char *name, int mtu)
+{
+	struct ifreq ifr;
+	int fd, s;
+
+	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		perror("tapbridge: /dev/net/tun");
+		return -1;
+	}
+
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+		perror("tapbridge: TUNSETIFF");
+		goto fail;
+	}
+
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		perror("tapbridge: socket");
+		goto fail;
+	}
+
+	ifr.ifr_mtu = mtu;
+	if (ioctl(s, SIOCSIFMTU, &ifr) < 0) {
+		perror("tapbridge: SIOCSIFMTU");
+		goto fail_s;
+	}
+
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0) {
+		perror("tapbridge: SIOCGIFFLAGS");
+		goto fail_s;
+	}
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) {
+		perror("tapbridge: SIOCSIFFLAGS");
+		goto fail_s;
+	}
+
+	close(s);
+	return fd;
+
+fail_s:
+	close(s);
+fail:
+	close(fd);
+	return -1;
+}
+
+/* sock_connect() - connect to the daemon, retrying for up to @retry_s */
+static int sock_connect(const char *path, int retry_s)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct timespec start, now, pause = { 0, 50 * 1000 * 1000 };
+	int fd, bufsize = SOCK_BUF_SIZE;
+
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		fprintf(stderr, "tapbridge: socket path too long\n");
+		return -1;
+	}
+	strcpy(addr.sun_path, path);
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			perror("tapbridge: socket");
+			return -1;
+		}
+		if (!connect(fd, (struct sockaddr *)&addr, sizeof(addr)))
+			break;
+
+		close(fd);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (stop || now.tv_sec - start.tv_sec >= retry_s) {
+			fprintf(stderr, "tapbridge: connect %s: %s\n", path,
+				strerror(errno));
+			return -1;
+		}
+		nanosleep(&pause, NULL);
+	}
+
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+
+	return fd;
+}
+
+/* sock_to_tap() - read from the socket, write complete frames to the tap
+ *
+ * Return: 1 to go on, 0 on end of connection, -1 on error
+ */
+static int sock_to_tap(int s, int tap)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	n = read(s, rx_buf + rx_len, sizeof(rx_buf) - rx_len);
+	if (n == 0)
+		return 0;
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return 1;
+		if (errno == ECONNRESET)
+			return 0;
+		perror("tapbridge: read socket");
+		return -1;
+	}
+	rx_len += n;
+
+	while (rx_len - off >= PREFIX_LEN) {
+		const uint8_t *p = rx_buf + off;
+		uint32_t len = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+			       (uint32_t)p[2] << 8 | p[3];
+
+		if (len > FRAME_MAX) {
+			fprintf(stderr, "tapbridge: bad frame length %u\n",
+				len);
+			return -1;
+		}
+		if (rx_len - off < PREFIX_LEN + len)
+			break;
+
+		/* Zero-length frames are legal on the wire, meaningless here;
+		 * the tap queue may be full: drop the frame, like a wire would
+		 */
+		if (len && write(tap, p + PREFIX_LEN, len) < 0 &&
+		    errno != EAGAIN && errno != EINVAL && errno != EIO) {
+			perror("tapbridge: write tap");
+			return -1;
+		}
+		off += PREFIX_LEN + len;
+	}
+
+	memmove(rx_buf, rx_buf + off, rx_len - off);
+	rx_len -= off;
+	return 1;
+}
+
+/* tap_to_buf() - read frames from the tap into the output buffer
+ *
+ * Return: 0 on success, -1 on error
+ */
+static int tap_to_buf(int tap)
+{
+	while (sizeof(tx_buf) - tx_len >= PREFIX_LEN + FRAME_MAX) {
+		uint8_t *p = tx_buf + tx_len;
+		ssize_t n = read(tap, p + PREFIX_LEN, FRAME_MAX);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return 0;
+			perror("tapbridge: read tap");
+			return -1;
+		}
+		p[0] = (uint32_t)n >> 24;
+		p[1] = (uint32_t)n >> 16;
+		p[2] = (uint32_t)n >> 8;
+		p[3] = (uint32_t)n;
+		tx_len += PREFIX_LEN + n;
+	}
+	return 0;
+}
+
+/* buf_to_sock() - flush as much of the output buffer as the socket takes
+ *
+ * Return: 1 to go on, 0 on end of connection, -1 on error
+ */
+static int buf_to_sock(int s)
+{
+	while (tx_off < tx_len) {
+		ssize_t n = send(s, tx_buf + tx_off, tx_len - tx_off,
+				 MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				break;
+			if (errno == EPIPE || errno == ECONNRESET)
+				return 0;
+			perror("tapbridge: write socket");
+			return -1;
+		}
+		tx_off += n;
+	}
+
+	if (tx_off == tx_len) {
+		tx_off = tx_len = 0;
+	} else if (tx_off) {
+		memmove(tx_buf, tx_buf + tx_off, tx_len - tx_off);
+		tx_len -= tx_off;
+		tx_off = 0;
+	}
+	return 1;
+}
+
+/* relay() - move frames both ways until the connection ends or a signal
+ * @s:		connected socket
+ * @tap:	tap file descriptor
+ * @unblocked:	signal mask for ppoll(): SIGTERM and SIGINT are blocked
+ *		otherwise, so that they can't slip in between test and wait
+ */
+static int relay(int s, int tap, const sigset_t *unblocked)
+{
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = s, .events = POLLIN },
+			{ .fd = tap, .events = 0 },
+		};
+		int rc;
+
+		if (tx_len)
+			pfd[0].events |= POLLOUT;
+		if (sizeof(tx_buf) - tx_len >= PREFIX_LEN + FRAME_MAX)
+			pfd[1].events = POLLIN;
+
+		if (stop)
+			return 0;
+		if (ppoll(pfd, 2, NULL, unblocked) < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("tapbridge: poll");
+			return -1;
+		}
+
+		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			rc = sock_to_tap(s, tap);
+			if (rc <= 0)
+				return rc;
+		}
+		if (pfd[1].revents & POLLIN && tap_to_buf(tap))
+			return -1;
+		if (tx_len) {
+			rc = buf_to_sock(s);
+			if (rc <= 0)
+				return rc;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *tapname = "tap0";
+	int mtu = 65520, retry_s = 0;
+	sigset_t blocked, unblocked;
+	struct sigaction sa;
+	int opt, tap, s, rc;
+
+	while ((opt = getopt(argc, argv, "n:m:r:h")) != -1) {
+		switch (opt) {
+		case 'n':
+			tapname = optarg;
+			break;
+		case 'm':
+			mtu = atoi(optarg);
+			if (mtu < 68 || mtu > 65535 - 14)
+				usage(argv[0]);
+			break;
+		case 'r':
+			retry_s = atoi(optarg);
+			break;
+		default:
+			usage(argv[0]);
+		}
+	}
+	if (optind != argc - 1)
+		usage(argv[0]);
+
+	/* No SA_RESTART: connect() and ppoll() must return on SIGTERM */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	tap = tap_open(tapname, mtu);
+	if (tap < 0)
+		return 1;
+
+	s = sock_connect(argv[optind], retry_s);
+	if (s < 0)
+		return 1;
+	fprintf(stderr, "tapbridge: connected\n");
+
+	sigemptyset(&blocked);
+	sigaddset(&blocked, SIGTERM);
+	sigaddset(&blocked, SIGINT);
+	sigprocmask(SIG_BLOCK, &blocked, &unblocked);
+	rc = relay(s, tap, &unblocked);
+	fprintf(stderr, "tapbridge: %s\n",
+		stop ? "terminated" : rc ? "failed" : "connection closed");
+
+	close(s);
+	close(tap);
+	return rc ? 1 : 0;
+}
