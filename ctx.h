@@ -51,6 +51,7 @@ struct dns_search {
  */
 struct ip4_ctx {
 	struct in_addr addr;
+	struct in_addr addr_seen;	/* guest's source address as last seen */
 	int prefix_len;
 	struct in_addr gw;
 	struct in_addr dns[MAXDNS];
@@ -83,6 +84,7 @@ struct ip4_ctx {
  */
 struct ip6_ctx {
 	struct in6_addr addr;
+	struct in6_addr addr_seen;	/* guest's global source address seen */
 	int prefix_len;
 	struct in6_addr gw;
 	struct in6_addr our_ll;

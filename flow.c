@@ -254,6 +254,18 @@ static uint64_t flow_siphash(const void *data, size_t len)
  *
  * Return: bucket index, below FLOW_HASH_SIZE
  */
+/**
+ * flow_key_hash() - keyed 64-bit hash of a flow key
+ * @k:		key
+ *
+ * Return: SipHash-2-4 of @k under the secret drawn by flow_init(); also
+ *	   what TCP initial sequence numbers are made of (RFC 6528)
+ */
+uint64_t flow_key_hash(const struct flow_key *k)
+{
+	return flow_siphash(k, sizeof(*k));
+}
+
 unsigned flow_hash_bucket(const struct flow_key *k)
 {
 	return (unsigned)(flow_siphash(k, sizeof(*k)) & (FLOW_HASH_SIZE - 1));

@@ -25,11 +25,13 @@
 #include "conf/conf.h"
 #include "ctx.h"
 #include "flow.h"
+#include "fwd/fwd.h"
 #include "log.h"
 #include "loop.h"
 #include "tap/pcap.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
+#include "tcp/tcp.h"
 
 static struct ctx ctx;
 
@@ -103,12 +105,20 @@ int main(int argc, char **argv)
 		die_perror("event loop set-up");
 	}
 
+	fwd_defaults(c);
+	tcp_init(c);
+	fwd_listen_init(c);
 	stream_init(c);
 
 	if (!c->foreground)
 		daemonize(c);
 	else if (c->pid_file[0])
 		pid_file_write(c->pid_file, getpid());
+
+	if ((rc = loop_signals_init(c))) {
+		errno = -rc;
+		die_perror("signal set-up");
+	}
 
 	loop_run(c);
 

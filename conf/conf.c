@@ -596,7 +596,6 @@ static int conf_check(struct conf_opt *o, struct ctx *c)
 static int conf_refuse_unimplemented(struct conf_opt *o,
 				     const struct ctx *c)
 {
-	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
 	const char *opt = NULL;
 
 	if (c->print_capabilities)
@@ -608,20 +607,7 @@ static int conf_refuse_unimplemented(struct conf_opt *o,
 	else if (c->migrate_no_linger)
 		opt = "--migrate-no-linger";
 	else if (c->mode == MODE_VU)
-		opt = "--vhost-user";
-	else if (c->ip4.map_host_loopback.s_addr ||
-		 memcmp(&c->ip6.map_host_loopback, &any6, sizeof(any6)))
-		opt = "--map-host-loopback";
-	else if (c->ip4.map_guest_addr.s_addr ||
-		 memcmp(&c->ip6.map_guest_addr, &any6, sizeof(any6)))
-		opt = "--map-guest-addr";
-	else if (c->ip4.dns_match.s_addr ||
-		 memcmp(&c->ip6.dns_match, &any6, sizeof(any6)))
-		opt = "--dns-forward";
-	else if (c->tcp_fwd.mode != FWD_NONE)
-		opt = "-t/--tcp-ports (other than 'none')";
-	else if (c->udp_fwd.mode != FWD_NONE)
-		opt = "-u/--udp-ports (other than 'none')";
+		opt = "--vhost-user";;
 
 	if (opt)
 		return conf_err(o, "%s: not implemented yet", opt);

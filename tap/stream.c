@@ -325,6 +325,20 @@ int stream_queue(struct ctx *c, const void *frame, size_t len)
 }
 
 /**
+ * stream_room() - how much more can be queued without dropping
+ * @c:		execution context
+ *
+ * Return: free bytes in the output buffer (counting what a compaction
+ *	   would free), 0 without a client
+ */
+size_t stream_room(const struct ctx *c)
+{
+	if (c->fd_tap < 0)
+		return 0;
+	return STREAM_OUT_SIZE - (out_tail - out_head);
+}
+
+/**
  * stream_flush() - write queued frames; arm EPOLLOUT for what's left
  * @c:		execution context
  */

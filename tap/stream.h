@@ -15,6 +15,7 @@ void stream_listen_handler(struct ctx *c);
 void stream_handler(struct ctx *c, uint32_t events);
 int stream_queue(struct ctx *c, const void *frame, size_t len);
 void stream_flush(struct ctx *c);
+size_t stream_room(const struct ctx *c);
 void stream_cleanup(struct ctx *c);
 
 /* Frames longer than this from the guest reset the connection */

@@ -33,6 +33,7 @@ int tap_send_ip6(struct ctx *c, const struct in6_addr *src,
 size_t tap_hdr_len(int family);
 int tap_send_l4(struct ctx *c, int family, const void *src, const void *dst,
 		uint8_t proto, uint8_t *frame, size_t l4len);
+size_t tap_tx_room(const struct ctx *c);
 void tap_flush(struct ctx *c);
 void tap_log_stats(void);
 /* tap_connected() - a guest front-end is attached and can take frames */

@@ -503,12 +503,15 @@ static void test_ports_bad_spec_fails_naming_option(void **state)
 	assert_bad("-t", "-t", "22", "-t", "22");
 }
 
-static void test_ports_forwarding_is_not_implemented_yet(void **state)
+static void test_ports_forwarding_is_accepted(void **state)
 {
 	(void)state;
-	assert_bad("not implemented", "-t", "22");
-	assert_bad("--tcp-ports", "-t", "all");
-	assert_bad("--udp-ports", "-u", "53:5353");
+	assert_ok("-t", "22");
+	assert_int_equal(c.tcp_fwd.mode, FWD_SPEC);
+	assert_ok("-t", "all");
+	assert_int_equal(c.tcp_fwd.mode, FWD_ALL);
+	assert_ok("-u", "53:5353");
+	assert_int_equal(fwd_port_target(&c.udp_fwd, 53), 5353);
 }
 
 static void test_pasta_only_options_fail(void **state)
@@ -533,12 +536,9 @@ static void test_unimplemented_options_fail_after_validation(void **state)
 		   "--migrate-exit");
 	assert_bad("--migrate-no-linger: not implemented yet",
 		   "--vhost-user", "--migrate-no-linger");
-	assert_bad("--map-host-loopback: not implemented yet",
-		   "--map-host-loopback", "192.0.2.9");
-	assert_bad("--map-guest-addr: not implemented yet",
-		   "--map-guest-addr", "2001:db8::9");
-	assert_bad("--dns-forward: not implemented yet", "--dns-forward",
-		   "192.0.2.53");
+	assert_ok("--map-host-loopback", "192.0.2.9");
+	assert_ok("--map-guest-addr", "2001:db8::9");
+	assert_ok("--dns-forward", "192.0.2.53");
 }
 
 static void test_unimplemented_options_validate_values_first(void **state)
@@ -843,7 +843,7 @@ int main(void)
 		T(test_no_service_switches_are_accepted),
 		T(test_ports_none_is_accepted),
 		T(test_ports_bad_spec_fails_naming_option),
-		T(test_ports_forwarding_is_not_implemented_yet),
+		T(test_ports_forwarding_is_accepted),
 		T(test_pasta_only_options_fail),
 		T(test_unimplemented_options_fail_after_validation),
 		T(test_unimplemented_options_validate_values_first),

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * icmp_err.c - tell the guest a destination is unreachable, as a real
+ * network would: ICMP type 3 / ICMPv6 type 1.
+ *
+ * The kernel reports unreachable destinations to us as socket errors
+ * (EHOSTUNREACH, ENETUNREACH, ECONNREFUSED on a UDP socket...); the guest
+ * only learns about them if we send the ICMP message its stack expects.
+ * The message quotes the offending packet: we don't keep the guest's
+ * packet, so we rebuild its IP header and the first eight bytes of its
+ * layer-4 header (ports, and the sequence number for TCP), which is all
+ * RFC 792 asks for and all a stack uses to find the socket.
+ *
+ * Port unreachable comes from the destination itself; host and network
+ * unreachable from the gateway, as a router would send them.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "ctx.h"
+#include "net/checksum.h"
+#include "net/icmp_err.h"
+#include "tap/tap.h"
+
+#define ICMP4_UNREACH 3
+#define ICMP4_NET 0
+#define ICMP4_HOST 1
+#define ICMP4_PORT 3
+#define ICMP4_PROHIBITED 13
+#define ICMP6_UNREACH 1
+#define ICMP6_NOROUTE 0
+#define ICMP6_PROHIBITED 1
+#define ICMP6_ADDR 3
+#define ICMP6_PORT 4
+
+static void icmp_err_l4(uint8_t *l4, uint8_t proto, uint16_t gport,
+			uint16_t rport, uint32_t seq)
+{
+	memset(l4, 0, 8);
+	l4[0] = gport >> 8;
+	l4[1] = gport & 0xff;
+	l4[2] = rport >> 8;
+	l4[3] = rport & 0xff;
+	if (proto == IPPROTO_TCP) {
+		l4[4] = seq >> 24;
+		l4[5] = (seq >> 16) & 0xff;
+		l4[6] = (seq >> 8) & 0xff;
+		l4[7] = seq & 0xff;
+	} else {
+		l4[5] = 8;	/* UDP length: header only, as far as we know */
+	}
+}
+
+/**
+ * icmp_err_unreach() - send a destination-unreachable message to the guest
+ * @c:		execution context
+ * @family:	AF_INET or AF_INET6
+ * @proto:	protocol of the failed packet (TCP or UDP)
+ * @gaddr:	guest address (source of the failed packet)
+ * @gport:	guest port
+ * @raddr:	destination the guest tried
+ * @rport:	its port
+ * @seq:	TCP sequence number of the failed segment (0 for UDP)
+ * @err:	errno the kernel gave us: selects the ICMP code
+ */
+void icmp_err_unreach(struct ctx *c, int family, uint8_t proto,
+		      const void *gaddr, uint16_t gport, const void *raddr,
+		      uint16_t rport, uint32_t seq, int err)
+{
+	uint8_t msg[8 + 40 + 8];
+	bool port = err == ECONNREFUSED;
+
+	memset(msg, 0, sizeof(msg));
+	if (family == AF_INET) {
+		uint8_t *ip = msg + 8;
+		struct in_addr src;
+		uint16_t sum;
+
+		msg[0] = ICMP4_UNREACH;
+		msg[1] = port ? ICMP4_PORT : err == ENETUNREACH ? ICMP4_NET :
+			 (err == EACCES || err == EPERM) ? ICMP4_PROHIBITED :
+			 ICMP4_HOST;
+		ip[0] = 0x45;
+		ip[3] = 20 + 8;
+		ip[8] = 64;
+		ip[9] = proto;
+		memcpy(ip + 12, gaddr, 4);
+		memcpy(ip + 16, raddr, 4);
+		sum = csum(ip, 20, 0);
+		memcpy(ip + 10, &sum, 2);
+		icmp_err_l4(ip + 20, proto, gport, rport, seq);
+		if (port || !c->ip4.gw.s_addr)
+			memcpy(&src, raddr, 4);
+		else
+			src = c->ip4.gw;
+		tap_send_ip4(c, src, *(const struct in_addr *)gaddr,
+			     IPPROTO_ICMP, msg, 8 + 20 + 8);
+	} else {
+		uint8_t *ip = msg + 8;
+		struct in6_addr src, dst;
+
+		msg[0] = ICMP6_UNREACH;
+		msg[1] = port ? ICMP6_PORT : err == ENETUNREACH ? ICMP6_NOROUTE :
+			 (err == EACCES || err == EPERM) ? ICMP6_PROHIBITED :
+			 ICMP6_ADDR;
+		ip[0] = 0x60;
+		ip[5] = 8;
+		ip[6] = proto;
+		ip[7] = 64;
+		memcpy(ip + 8, gaddr, 16);
+		memcpy(ip + 24, raddr, 16);
+		icmp_err_l4(ip + 40, proto, gport, rport, seq);
+		if (port)
+			memcpy(&src, raddr, 16);
+		else
+			src = c->ip6.our_ll;
+		memcpy(&dst, gaddr, 16);
+		tap_send_ip6(c, &src, &dst, IPPROTO_ICMPV6, msg, sizeof(msg));
+	}
+}

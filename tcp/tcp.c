@@ -1,0 +1,1083 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * tcp.c - TCP translation: the guest's TCP connections become ordinary
+ * sockets of our namespace, and connections to forwarded ports become
+ * connections to the guest.
+ *
+ * Theory of operation
+ *
+ * We terminate the guest's TCP ourselves, with a deliberately small state
+ * machine, and let the kernel run the real TCP towards the peer. The two
+ * halves are glued without buffering any payload in our memory:
+ *
+ *  socket -> guest: data stays in the socket's receive queue until the
+ *	guest ACKs it. We read it with MSG_PEEK (the peek offset, SO_PEEK_OFF,
+ *	marks what was sent already) straight into the payload area of the
+ *	frames we send, at most as much as the guest's window allows. An ACK
+ *	from the guest discards the acknowledged bytes from the queue
+ *	(recv with MSG_TRUNC). A retransmission rewinds the peek offset to
+ *	the first unacknowledged byte: the queue IS the retransmission buffer.
+ *
+ *  guest -> socket: an in-order segment is written to the socket at once;
+ *	we ACK to the guest exactly what the kernel took into its send
+ *	queue, never more. The window we advertise is the free room of the
+ *	socket's send buffer, so the guest rarely sends what can't be taken;
+ *	if it does, the rest is simply not ACKed and the guest retransmits
+ *	it. Out-of-order segments are dropped with a duplicate ACK, which
+ *	makes the guest retransmit quickly.
+ *
+ * Sequence numbers towards the guest are our own (RFC 6528: a keyed hash
+ * of the four-tuple plus a 4 µs clock); sequence numbers from the guest
+ * are tracked as is. We offer window scaling when the guest does, and an
+ * MSS derived from the MTU. No timestamps, no SACK: the link to the guest
+ * is a local queue that neither reorders nor loses unless we drop.
+ *
+ * States (f.state), and FIN/RST in both directions:
+ *
+ *   guest SYN -> CONNECTING (non-blocking connect) -> connected:
+ *	SYN-ACK to guest -> SYNACK_TO_GUEST -> guest ACK -> ESTABLISHED
+ *	(connect refused: RST to guest; unreachable: ICMP error to guest)
+ *   peer connects to a forwarded port -> accept -> SYN to guest ->
+ *	SYN_TO_GUEST -> guest SYN-ACK -> ACK -> ESTABLISHED
+ *   guest FIN: once all data before it reached the socket, shutdown(WR)
+ *	and ACK the FIN (GUEST_FIN). Peer FIN (EOF on the socket): once all
+ *	data before it reached the guest, FIN to guest (FIN_SENT), and when
+ *	the guest ACKs it, FIN_ACKED. Both done: close, free the flow.
+ *   guest RST: close the socket with SO_LINGER 0 (the kernel sends RST).
+ *   socket error / peer RST: RST to the guest, close.
+ *
+ * Timers (checked every loop tick): retransmission to the guest (RTO
+ * starting at TCP_RTO_MS, doubling, TCP_MAX_RETRIES then reset), the
+ * handshake deadlines, and an idle timeout. A full connection table makes
+ * us refuse new connections with RST (logged, rate-limited).
+ *
+ * Epoll: sockets are edge-triggered for input, because data we peeked and
+ * are waiting to have ACKed stays readable; progress after an ACK or a
+ * window update is driven from the guest side instead. EPOLLOUT is armed
+ * only while connecting or when the guest waits for send-buffer room.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "flow.h"
+#include "fwd/fwd.h"
+#include "log.h"
+#include "loop.h"
+#include "net/icmp_err.h"
+#include "net/packet.h"
+#include "tap/tap.h"
+#include "tcp/tcp.h"
+#include "tcp/tcp_conn.h"
+#include "util.h"
+
+#define TCP_HDR_LEN 20
+#define TCP_OPT_SYN_LEN 8	/* MSS (4) + NOP + window scale (3) */
+
+#define TCP_FIN 0x01
+#define TCP_SYN 0x02
+#define TCP_RST 0x04
+#define TCP_PSH 0x08
+#define TCP_ACK 0x10
+
+#define TCP_RTO_MS 1000			/* initial retransmission timeout */
+#define TCP_MAX_RETRIES 7		/* then reset both sides */
+#define TCP_SYN_RETRIES 4		/* SYN to guest, then give up */
+#define TCP_CONNECT_TIMEOUT_MS (60 * 1000)
+#define TCP_IDLE_MS (2 * 3600 * 1000ULL)
+#define TCP_WS_OURS 8			/* our window scale when offered */
+#define TCP_BATCH 64			/* segments per socket read */
+#define TCP_FRAME_ROOM (14 + 40 + 60 + 65536)
+#define TCP_DEFER_MAX 1024		/* connections with a pending ACK */
+
+#define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
+#define SEQ_LE(a, b) ((int32_t)((a) - (b)) <= 0)
+#define SEQ_GT(a, b) ((int32_t)((a) - (b)) > 0)
+#define SEQ_GE(a, b) ((int32_t)((a) - (b)) >= 0)
+
+/* Frames for socket data: headers are filled in around peeked payload */
+static uint8_t tcp_frames[TCP_BATCH][TCP_FRAME_ROOM];
+/* One frame for control segments (SYN, ACK, FIN, RST) */
+static uint8_t tcp_ctl_frame[128];
+
+/* Without SO_PEEK_OFF, bytes sent already are peeked again, into here */
+static uint8_t tcp_discard[65536];
+#define TCP_DISCARD_IOV 256		/* so at most 16 MiB may be in flight */
+
+static bool peek_offset_ok;		/* kernel supports SO_PEEK_OFF */
+static uint32_t defer_list[TCP_DEFER_MAX];
+static unsigned defer_count;
+static bool tcp_blocked_any;		/* some connection waits for room */
+
+static struct tcp_conn *tcp_conn_at(unsigned idx)
+{
+	union flow *flow = flow_at(idx);
+
+	return flow && flow->f.type == FLOW_TCP ? &flow->tcp : NULL;
+}
+
+static unsigned tcp_idx(const struct tcp_conn *conn)
+{
+	return flow_idx((const union flow *)conn);
+}
+
+/* The guest-side and remote addresses of a connection, in the family's
+ * own format (struct in_addr or struct in6_addr)
+ */
+static const void *tcp_gaddr(const struct tcp_conn *conn)
+{
+	const struct in6_addr *a = &conn->f.key.gaddr;
+
+	return conn->f.key.family == AF_INET ? (const void *)&a->s6_addr[12]
+					     : (const void *)a;
+}
+
+static const void *tcp_raddr(const struct tcp_conn *conn)
+{
+	const struct in6_addr *a = &conn->f.key.raddr;
+
+	return conn->f.key.family == AF_INET ? (const void *)&a->s6_addr[12]
+					     : (const void *)a;
+}
+
+/* RFC 6528: ISN = M + F(4-tuple, secret), M a 4 µs timer */
+static uint32_t tcp_isn(const struct flow_key *k)
+{
+	struct timespec ts;
+	uint64_t m;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	m = ((uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec) >> 12;
+	return (uint32_t)(flow_key_hash(k) + m);
+}
+
+/* Free room in the socket's send buffer: the window we offer the guest */
+static uint32_t tcp_sock_room(const struct tcp_conn *conn)
+{
+	int sndbuf = 0, outq = 0;
+	socklen_t sl = sizeof(sndbuf);
+	int64_t room;
+
+	if (getsockopt(conn->sock, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl) ||
+	    ioctl(conn->sock, SIOCOUTQ, &outq))
+		return 0;
+	/* SO_SNDBUF counts kernel overhead too: payload gets about 3/4 */
+	room = (int64_t)sndbuf * 3 / 4 - outq;
+	if (room < 0)
+		return 0;
+	return (uint32_t)MIN(room, (int64_t)65535 << conn->ws_ours);
+}
+
+static void tcp_conn_events(struct ctx *c, struct tcp_conn *conn,
+			    uint32_t extra)
+{
+	uint32_t ev = EPOLLIN | EPOLLRDHUP | EPOLLET | extra;
+
+	loop_mod(c, conn->sock, ev, REF_TCP, tcp_idx(conn));
+}
+
+/**
+ * tcp_send_ctl() - send a segment without payload to the guest
+ * @c:		execution context
+ * @conn:	connection
+ * @flags:	TCP flags; SYN adds MSS and window scale options
+ * @seq:	sequence number to use
+ *
+ * Return: 0 or -errno
+ */
+static int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
+			uint32_t seq)
+{
+	uint8_t *th = tcp_ctl_frame + tap_hdr_len(conn->f.key.family);
+	size_t hlen = TCP_HDR_LEN;
+	uint32_t wnd = 0;
+	uint16_t w16;
+
+	memset(th, 0, TCP_HDR_LEN + TCP_OPT_SYN_LEN);
+	th[0] = conn->f.key.rport >> 8;
+	th[1] = conn->f.key.rport & 0xff;
+	th[2] = conn->f.key.gport >> 8;
+	th[3] = conn->f.key.gport & 0xff;
+	th[4] = seq >> 24;
+	th[5] = (seq >> 16) & 0xff;
+	th[6] = (seq >> 8) & 0xff;
+	th[7] = seq & 0xff;
+	if (flags & TCP_ACK) {
+		uint32_t ack = conn->seq_from_guest;
+
+		th[8] = ack >> 24;
+		th[9] = (ack >> 16) & 0xff;
+		th[10] = (ack >> 8) & 0xff;
+		th[11] = ack & 0xff;
+	}
+
+	if (flags & TCP_SYN) {
+		uint16_t mss = conn->mss;
+		uint8_t *o = th + TCP_HDR_LEN;
+
+		o[0] = 2;		/* MSS */
+		o[1] = 4;
+		o[2] = mss >> 8;
+		o[3] = mss & 0xff;
+		o[4] = 1;		/* NOP */
+		o[5] = 3;		/* window scale */
+		o[6] = 3;
+		o[7] = TCP_WS_OURS;
+		/* Offer scaling on our SYN; on SYN-ACK only if the guest did */
+		if ((conn->flags & TCP_F_INBOUND) || (conn->flags & TCP_F_WS))
+			hlen += TCP_OPT_SYN_LEN;
+		else
+			hlen += 4;
+		wnd = conn->sock >= 0 ? tcp_sock_room(conn) : 65535;
+		w16 = (uint16_t)MIN(wnd, 65535U);	/* never scaled */
+	} else if (!(flags & TCP_RST)) {
+		wnd = tcp_sock_room(conn);
+		w16 = (uint16_t)MIN(wnd >> conn->ws_ours, 65535U);
+	} else {
+		w16 = 0;
+	}
+	conn->wnd_sent = (uint32_t)w16 << ((flags & TCP_SYN) ? 0
+							      : conn->ws_ours);
+	th[12] = (uint8_t)((hlen / 4) << 4);
+	th[13] = flags;
+	th[14] = w16 >> 8;
+	th[15] = w16 & 0xff;
+
+	return tap_send_l4(c, conn->f.key.family, tcp_raddr(conn),
+			   tcp_gaddr(conn), IPPROTO_TCP, tcp_ctl_frame, hlen);
+}
+
+static void tcp_ack_now(struct ctx *c, struct tcp_conn *conn)
+{
+	conn->flags &= ~TCP_F_ACK_DUE;
+	tcp_send_ctl(c, conn, TCP_ACK, conn->seq_to_guest);
+}
+
+/* Ask for an ACK at the end of this loop round (coalesces many) */
+static void tcp_ack_later(struct ctx *c, struct tcp_conn *conn)
+{
+	if (conn->flags & TCP_F_ACK_DUE)
+		return;
+	if (defer_count == TCP_DEFER_MAX) {
+		tcp_ack_now(c, conn);
+		return;
+	}
+	conn->flags |= TCP_F_ACK_DUE;
+	defer_list[defer_count++] = tcp_idx(conn);
+}
+
+/* tcp_conn_free() - forget a connection; the socket is already handled */
+static void tcp_conn_free(struct tcp_conn *conn)
+{
+	union flow *flow = (union flow *)conn;
+
+	if (flow->f.hashed)
+		flow_hash_remove(flow);
+	flow_free(flow);
+}
+
+/* tcp_close() - close the socket gracefully, or with RST if @rst */
+static void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst)
+{
+	if (conn->sock >= 0) {
+		if (rst) {
+			struct linger l = { .l_onoff = 1, .l_linger = 0 };
+
+			setsockopt(conn->sock, SOL_SOCKET, SO_LINGER, &l,
+				   sizeof(l));
+		}
+		loop_del(c, conn->sock);
+		close(conn->sock);
+		conn->sock = -1;
+	}
+	tcp_conn_free(conn);
+}
+
+/* tcp_rst() - reset both sides: RST to the guest, RST to the peer */
+static void tcp_rst(struct ctx *c, struct tcp_conn *conn)
+{
+	if (conn->f.state != TCP_ST_CONNECTING)
+		tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, conn->seq_to_guest);
+	tcp_close(c, conn, true);
+}
+
+static void tcp_timer_arm(struct tcp_conn *conn, uint64_t now)
+{
+	conn->timer = now + ((uint64_t)TCP_RTO_MS << MIN(conn->retries, 6));
+}
+
+/* tcp_maybe_done() - both directions closed: release the connection */
+static bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
+{
+	if ((conn->flags & TCP_F_GUEST_FIN) && (conn->flags & TCP_F_FIN_ACKED)) {
+		tcp_close(c, conn, false);
+		return true;
+	}
+	return false;
+}
+
+/**
+ * tcp_data_to_guest() - send what the socket has and the guest may take
+ * @c:		execution context
+ * @conn:	connection in ESTABLISHED state
+ */
+static int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
+{
+	size_t hdr = tap_hdr_len(conn->f.key.family);
+	struct iovec iov[TCP_BATCH + TCP_DISCARD_IOV];
+	uint32_t inflight, wnd, room, want, w;
+	struct msghdr mh = { .msg_iov = iov };
+	unsigned nseg, i;
+	ssize_t n;
+
+	if (conn->f.state != TCP_ST_ESTABLISHED || (conn->flags & TCP_F_FIN_SENT))
+		return 0;
+
+	inflight = conn->seq_to_guest - conn->seq_acked;
+	wnd = conn->wnd_guest > inflight ? conn->wnd_guest - inflight : 0;
+	if (!peek_offset_ok &&
+	    inflight + wnd > sizeof(tcp_discard) * TCP_DISCARD_IOV)
+		wnd = inflight < sizeof(tcp_discard) * TCP_DISCARD_IOV ?
+		      sizeof(tcp_discard) * TCP_DISCARD_IOV - inflight : 0;
+	room = (uint32_t)tap_tx_room(c);
+	want = MIN(wnd, (uint32_t)TCP_BATCH * conn->mss);
+	/* Leave room for prefixes and headers of every segment */
+	if ((uint64_t)want + (want / conn->mss + 1) * (hdr + TCP_HDR_LEN + 4)
+	    > room) {
+		if (room < 2 * (hdr + TCP_HDR_LEN + 4) + conn->mss) {
+			conn->flags |= TCP_F_BLOCKED;
+			tcp_blocked_any = true;
+			return 0;
+		}
+		want = (uint32_t)(room / 2);
+	}
+
+	if (!want && !(conn->flags & TCP_F_SOCK_EOF))
+		return 0;
+
+	nseg = want ? (want + conn->mss - 1) / conn->mss : 0;
+	i = 0;
+	if (!peek_offset_ok) {
+		/* Skip what was sent already by peeking it into a scratch area */
+		for (uint32_t skip = inflight; skip; i++) {
+			iov[i].iov_base = tcp_discard;
+			iov[i].iov_len = MIN(skip, sizeof(tcp_discard));
+			skip -= iov[i].iov_len;
+		}
+	}
+	for (unsigned s = 0; s < nseg; s++, i++) {
+		iov[i].iov_base = tcp_frames[s] + hdr + TCP_HDR_LEN;
+		iov[i].iov_len = MIN(conn->mss, want - s * conn->mss);
+	}
+	mh.msg_iovlen = i;
+
+	n = want ? recvmsg(conn->sock, &mh, MSG_PEEK | MSG_DONTWAIT) : 0;
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			debug("TCP flow %u: recv: %s", tcp_idx(conn),
+			      strerror(errno));
+			tcp_rst(c, conn);
+			return -1;
+		}
+		return 0;
+	}
+	if (!peek_offset_ok && inflight) {
+		if ((size_t)n <= inflight)
+			n = 0;
+		else
+			n -= inflight;
+	}
+
+	w = n > 0 ? MIN(tcp_sock_room(conn) >> conn->ws_ours, 65535U) : 0;
+	for (uint32_t off = 0, s = 0; off < (uint32_t)n; s++) {
+		uint32_t len = MIN(conn->mss, (uint32_t)n - off);
+		uint8_t *th = tcp_frames[s] + hdr;
+		uint32_t seq = conn->seq_to_guest;
+		uint32_t ack = conn->seq_from_guest;
+
+		th[0] = conn->f.key.rport >> 8;
+		th[1] = conn->f.key.rport & 0xff;
+		th[2] = conn->f.key.gport >> 8;
+		th[3] = conn->f.key.gport & 0xff;
+		th[4] = seq >> 24;
+		th[5] = (seq >> 16) & 0xff;
+		th[6] = (seq >> 8) & 0xff;
+		th[7] = seq & 0xff;
+		th[8] = ack >> 24;
+		th[9] = (ack >> 16) & 0xff;
+		th[10] = (ack >> 8) & 0xff;
+		th[11] = ack & 0xff;
+		th[12] = (TCP_HDR_LEN / 4) << 4;
+		th[13] = TCP_ACK | (off + len == (uint32_t)n ? TCP_PSH : 0);
+		th[14] = w >> 8;
+		th[15] = w & 0xff;
+		th[16] = th[17] = th[18] = th[19] = 0;
+
+		if (tap_send_l4(c, conn->f.key.family, tcp_raddr(conn),
+				tcp_gaddr(conn), IPPROTO_TCP, tcp_frames[s],
+				TCP_HDR_LEN + len)) {
+			/* Not queued: rewind, the data is still in the socket */
+			if (peek_offset_ok) {
+				int po = (int)(conn->seq_to_guest -
+					       conn->seq_acked);
+
+				setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF,
+					   &po, sizeof(po));
+			}
+			conn->flags |= TCP_F_BLOCKED;
+			tcp_blocked_any = true;
+			break;
+		}
+		conn->seq_to_guest += len;
+		conn->flags &= ~TCP_F_ACK_DUE; /* data carries the ACK */
+		off += len;
+	}
+
+	if (n > 0 && !conn->timer)
+		tcp_timer_arm(conn, now_ms());
+
+	/* Peer closed and everything before the FIN went out: send our FIN */
+	if ((conn->flags & TCP_F_SOCK_EOF) && !(conn->flags & TCP_F_BLOCKED)) {
+		int pending = 0;
+
+		if (!ioctl(conn->sock, SIOCINQ, &pending) &&
+		    (uint32_t)pending == conn->seq_to_guest - conn->seq_acked) {
+			tcp_send_ctl(c, conn, TCP_FIN | TCP_ACK,
+				     conn->seq_to_guest);
+			conn->seq_to_guest++;
+			conn->flags |= TCP_F_FIN_SENT;
+			conn->flags &= ~TCP_F_ACK_DUE;
+			if (!conn->timer)
+				tcp_timer_arm(conn, now_ms());
+		}
+	}
+	return 0;
+}
+
+/* tcp_rewind() - retransmit from the oldest unacknowledged byte */
+static int tcp_rewind(struct ctx *c, struct tcp_conn *conn)
+{
+	int zero = 0;
+
+	if (conn->flags & TCP_F_FIN_SENT && !(conn->flags & TCP_F_FIN_ACKED))
+		conn->flags &= ~TCP_F_FIN_SENT;
+	conn->seq_to_guest = conn->seq_acked;
+	if (peek_offset_ok)
+		setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &zero,
+			   sizeof(zero));
+	conn->dup_acks = 0;
+	return tcp_data_to_guest(c, conn);
+}
+
+/* Options of a guest SYN or SYN-ACK: MSS and window scale */
+static void tcp_parse_syn_opts(struct pview opts, uint16_t *mss, int *ws)
+{
+	size_t off = 0;
+
+	*mss = 536;
+	*ws = -1;
+	while (off < opts.len) {
+		uint8_t kind, len;
+
+		if (!pv_u8(opts, off, &kind) || kind == 0)
+			return;
+		if (kind == 1) {
+			off++;
+			continue;
+		}
+		if (!pv_u8(opts, off + 1, &len) || len < 2)
+			return;
+		if (kind == 2 && len == 4) {
+			uint16_t v;
+
+			if (pv_be16(opts, off + 2, &v) && v)
+				*mss = v;
+		} else if (kind == 3 && len == 3) {
+			uint8_t v;
+
+			if (pv_u8(opts, off + 2, &v))
+				*ws = MIN(v, 14);
+		}
+		off += len;
+	}
+}
+
+/* Largest payload the guest link carries, from the MTU */
+static uint16_t tcp_mss_link(const struct ctx *c, int family)
+{
+	int mtu = c->mtu ? c->mtu : 1500;
+
+	mtu = MIN(mtu, FRAME_MAX_LEN - ETH_HDR_LEN);
+	return (uint16_t)(mtu - (family == AF_INET ? 20 : 40) - TCP_HDR_LEN);
+}
+
+static void tcp_sock_tune(int s)
+{
+	int one = 1, zero = 0;
+
+	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (peek_offset_ok)
+		setsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero));
+}
+
+/* RST for a segment that matches no connection (RFC 9293 3.10.7.1) */
+static void tcp_rst_unknown(struct ctx *c, const struct pkt *p,
+			    uint16_t sport, uint16_t dport, uint32_t seq,
+			    uint32_t ack, uint8_t flags, size_t plen)
+{
+	struct tcp_conn tmp = { .sock = -1 };
+	const void *src = p->family == AF_INET ? (const void *)&p->src4
+					       : (const void *)&p->src6;
+	const void *dst = p->family == AF_INET ? (const void *)&p->dst4
+					       : (const void *)&p->dst6;
+
+	if (flags & TCP_RST)
+		return;
+	flow_key_set(&tmp.f.key, FLOW_TCP, p->family, src, sport, dst, dport);
+	if (flags & TCP_ACK) {
+		tcp_send_ctl(c, &tmp, TCP_RST, ack);
+	} else {
+		tmp.seq_from_guest = seq + (uint32_t)plen +
+				     ((flags & TCP_SYN) ? 1 : 0) +
+				     ((flags & TCP_FIN) ? 1 : 0);
+		tcp_send_ctl(c, &tmp, TCP_RST | TCP_ACK, 0);
+	}
+}
+
+static void tcp_connect_failed(struct ctx *c, struct tcp_conn *conn, int e);
+
+/* Guest SYN: open a socket and start connecting */
+static void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
+				const struct flow_key *k, uint32_t seq,
+				struct pview opts)
+{
+	union sockaddr_inany sa;
+	struct tcp_conn *conn;
+	union flow *flow;
+	uint16_t mss;
+	int ws, s, rc;
+
+	rc = fwd_nat_outbound(c, p->family, p->family == AF_INET ?
+			      (const void *)&p->dst4 : (const void *)&p->dst6,
+			      k->rport, &sa);
+	if (rc) {
+		debug_rl("TCP: guest connection to unsupported destination");
+		return;
+	}
+
+	flow = flow_alloc();
+	if (!flow) {
+		warn_rl("TCP: flow table full, refusing guest connection");
+		tcp_rst_unknown(c, p, k->gport, k->rport, seq, 0, TCP_SYN, 0);
+		return;
+	}
+	conn = &flow->tcp;
+	conn->f.type = FLOW_TCP;
+	conn->f.key = *k;
+	conn->sock = -1;
+
+	s = fwd_socket(c, sa.sa.sa_family, SOCK_STREAM);
+	if (s < 0) {
+		warn_rl("TCP: can't create socket: %s", strerror(-s));
+		flow_free(flow);
+		tcp_rst_unknown(c, p, k->gport, k->rport, seq, 0, TCP_SYN, 0);
+		return;
+	}
+	conn->sock = s;
+	tcp_sock_tune(s);
+
+	tcp_parse_syn_opts(opts, &mss, &ws);
+	conn->mss = MIN(mss, tcp_mss_link(c, p->family));
+	if (ws >= 0) {
+		conn->flags |= TCP_F_WS;
+		conn->ws_guest = (uint8_t)ws;
+		conn->ws_ours = TCP_WS_OURS;
+	}
+	conn->seq_from_guest = seq + 1;
+	conn->seq_isn = tcp_isn(k);
+	conn->seq_to_guest = conn->seq_isn;
+	conn->seq_acked = conn->seq_isn;
+	conn->f.state = TCP_ST_CONNECTING;
+	conn->last_ms = now_ms();
+	conn->timer = conn->last_ms + TCP_CONNECT_TIMEOUT_MS;
+
+	if (flow_hash_insert(flow) ||
+	    loop_add(c, s, EPOLLOUT | EPOLLRDHUP | EPOLLET, REF_TCP,
+		     flow_idx(flow))) {
+		tcp_close(c, conn, true);
+		return;
+	}
+
+	rc = connect(s, &sa.sa, sockaddr_len(&sa));
+	if (rc && errno != EINPROGRESS) {
+		int e = errno;
+
+		tcp_connect_failed(c, conn, e);
+		return;
+	}
+	trace("TCP flow %u: connecting", tcp_idx(conn));
+}
+
+/* tcp_connect_failed() - connect() failed: RST, or ICMP error if unreachable */
+static void tcp_connect_failed(struct ctx *c, struct tcp_conn *conn, int e)
+{
+	debug("TCP flow %u: connect: %s", tcp_idx(conn), strerror(e));
+	if (e == EHOSTUNREACH || e == ENETUNREACH || e == EACCES ||
+	    e == EPERM)
+		icmp_err_unreach(c, conn->f.key.family, IPPROTO_TCP,
+				 tcp_gaddr(conn), conn->f.key.gport,
+				 tcp_raddr(conn), conn->f.key.rport,
+				 conn->seq_from_guest - 1, e);
+	else
+		tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, 0);
+	tcp_close(c, conn, false);
+}
+
+/* tcp_established() - handshake done, in either direction */
+static void tcp_established(struct tcp_conn *conn)
+{
+	conn->f.state = TCP_ST_ESTABLISHED;
+	conn->retries = 0;
+	conn->timer = 0;
+	trace("TCP flow %u: established", tcp_idx(conn));
+}
+
+/* Segment from the guest on an established connection */
+static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
+				  uint32_t seq, uint32_t ack, uint8_t flags,
+				  uint32_t wnd, struct pview payload,
+				  bool progress)
+{
+	uint32_t plen = (uint32_t)payload.len;
+
+
+	if (flags & TCP_SYN) {		/* retransmitted SYN or SYN-ACK */
+		tcp_ack_now(c, conn);
+		return;
+	}
+	if (!(flags & TCP_ACK))
+		return;
+
+	/* ACK: discard what the guest has, from the socket's queue */
+	if (SEQ_GT(ack, conn->seq_acked) && SEQ_LE(ack, conn->seq_to_guest)) {
+		uint32_t acked = ack - conn->seq_acked;
+
+		if ((conn->flags & TCP_F_FIN_SENT) && ack == conn->seq_to_guest) {
+			conn->flags |= TCP_F_FIN_ACKED;
+			acked--;
+		}
+		if (acked &&
+		    recv(conn->sock, NULL, acked, MSG_TRUNC | MSG_DONTWAIT) < 0)
+			debug("TCP flow %u: discard: %s", tcp_idx(conn),
+			      strerror(errno));
+		conn->seq_acked = ack;
+		conn->retries = 0;
+		conn->dup_acks = 0;
+		conn->timer = 0;
+		if (conn->seq_acked != conn->seq_to_guest)
+			tcp_timer_arm(conn, now_ms());
+		progress = true;
+	} else if (ack == conn->seq_acked && !plen && !(flags & TCP_FIN) &&
+		   conn->seq_to_guest != conn->seq_acked &&
+		   wnd == conn->wnd_guest) {
+		if (++conn->dup_acks == 3) {
+			conn->wnd_guest = wnd;
+			tcp_rewind(c, conn);
+			return;
+		}
+	}
+	if (wnd != conn->wnd_guest)
+		progress = true;
+	conn->wnd_guest = wnd;
+
+	/* Data: write in-order bytes to the socket, ACK what it took */
+	if (plen) {
+		uint32_t skip = 0;
+		ssize_t n;
+
+		if (SEQ_LT(seq, conn->seq_from_guest) &&
+		    SEQ_GT(seq + plen, conn->seq_from_guest))
+			skip = conn->seq_from_guest - seq;
+		else if (seq != conn->seq_from_guest || (conn->flags &
+							 TCP_F_GUEST_FIN)) {
+			tcp_ack_now(c, conn);	/* duplicate or gap */
+			return;
+		}
+		n = send(conn->sock, payload.p + skip, plen - skip,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				tcp_rst(c, conn);
+				return;
+			}
+			n = 0;
+		}
+		conn->seq_from_guest += (uint32_t)n;
+		if ((uint32_t)n < plen - skip && !(conn->flags & TCP_F_OUT_WAIT)) {
+			conn->flags |= TCP_F_OUT_WAIT;
+			tcp_conn_events(c, conn, EPOLLOUT);
+		}
+		tcp_ack_later(c, conn);
+	}
+
+	/* FIN: only once every byte before it is in the socket */
+	if ((flags & TCP_FIN) && !(conn->flags & TCP_F_GUEST_FIN) &&
+	    seq + plen == conn->seq_from_guest) {
+		shutdown(conn->sock, SHUT_WR);
+		conn->seq_from_guest++;
+		conn->flags |= TCP_F_GUEST_FIN;
+		tcp_ack_later(c, conn);
+	} else if ((flags & TCP_FIN) && (conn->flags & TCP_F_GUEST_FIN)) {
+		tcp_ack_later(c, conn);		/* retransmitted FIN */
+	}
+
+	if (tcp_maybe_done(c, conn))
+		return;
+	if (progress)
+		tcp_data_to_guest(c, conn);
+}
+
+/**
+ * tcp_input() - handle a TCP segment from the guest
+ * @c:		execution context
+ * @p:		parsed packet, proto TCP
+ */
+void tcp_input(struct ctx *c, const struct pkt *p)
+{
+	uint16_t sport, dport, win;
+	uint32_t seq, ack;
+	uint8_t doff, flags;
+	struct pview payload, opts;
+	struct tcp_conn *conn;
+	struct flow_key k;
+	union flow *flow;
+	const void *src = p->family == AF_INET ? (const void *)&p->src4
+					       : (const void *)&p->src6;
+	const void *dst = p->family == AF_INET ? (const void *)&p->dst4
+					       : (const void *)&p->dst6;
+
+	if (p->frag || !pv_be16(p->l4, 0, &sport) ||
+	    !pv_be16(p->l4, 2, &dport) || !pv_be32(p->l4, 4, &seq) ||
+	    !pv_be32(p->l4, 8, &ack) || !pv_u8(p->l4, 12, &doff) ||
+	    !pv_u8(p->l4, 13, &flags) || !pv_be16(p->l4, 14, &win)) {
+		debug_rl("TCP: truncated segment from guest dropped");
+		return;
+	}
+	doff = (uint8_t)((doff >> 4) * 4);
+	if (doff < TCP_HDR_LEN || doff > p->l4.len) {
+		debug_rl("TCP: bad data offset from guest, dropped");
+		return;
+	}
+	opts = pv_sub(p->l4, TCP_HDR_LEN, doff - TCP_HDR_LEN);
+	payload = pv_tail(p->l4, doff);
+
+	flow_key_set(&k, FLOW_TCP, p->family, src, sport, dst, dport);
+	flow = flow_hash_lookup(&k);
+	if (!flow) {
+		if ((flags & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN)) ==
+		    TCP_SYN && !c->no_tcp)
+			tcp_conn_from_guest(c, p, &k, seq, opts);
+		else
+			tcp_rst_unknown(c, p, sport, dport, seq, ack, flags,
+					payload.len);
+		return;
+	}
+	conn = &flow->tcp;
+	conn->last_ms = now_ms();
+
+	if (flags & TCP_RST) {
+		/* Accept only an RST inside what we expect (RFC 5961 lite) */
+		if (conn->f.state == TCP_ST_SYN_TO_GUEST ||
+		    (SEQ_GE(seq, conn->seq_from_guest) &&
+		     SEQ_LT(seq, conn->seq_from_guest + 65536U * 16))) {
+			trace("TCP flow %u: RST from guest", tcp_idx(conn));
+			tcp_close(c, conn, true);
+		}
+		return;
+	}
+
+	switch (conn->f.state) {
+	case TCP_ST_CONNECTING:
+		return;		/* SYN retransmission: still connecting */
+	case TCP_ST_SYN_TO_GUEST: {
+		uint16_t mss;
+		int ws;
+
+		if ((flags & (TCP_SYN | TCP_ACK)) != (TCP_SYN | TCP_ACK) ||
+		    ack != conn->seq_isn + 1)
+			return;
+		tcp_parse_syn_opts(opts, &mss, &ws);
+		conn->mss = MIN(mss, tcp_mss_link(c, p->family));
+		if (ws >= 0) {
+			conn->flags |= TCP_F_WS;
+			conn->ws_guest = (uint8_t)ws;
+		} else {
+			conn->ws_ours = 0;
+		}
+		conn->seq_from_guest = seq + 1;
+		conn->seq_acked = ack;
+		conn->wnd_guest = win;
+		tcp_ack_now(c, conn);
+		tcp_established(conn);
+		tcp_data_to_guest(c, conn);
+		return;
+	}
+	case TCP_ST_SYNACK_TO_GUEST:
+		if (flags & TCP_SYN) {
+			tcp_send_ctl(c, conn, TCP_SYN | TCP_ACK, conn->seq_isn);
+			return;
+		}
+		if (!(flags & TCP_ACK) || ack != conn->seq_isn + 1)
+			return;
+		conn->seq_acked = ack;
+		conn->wnd_guest = (uint32_t)win << conn->ws_guest;
+		tcp_established(conn);
+		/* The ACK may carry data or FIN already */
+		tcp_input_established(c, conn, seq, ack, flags,
+				      (uint32_t)win << conn->ws_guest, payload,
+				      true);
+		return;
+	case TCP_ST_ESTABLISHED:
+		tcp_input_established(c, conn, seq, ack, flags,
+				      (uint32_t)win << conn->ws_guest, payload,
+				      false);
+		return;
+	}
+}
+
+/**
+ * tcp_sock_handler() - events on a connection's socket
+ * @c:		execution context
+ * @ref:	epoll reference: flow index and fd
+ * @events:	epoll events
+ */
+void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
+{
+	struct tcp_conn *conn = tcp_conn_at(ref.idx);
+	int e = 0;
+	socklen_t sl = sizeof(e);
+
+	if (!conn || conn->sock != ref.fd)
+		return;
+
+	if (conn->f.state == TCP_ST_CONNECTING) {
+		if (!(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+			return;
+		if (getsockopt(conn->sock, SOL_SOCKET, SO_ERROR, &e, &sl) ||
+		    e) {
+			tcp_connect_failed(c, conn, e ? e : errno);
+			return;
+		}
+		tcp_conn_events(c, conn, 0);
+		conn->f.state = TCP_ST_SYNACK_TO_GUEST;
+		conn->retries = 0;
+		tcp_send_ctl(c, conn, TCP_SYN | TCP_ACK, conn->seq_isn);
+		conn->seq_to_guest = conn->seq_isn + 1;
+		conn->seq_acked = conn->seq_isn + 1;
+		tcp_timer_arm(conn, now_ms());
+		return;
+	}
+
+	if (events & (EPOLLERR | EPOLLHUP)) {
+		getsockopt(conn->sock, SOL_SOCKET, SO_ERROR, &e, &sl);
+		if (e || (events & EPOLLERR)) {
+			trace("TCP flow %u: socket error %s", tcp_idx(conn),
+			      strerror(e));
+			tcp_rst(c, conn);
+			return;
+		}
+		conn->flags |= TCP_F_SOCK_EOF;	/* HUP after both FINs */
+	}
+	if (events & EPOLLRDHUP)
+		conn->flags |= TCP_F_SOCK_EOF;
+
+	if ((events & EPOLLOUT) && (conn->flags & TCP_F_OUT_WAIT)) {
+		conn->flags &= ~TCP_F_OUT_WAIT;
+		tcp_conn_events(c, conn, 0);
+		if (conn->f.state == TCP_ST_ESTABLISHED)
+			tcp_ack_now(c, conn);	/* window update */
+	}
+	if (conn->f.state == TCP_ST_ESTABLISHED &&
+	    (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)))
+		tcp_data_to_guest(c, conn);
+}
+
+/**
+ * tcp_listen_handler() - a peer connects to a forwarded port
+ * @c:		execution context
+ * @ref:	epoll reference: idx is the host port, fd the listener
+ */
+void tcp_listen_handler(struct ctx *c, union epoll_ref ref)
+{
+	int i;
+
+	for (i = 0; i < 32; i++) {
+		union sockaddr_inany peer;
+		socklen_t sl = sizeof(peer);
+		union inany_addr gsrc, gdst;
+		struct tcp_conn *conn;
+		struct flow_key k;
+		union flow *flow;
+		uint16_t gport;
+		int s, family;
+
+		s = accept4(ref.fd, &peer.sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (s < 0)
+			return;
+
+		family = fwd_nat_inbound(c, &peer, &gsrc);
+		if (family < 0 || !fwd_guest_addr(c, family, &gdst) ||
+		    c->no_tcp) {
+			debug_rl("TCP: inbound connection can't be mapped");
+			close(s);
+			continue;
+		}
+		gport = fwd_port_target(&c->tcp_fwd, FWD_REF_PORT(ref.idx));
+		flow_key_set(&k, FLOW_TCP, family, &gdst, gport, &gsrc,
+			     sockaddr_port(&peer));
+		if (flow_hash_lookup(&k) || !(flow = flow_alloc())) {
+			warn_rl("TCP: flow table full or duplicate, "
+				"refusing inbound connection");
+			close(s);
+			continue;
+		}
+		conn = &flow->tcp;
+		conn->f.type = FLOW_TCP;
+		conn->f.key = k;
+		conn->sock = s;
+		conn->flags = TCP_F_INBOUND;
+		conn->mss = tcp_mss_link(c, family);
+		conn->ws_ours = TCP_WS_OURS;
+		conn->seq_isn = tcp_isn(&k);
+		conn->seq_to_guest = conn->seq_isn + 1;
+		conn->seq_acked = conn->seq_isn;
+		conn->f.state = TCP_ST_SYN_TO_GUEST;
+		conn->last_ms = now_ms();
+		tcp_sock_tune(s);
+		if (flow_hash_insert(flow) ||
+		    loop_add(c, s, EPOLLIN | EPOLLRDHUP | EPOLLET, REF_TCP,
+			     flow_idx(flow))) {
+			tcp_close(c, conn, true);
+			continue;
+		}
+		tcp_send_ctl(c, conn, TCP_SYN, conn->seq_isn);
+		tcp_timer_arm(conn, conn->last_ms);
+	}
+}
+
+/**
+ * tcp_timer() - retransmissions, handshake deadlines, idle connections
+ * @c:		execution context
+ * @now:	current time, ms
+ */
+void tcp_timer(struct ctx *c, uint64_t now)
+{
+	unsigned i, span = flow_span();
+
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+
+		if (!conn)
+			continue;
+		if (now - conn->last_ms > TCP_IDLE_MS) {
+			debug("TCP flow %u: idle, reset", i);
+			tcp_rst(c, conn);
+			continue;
+		}
+		if (!conn->timer || now < conn->timer)
+			continue;
+
+		switch (conn->f.state) {
+		case TCP_ST_CONNECTING:
+			tcp_connect_failed(c, conn, ETIMEDOUT);
+			continue;
+		case TCP_ST_SYN_TO_GUEST:
+			if (++conn->retries > TCP_SYN_RETRIES) {
+				tcp_close(c, conn, true);
+				continue;
+			}
+			tcp_send_ctl(c, conn, TCP_SYN, conn->seq_isn);
+			break;
+		case TCP_ST_SYNACK_TO_GUEST:
+			if (++conn->retries > TCP_SYN_RETRIES) {
+				tcp_rst(c, conn);
+				continue;
+			}
+			tcp_send_ctl(c, conn, TCP_SYN | TCP_ACK, conn->seq_isn);
+			break;
+		case TCP_ST_ESTABLISHED:
+			if (conn->seq_acked == conn->seq_to_guest) {
+				conn->timer = 0;
+				continue;
+			}
+			if (++conn->retries > TCP_MAX_RETRIES) {
+				debug("TCP flow %u: guest not ACKing, reset",
+				      i);
+				tcp_rst(c, conn);
+				continue;
+			}
+			if (tcp_rewind(c, conn))
+				continue;
+			break;
+		}
+		tcp_timer_arm(conn, now);
+	}
+}
+
+/**
+ * tcp_defer_handler() - end of a loop round: send the coalesced ACKs, and
+ *			 resume connections that waited for room to the guest
+ * @c:		execution context
+ */
+void tcp_defer_handler(struct ctx *c)
+{
+	unsigned i, span;
+
+	for (i = 0; i < defer_count; i++) {
+		struct tcp_conn *conn = tcp_conn_at(defer_list[i]);
+
+		if (conn && (conn->flags & TCP_F_ACK_DUE))
+			tcp_ack_now(c, conn);
+	}
+	defer_count = 0;
+
+	if (!tcp_blocked_any || tap_tx_room(c) < TAP_IP_MAX * 4)
+		return;
+	tcp_blocked_any = false;
+	span = flow_span();
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+
+		if (conn && (conn->flags & TCP_F_BLOCKED)) {
+			conn->flags &= ~TCP_F_BLOCKED;
+			tcp_data_to_guest(c, conn);
+		}
+	}
+}
+
+/**
+ * tcp_init() - probe kernel features
+ * @c:		execution context
+ */
+void tcp_init(struct ctx *c)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), zero = 0;
+
+	(void)c;
+	if (s >= 0) {
+		peek_offset_ok = !setsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &zero,
+					     sizeof(zero));
+		close(s);
+	}
+	debug("TCP: SO_PEEK_OFF %ssupported", peek_offset_ok ? "" : "not ");
+}

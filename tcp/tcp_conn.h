@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * tcp_conn.h - the per-connection state of a translated TCP connection,
+ * as stored in the flow table (see tcp.c for what each field means).
+ */
+#ifndef TCP_TCP_CONN_H
+#define TCP_TCP_CONN_H
+
+#include <stdint.h>
+
+#include "flow_common.h"
+
+/* f.state */
+enum tcp_state {
+	TCP_ST_CLOSED = 0,
+	TCP_ST_CONNECTING,		/* guest SYN seen, connect() in progress */
+	TCP_ST_SYN_TO_GUEST,	/* accepted from a peer, SYN sent to guest */
+	TCP_ST_SYNACK_TO_GUEST,	/* connected, SYN-ACK sent, awaiting ACK */
+	TCP_ST_ESTABLISHED,	/* data may flow; FIN flags say what's closed */
+};
+
+/* flags */
+#define TCP_F_GUEST_FIN		(1U << 0) /* FIN from guest consumed */
+#define TCP_F_SOCK_EOF		(1U << 1) /* peer closed: no more data */
+#define TCP_F_FIN_SENT		(1U << 2) /* our FIN is at seq_to_guest - 1 */
+#define TCP_F_FIN_ACKED		(1U << 3) /* guest ACKed our FIN */
+#define TCP_F_OUT_WAIT		(1U << 4) /* EPOLLOUT armed: window update */
+#define TCP_F_ACK_DUE		(1U << 5) /* an ACK to the guest is pending */
+#define TCP_F_BLOCKED		(1U << 6) /* data waits for room in tap queue */
+#define TCP_F_INBOUND		(1U << 7) /* connection came from a peer */
+#define TCP_F_WS		(1U << 8) /* window scaling in use */
+
+/**
+ * struct tcp_conn - a TCP connection between the guest and a host socket
+ * @f:			flow common part: key (guest addr/port, remote
+ *			addr/port as the guest sees them), state
+ * @sock:		host socket
+ * @flags:		TCP_F_*
+ * @ws_guest:		shift for windows the guest advertises
+ * @ws_ours:		shift for windows we advertise
+ * @retries:		retransmissions without progress
+ * @dup_acks:		duplicate ACKs seen at @seq_acked
+ * @mss:		largest payload we send to the guest in one segment
+ * @seq_to_guest:	next sequence number we send (snd_nxt)
+ * @seq_acked:		oldest unacknowledged sequence number (snd_una)
+ * @seq_isn:		our initial sequence number
+ * @seq_from_guest:	next sequence number we expect from the guest
+ * @wnd_guest:		guest's receive window, bytes
+ * @wnd_sent:		last window we advertised, bytes
+ * @timer:		deadline (ms) of the retransmission/handshake timer
+ * @last_ms:		last activity, for the idle timeout
+ */
+struct tcp_conn {
+	struct flow_common f;
+	int sock;
+	uint16_t flags;
+	uint8_t ws_guest;
+	uint8_t ws_ours;
+	uint8_t retries;
+	uint8_t dup_acks;
+	uint16_t mss;
+	uint32_t seq_to_guest;
+	uint32_t seq_acked;
+	uint32_t seq_isn;
+	uint32_t seq_from_guest;
+	uint32_t wnd_guest;
+	uint32_t wnd_sent;
+	uint64_t timer;
+	uint64_t last_ms;
+};
+
+#endif /* TCP_TCP_CONN_H */

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * udp_flow.h - the per-flow state of a UDP flow, as stored in the flow
+ * table (see udp.c).
+ */
+#ifndef UDP_UDP_FLOW_H
+#define UDP_UDP_FLOW_H
+
+#include <stdint.h>
+
+#include "flow_common.h"
+
+/**
+ * struct udp_flow - datagrams between a guest port and a remote endpoint
+ * @f:		common part; key: guest address and port, remote address and
+ *		port as the guest sees them
+ * @sock:	socket owned by the flow (guest-initiated), or -1
+ * @lsock:	listening socket of a forwarded port the flow came in on
+ *		(not owned), or -1
+ * @last_ms:	last datagram in either direction, for the idle timeout
+ */
+struct udp_flow {
+	struct flow_common f;
+	int sock;
+	int lsock;
+	uint64_t last_ms;
+};
+
+#endif /* UDP_UDP_FLOW_H */
