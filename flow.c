@@ -354,3 +354,17 @@ union flow *flow_hash_lookup(const struct flow_key *k)
 		return NULL;
 	return &flowtab[flow_hashtab[b] - 1];
 }
+
+/**
+ * flow_log_stats() - log how many flows of each type are open (SIGUSR1)
+ */
+void flow_log_stats(void)
+{
+	unsigned n[FLOW_TYPE_MAX] = { 0 }, i;
+
+	for (i = 0; i < flow_first_unused; i++)
+		if (flowtab[i].f.type < FLOW_TYPE_MAX)
+			n[flowtab[i].f.type]++;
+	info("flows: %u (TCP %u, UDP %u, ICMP %u)", flow_active,
+	     n[FLOW_TCP], n[FLOW_UDP], n[FLOW_ICMP]);
+}

@@ -60,6 +60,7 @@ unsigned flow_idx(const union flow *flow);
 union flow *flow_at(unsigned idx);
 unsigned flow_count(void);
 unsigned flow_span(void);
+void flow_log_stats(void);
 
 void flow_key_set(struct flow_key *k, enum flow_type type, int family,
 		  const void *gaddr, uint16_t gport, const void *raddr,

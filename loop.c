@@ -5,7 +5,7 @@
  * Theory of operation: one epoll instance; every registered fd carries a
  * union epoll_ref (type, index, fd). loop_run() waits, then hands each event
  * to the owner of its type. Two fds are always there: a signalfd for
- * SIGTERM/SIGINT/SIGHUP (so signals are just events, never async handlers)
+ * SIGTERM/SIGINT/SIGHUP/SIGUSR1 (so signals are just events, never async handlers)
  * and a timerfd ticking every LOOP_TICK_MS, which drives every module's
  * timeouts. After each batch of events, frames queued for the guest are
  * flushed in one go (tap_flush()).
@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "flow.h"
 #include "log.h"
 #include "loop.h"
 #include "util.h"
@@ -98,6 +99,7 @@ int loop_init(struct ctx *c)
 	sigaddset(&loop_sigmask, SIGTERM);
 	sigaddset(&loop_sigmask, SIGINT);
 	sigaddset(&loop_sigmask, SIGHUP);
+	sigaddset(&loop_sigmask, SIGUSR1);
 	if (sigprocmask(SIG_BLOCK, &loop_sigmask, NULL))
 		return -errno;
 
@@ -110,7 +112,7 @@ int loop_init(struct ctx *c)
 }
 
 /**
- * loop_signals_init() - receive SIGTERM, SIGINT, SIGHUP as events
+ * loop_signals_init() - receive SIGTERM, SIGINT, SIGHUP, SIGUSR1 as events
  * Return: 0 or -errno
  */
 int loop_signals_init(struct ctx *c)
@@ -132,6 +134,10 @@ static void loop_signal(struct ctx *c, int fd)
 		case SIGINT:
 			info("Signal %u received, exiting", si.ssi_signo);
 			c->quit = true;
+			break;
+		case SIGUSR1:
+			flow_log_stats();
+			tap_log_stats();
 			break;
 		default:
 			debug("Signal %u ignored", si.ssi_signo);

@@ -175,8 +175,6 @@ int resolv_parse(struct ctx *c, const char *path)
 
 	if (want_ns) {
 		c->ip4.dns_count = c->ip6.dns_count = 0;
-		c->ip4.dns_match.s_addr = c->ip4.dns_host.s_addr = 0;
-		c->ip6.dns_match = c->ip6.dns_host = in6addr_any;
 	}
 
 	while (fgets(line, sizeof(line), f)) {
@@ -218,13 +216,15 @@ int resolv_parse(struct ctx *c, const char *path)
 	/* Only a local resolver: point the guest at the gateway instead */
 	if (!c->ip4.dns_count && lo.v4 && c->ip4.gw.s_addr) {
 		c->ip4.dns[c->ip4.dns_count++] = c->ip4.gw;
-		c->ip4.dns_match = c->ip4.gw;
+		if (!c->ip4.dns_match.s_addr)
+			c->ip4.dns_match = c->ip4.gw;
 		c->ip4.dns_host = lo.a4;
 	}
 	if (!c->ip6.dns_count && lo.v6 &&
 	    !IN6_IS_ADDR_UNSPECIFIED(&c->ip6.gw)) {
 		c->ip6.dns[c->ip6.dns_count++] = c->ip6.gw;
-		c->ip6.dns_match = c->ip6.gw;
+		if (IN6_IS_ADDR_UNSPECIFIED(&c->ip6.dns_match))
+			c->ip6.dns_match = c->ip6.gw;
 		c->ip6.dns_host = in6addr_loopback;
 	}
 	return 0;

@@ -186,6 +186,51 @@ static void tcp_conn_events(struct ctx *c, struct tcp_conn *conn,
 	loop_mod(c, conn->sock, ev, REF_TCP, tcp_idx(conn));
 }
 
+/*
+ * tcp_wnd_to_guest() - the window field for a segment to the guest
+ *
+ * When the socket's send buffer is (nearly) full, the guest will stop;
+ * arm EPOLLOUT so that a window update follows as soon as there is room.
+ */
+static uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
+{
+	uint32_t room = tcp_sock_room(conn);
+
+	if (room < conn->mss && !(conn->flags & TCP_F_OUT_WAIT) &&
+	    conn->f.state == TCP_ST_ESTABLISHED) {
+		conn->flags |= TCP_F_OUT_WAIT;
+		tcp_conn_events(c, conn, EPOLLOUT);
+	}
+	conn->wnd_sent = room;
+	return (uint16_t)MIN(room >> conn->ws_ours, 65535U);
+}
+
+/* tcp_fill_hdr() - the 20-byte header of a segment to the guest */
+static void tcp_fill_hdr(uint8_t *th, const struct tcp_conn *conn,
+			 uint32_t seq, uint8_t flags, uint16_t wnd,
+			 size_t hlen)
+{
+	uint32_t ack = (flags & TCP_ACK) ? conn->seq_from_guest : 0;
+
+	th[0] = conn->f.key.rport >> 8;
+	th[1] = conn->f.key.rport & 0xff;
+	th[2] = conn->f.key.gport >> 8;
+	th[3] = conn->f.key.gport & 0xff;
+	th[4] = seq >> 24;
+	th[5] = (seq >> 16) & 0xff;
+	th[6] = (seq >> 8) & 0xff;
+	th[7] = seq & 0xff;
+	th[8] = ack >> 24;
+	th[9] = (ack >> 16) & 0xff;
+	th[10] = (ack >> 8) & 0xff;
+	th[11] = ack & 0xff;
+	th[12] = (uint8_t)((hlen / 4) << 4);
+	th[13] = flags;
+	th[14] = wnd >> 8;
+	th[15] = wnd & 0xff;
+	th[16] = th[17] = th[18] = th[19] = 0;	/* checksum: tap fills it */
+}
+
 /**
  * tcp_send_ctl() - send a segment without payload to the guest
  * @c:		execution context
@@ -200,26 +245,7 @@ static int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 {
 	uint8_t *th = tcp_ctl_frame + tap_hdr_len(conn->f.key.family);
 	size_t hlen = TCP_HDR_LEN;
-	uint32_t wnd = 0;
 	uint16_t w16;
-
-	memset(th, 0, TCP_HDR_LEN + TCP_OPT_SYN_LEN);
-	th[0] = conn->f.key.rport >> 8;
-	th[1] = conn->f.key.rport & 0xff;
-	th[2] = conn->f.key.gport >> 8;
-	th[3] = conn->f.key.gport & 0xff;
-	th[4] = seq >> 24;
-	th[5] = (seq >> 16) & 0xff;
-	th[6] = (seq >> 8) & 0xff;
-	th[7] = seq & 0xff;
-	if (flags & TCP_ACK) {
-		uint32_t ack = conn->seq_from_guest;
-
-		th[8] = ack >> 24;
-		th[9] = (ack >> 16) & 0xff;
-		th[10] = (ack >> 8) & 0xff;
-		th[11] = ack & 0xff;
-	}
 
 	if (flags & TCP_SYN) {
 		uint16_t mss = conn->mss;
@@ -238,20 +264,15 @@ static int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 			hlen += TCP_OPT_SYN_LEN;
 		else
 			hlen += 4;
-		wnd = conn->sock >= 0 ? tcp_sock_room(conn) : 65535;
-		w16 = (uint16_t)MIN(wnd, 65535U);	/* never scaled */
-	} else if (!(flags & TCP_RST)) {
-		wnd = tcp_sock_room(conn);
-		w16 = (uint16_t)MIN(wnd >> conn->ws_ours, 65535U);
+		/* The window in a SYN is never scaled */
+		w16 = (uint16_t)MIN(conn->sock >= 0 ? tcp_sock_room(conn)
+						    : 65535U, 65535U);
+	} else if (!(flags & TCP_RST) && conn->sock >= 0) {
+		w16 = tcp_wnd_to_guest(c, conn);
 	} else {
 		w16 = 0;
 	}
-	conn->wnd_sent = (uint32_t)w16 << ((flags & TCP_SYN) ? 0
-							      : conn->ws_ours);
-	th[12] = (uint8_t)((hlen / 4) << 4);
-	th[13] = flags;
-	th[14] = w16 >> 8;
-	th[15] = w16 & 0xff;
+	tcp_fill_hdr(th, conn, seq, flags, w16, hlen);
 
 	return tap_send_l4(c, conn->f.key.family, tcp_raddr(conn),
 			   tcp_gaddr(conn), IPPROTO_TCP, tcp_ctl_frame, hlen);
@@ -398,30 +419,14 @@ static int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 			n -= inflight;
 	}
 
-	w = n > 0 ? MIN(tcp_sock_room(conn) >> conn->ws_ours, 65535U) : 0;
+	w = n > 0 ? tcp_wnd_to_guest(c, conn) : 0;
 	for (uint32_t off = 0, s = 0; off < (uint32_t)n; s++) {
 		uint32_t len = MIN(conn->mss, (uint32_t)n - off);
 		uint8_t *th = tcp_frames[s] + hdr;
-		uint32_t seq = conn->seq_to_guest;
-		uint32_t ack = conn->seq_from_guest;
 
-		th[0] = conn->f.key.rport >> 8;
-		th[1] = conn->f.key.rport & 0xff;
-		th[2] = conn->f.key.gport >> 8;
-		th[3] = conn->f.key.gport & 0xff;
-		th[4] = seq >> 24;
-		th[5] = (seq >> 16) & 0xff;
-		th[6] = (seq >> 8) & 0xff;
-		th[7] = seq & 0xff;
-		th[8] = ack >> 24;
-		th[9] = (ack >> 16) & 0xff;
-		th[10] = (ack >> 8) & 0xff;
-		th[11] = ack & 0xff;
-		th[12] = (TCP_HDR_LEN / 4) << 4;
-		th[13] = TCP_ACK | (off + len == (uint32_t)n ? TCP_PSH : 0);
-		th[14] = w >> 8;
-		th[15] = w & 0xff;
-		th[16] = th[17] = th[18] = th[19] = 0;
+		tcp_fill_hdr(th, conn, conn->seq_to_guest,
+			     TCP_ACK | (off + len == (uint32_t)n ? TCP_PSH : 0),
+			     (uint16_t)w, TCP_HDR_LEN);
 
 		if (tap_send_l4(c, conn->f.key.family, tcp_raddr(conn),
 				tcp_gaddr(conn), IPPROTO_TCP, tcp_frames[s],
@@ -699,6 +704,12 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 	if (wnd != conn->wnd_guest)
 		progress = true;
 	conn->wnd_guest = wnd;
+
+	/* Unacceptable segment, e.g. a zero-window probe: answer with an ACK
+	 * (RFC 9293 3.10.7.4), which also carries our current window
+	 */
+	if (!plen && !(flags & TCP_FIN) && seq != conn->seq_from_guest)
+		tcp_ack_later(c, conn);
 
 	/* Data: write in-order bytes to the socket, ACK what it took */
 	if (plen) {

@@ -313,3 +313,85 @@ expect_in() {
 	done
 	fail "$1: '$3' not in '$2'"
 }
+
+# ---- helpers for the TCP, UDP and soak tests (sockio) ----
+
+SOCKIO=${SOCKIO:-$TOOLS/sockio}
+
+# need_sockio: fail unless the sockio tool is built
+need_sockio() {
+	[ -x "$SOCKIO" ] || fail "no sockio in $TOOLS"
+}
+
+# guest_up: tapbridge, DHCP lease applied, SLAAC address and default route
+guest_up() {
+	bridge_start
+	dhcp4
+	dhcp4_apply
+	slaac_wait
+}
+
+# guest_addr6: the guest's global (SLAAC) address on tap0
+guest_addr6() {
+	ip -n "$GUEST" -6 -o addr show dev tap0 scope global |
+		sed -n 's/.* inet6 \([0-9a-f:]*\)\/.*/\1/p' | head -n 1
+}
+
+# bg NS NAME IN OUT CMD...: run CMD in namespace NS in the background with
+# stdin from IN, stdout to OUT and stderr to $T/NAME.err; the pid goes to
+# BG_PID (and is tracked for clean-up)
+bg() {
+	_ns=$1 _name=$2 _in=$3 _out=$4
+	shift 4
+	ip netns exec "$_ns" "$@" <"$_in" >"$_out" 2>"$T/$_name.err" &
+	BG_PID=$!
+	track "$BG_PID"
+}
+
+# bg_wait PID [TIMEOUT]: wait for a background process to exit; its exit
+# status goes to BG_ST. Returns 1 (BG_ST=timeout) if it's still running
+# after TIMEOUT seconds (default 30)
+bg_wait() {
+	if ! wait_for "! alive $1" "${2:-30}"; then
+		BG_ST=timeout
+		return 1
+	fi
+	BG_ST=0
+	wait "$1" || BG_ST=$?
+}
+
+# wait_ready FILE [TIMEOUT]: wait until a --ready FILE exists
+wait_ready() {
+	wait_for "[ -e '$1' ]" "${2:-10}" || fail "not ready: $1"
+}
+
+# sha FILE: the SHA-256 of FILE, hex only
+sha() {
+	sha256sum "$1" | cut -d' ' -f1
+}
+
+# now_ms: monotonic-enough wall clock in milliseconds
+now_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
+# passt_fds: number of open file descriptors of the daemon
+passt_fds() {
+	ls "/proc/$PASST_PID/fd" | wc -l
+}
+
+# passt_flows: SIGUSR1 to the daemon, print N from the new "flows: N" line
+# it logs; returns 1 if no new line appears
+passt_flows() {
+	_before=$(grep -c 'flows:' "$PASST_ERR" || :)
+	kill -USR1 "$PASST_PID" || return 1
+	wait_for "[ \$(grep -c 'flows:' '$PASST_ERR') -gt $_before ]" 5 ||
+		return 1
+	grep 'flows:' "$PASST_ERR" | tail -n 1 |
+		sed -n 's/.*flows: \([0-9][0-9]*\).*/\1/p'
+}
+
+# nstat_get NS COUNTER: absolute value of a kernel SNMP counter in NS
+nstat_get() {
+	ns "$1" nstat -az "$2" | awk -v c="$2" '$1 == c { print $2 }'
+}

@@ -1,0 +1,1098 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * sockio.c - small socket test tool for the namespace tests (socat-like).
+ *
+ * sockio [OPTION...] MODE ARG...
+ *
+ *   tcp-listen ADDR PORT     accept one connection, then copy (see below)
+ *   tcp-connect ADDR PORT    connect, then copy
+ *       stdin goes to the socket and the socket to stdout, concurrently.
+ *       On stdin EOF: shutdown(SHUT_WR), keep reading until the peer's
+ *       EOF, exit 0.
+ *   tcp-echo ADDR PORT       multi-connection echo server, until killed
+ *   tcp-many ADDR PORT N BYTES
+ *                            N concurrent connections to an echo server,
+ *                            BYTES of a pattern on each, echo verified
+ *   tcp-refused ADDR PORT    exit 0 iff connect() fails with ECONNREFUSED
+ *   churn ADDR PORT SECS     connect / small transfer / close (graceful or
+ *                            RST) against an echo server for SECS seconds
+ *   udp-echo ADDR PORT       echo datagrams, until killed
+ *   udp-ping ADDR PORT [COUNT]
+ *                            COUNT datagrams with distinct payloads, each
+ *                            must come back equal
+ *   udp-dns ADDR             DNS query (example.test A) to ADDR:53, exit 0
+ *                            iff a reply with our ID comes from ADDR:53
+ *   dns-server ADDR          answer every DNS query on ADDR:53 with one A
+ *                            record (192.0.2.123), until killed
+ *
+ * Options:
+ *   -4, -6            address family (default: from the address)
+ *   -t SECS           give up (exit 2) after SECS seconds; 0: never.
+ *                     Default 60, 0 for servers
+ *   --ready FILE      create FILE once listening / bound
+ *   --rst-after N     after sending N bytes, close with SO_LINGER 0 (RST)
+ *   --expect-rst      exit 0 only if the connection ends with a reset
+ *   --expect-refused  udp-ping: exit 0 iff recv reports ECONNREFUSED
+ *   --report          print "bytes_in=N bytes_out=M end=eof|rst|rst-sent"
+ *                     on stderr; tcp-listen also "peer=ADDR port=PORT"
+ *   --hold            on stdin EOF don't shut down: wait for the peer's EOF
+ *   --wait-eof        read stdin only after the peer's EOF
+ *
+ * Exit status: 0 success, 1 failure (message on stderr), 2 timeout,
+ * 64 usage.
+ *
+ * Every loop is bounded in count and time.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BUFSZ		(1 << 16)
+#define MAX_CONNS	4096
+
+static int opt_family = AF_UNSPEC;
+static long opt_timeout = -1;
+static const char *opt_ready;
+static long long opt_rst_after = -1;
+static int opt_expect_rst;
+static int opt_expect_refused;
+static int opt_report;
+static int opt_hold;
+static int opt_wait_eof;
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sockio: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* Progress of copy(), for the timeout message */
+static volatile long long prog_in = -1, prog_out = -1;
+
+/* fmt_num() - async-signal-safe decimal formatting, returns end of string */
+static char *fmt_num(char *p, long long v)
+{
+	char tmp[24];
+	int n = 0;
+
+	if (v < 0) {
+		*p++ = '-';
+		v = -v;
+	}
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < (int)sizeof(tmp));
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static void on_alarm(int sig)
+{
+	char msg[128], *p = msg;
+
+	(void)sig;
+	memcpy(p, "sockio: timeout", 15);
+	p += 15;
+	if (prog_in >= 0) {
+		memcpy(p, " bytes_in=", 10);
+		p = fmt_num(p + 10, prog_in);
+		memcpy(p, " bytes_out=", 11);
+		p = fmt_num(p + 11, prog_out);
+	}
+	*p++ = '\n';
+	if (write(2, msg, (size_t)(p - msg)) < 0)
+		_exit(2);
+	_exit(2);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* parse_addr() - numeric ADDR and PORT into @ss, returns its length */
+static socklen_t parse_addr(const char *addr, const char *port,
+			    struct sockaddr_storage *ss)
+{
+	struct addrinfo hints = { 0 }, *res;
+	socklen_t len;
+	int rc;
+
+	hints.ai_family = opt_family;
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+	hints.ai_socktype = SOCK_STREAM;
+	rc = getaddrinfo(addr, port, &hints, &res);
+	if (rc)
+		die("bad address %s port %s: %s", addr, port, gai_strerror(rc));
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return len;
+}
+
+static void set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		die("fcntl: %s", strerror(errno));
+}
+
+static void ready(void)
+{
+	int fd;
+
+	if (!opt_ready)
+		return;
+	fd = open(opt_ready, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die("%s: %s", opt_ready, strerror(errno));
+	close(fd);
+}
+
+static int sock_listen(const char *addr, const char *port, int type)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = parse_addr(addr, port, &ss);
+	int one = 1, s;
+
+	s = socket(ss.ss_family, type, 0);
+	if (s < 0)
+		die("socket: %s", strerror(errno));
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6)
+		setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(s, (struct sockaddr *)&ss, len))
+		die("bind %s %s: %s", addr, port, strerror(errno));
+	if (type == SOCK_STREAM && listen(s, 1024))
+		die("listen: %s", strerror(errno));
+	return s;
+}
+
+/* tcp_connect() - blocking connect, returns socket or -errno */
+static int tcp_connect(const char *addr, const char *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = parse_addr(addr, port, &ss);
+	int s, err;
+
+	s = socket(ss.ss_family, SOCK_STREAM, 0);
+	if (s < 0)
+		die("socket: %s", strerror(errno));
+	if (connect(s, (struct sockaddr *)&ss, len)) {
+		err = errno;
+		close(s);
+		return -err;
+	}
+	return s;
+}
+
+static void rst_close(int s)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	if (setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)))
+		die("SO_LINGER: %s", strerror(errno));
+	close(s);
+}
+
+static int is_reset(int err)
+{
+	return err == ECONNRESET || err == EPIPE;
+}
+
+/* write_all() - blocking write of a whole buffer to stdout */
+static void write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			die("write: %s", strerror(errno));
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+/* copy() - pump stdin -> @s and @s -> stdout until both directions end */
+static int copy(int s)
+{
+	static char tx[BUFSZ], rx[BUFSZ];
+	long long bytes_in = 0, bytes_out = 0;
+	size_t tx_len = 0, tx_off = 0;
+	int in_eof = 0, sk_eof = 0, shut = 0, reset = 0, rst_sent = 0;
+	int rc;
+
+	set_nonblock(s);
+	prog_in = prog_out = 0;
+	for (;;) {
+		struct pollfd pfd[2];
+		int want_in, n = 0, i_in = -1, i_sk;
+		short ev = 0;
+
+		if (in_eof && !tx_len && !shut && !opt_hold) {
+			shutdown(s, SHUT_WR);
+			shut = 1;
+		}
+		if (sk_eof && in_eof && !tx_len)
+			break;
+
+		want_in = !in_eof && !tx_len && (!opt_wait_eof || sk_eof);
+		if (want_in) {
+			pfd[n].fd = 0;
+			pfd[n].events = POLLIN;
+			i_in = n++;
+		}
+		if (!sk_eof)
+			ev |= POLLIN;
+		if (tx_len)
+			ev |= POLLOUT;
+		pfd[n].fd = s;
+		pfd[n].events = ev;
+		i_sk = n++;
+
+		if (poll(pfd, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll: %s", strerror(errno));
+		}
+
+		if (i_in >= 0 && pfd[i_in].revents) {
+			size_t max = sizeof(tx);
+			ssize_t r;
+
+			if (opt_rst_after >= 0 &&
+			    (long long)max > opt_rst_after - bytes_out)
+				max = (size_t)(opt_rst_after - bytes_out);
+			r = max ? read(0, tx, max) : 0;
+			if (r < 0 && errno != EINTR && errno != EAGAIN)
+				die("read stdin: %s", strerror(errno));
+			if (r == 0)
+				in_eof = 1;
+			if (r > 0) {
+				tx_len = (size_t)r;
+				tx_off = 0;
+			}
+		}
+
+		if (pfd[i_sk].revents & (POLLIN | POLLERR | POLLHUP)) {
+			ssize_t r = recv(s, rx, sizeof(rx), 0);
+
+			if (r < 0 && is_reset(errno)) {
+				reset = 1;
+				break;
+			}
+			if (r < 0 && errno != EAGAIN && errno != EINTR)
+				die("recv: %s", strerror(errno));
+			if (r == 0) {
+				sk_eof = 1;
+				if (opt_hold && in_eof && !tx_len && !shut) {
+					shutdown(s, SHUT_WR);
+					shut = 1;
+				}
+			}
+			if (r > 0) {
+				write_all(1, rx, (size_t)r);
+				bytes_in += r;
+				prog_in = bytes_in;
+			}
+		}
+
+		if (tx_len && (pfd[i_sk].revents & (POLLOUT | POLLERR))) {
+			ssize_t w = send(s, tx + tx_off, tx_len, MSG_NOSIGNAL);
+
+			if (w < 0 && is_reset(errno)) {
+				reset = 1;
+				break;
+			}
+			if (w < 0 && errno != EAGAIN && errno != EINTR)
+				die("send: %s", strerror(errno));
+			if (w > 0) {
+				tx_off += (size_t)w;
+				tx_len -= (size_t)w;
+				bytes_out += w;
+				prog_out = bytes_out;
+			}
+		}
+
+		if (opt_rst_after >= 0 && bytes_out >= opt_rst_after &&
+		    !tx_len) {
+			rst_close(s);
+			rst_sent = 1;
+			s = -1;
+			break;
+		}
+	}
+
+	if (s >= 0)
+		close(s);
+	if (opt_report)
+		fprintf(stderr, "bytes_in=%lld bytes_out=%lld end=%s\n",
+			bytes_in, bytes_out,
+			reset ? "rst" : rst_sent ? "rst-sent" : "eof");
+	if (rst_sent)
+		rc = 0;
+	else if (opt_expect_rst)
+		rc = reset ? 0 : 1;
+	else
+		rc = reset ? 1 : 0;
+	if (rc && !opt_report)
+		fprintf(stderr, "sockio: connection ended with %s\n",
+			reset ? "a reset" : "EOF, no reset");
+	return rc;
+}
+
+static int do_tcp_listen(const char *addr, const char *port)
+{
+	int l = sock_listen(addr, port, SOCK_STREAM), s;
+
+	struct sockaddr_storage peer;
+	socklen_t pl = sizeof(peer);
+
+	ready();
+	s = accept(l, (struct sockaddr *)&peer, &pl);
+	if (s < 0)
+		die("accept: %s", strerror(errno));
+	close(l);
+	if (opt_report) {
+		char h[INET6_ADDRSTRLEN] = "?", p[16] = "?";
+
+		getnameinfo((struct sockaddr *)&peer, pl, h, sizeof(h), p,
+			    sizeof(p), NI_NUMERICHOST | NI_NUMERICSERV);
+		fprintf(stderr, "peer=%s port=%s\n", h, p);
+	}
+	return copy(s);
+}
+
+static int do_tcp_connect(const char *addr, const char *port)
+{
+	int s = tcp_connect(addr, port);
+
+	if (s < 0)
+		die("connect %s %s: %s", addr, port, strerror(-s));
+	return copy(s);
+}
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+struct echo_conn {
+	int fd;
+	int eof;
+	size_t len, off;
+	char buf[16384];
+};
+
+static int do_tcp_echo(const char *addr, const char *port)
+{
+	static struct echo_conn *conns[MAX_CONNS];
+	static struct pollfd pfd[MAX_CONNS + 1];
+	int l, nconn = 0, i;
+
+	raise_nofile();
+	l = sock_listen(addr, port, SOCK_STREAM);
+	set_nonblock(l);
+	ready();
+
+	for (;;) {
+		int n = 0;
+
+		pfd[n].fd = l;
+		pfd[n++].events = nconn < MAX_CONNS ? POLLIN : 0;
+		for (i = 0; i < nconn; i++) {
+			struct echo_conn *c = conns[i];
+
+			pfd[n].fd = c->fd;
+			pfd[n].events = 0;
+			if (c->len)
+				pfd[n].events |= POLLOUT;
+			else if (!c->eof)
+				pfd[n].events |= POLLIN;
+			n++;
+		}
+		if (poll(pfd, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll: %s", strerror(errno));
+		}
+
+		for (i = 0; i < nconn; i++) {
+			struct echo_conn *c = conns[i];
+			short re = pfd[i + 1].revents;
+			int done = 0;
+
+			if (!re)
+				continue;
+			if (!c->len && !c->eof) {
+				ssize_t r = recv(c->fd, c->buf, sizeof(c->buf),
+						 0);
+
+				if (r > 0) {
+					c->len = (size_t)r;
+					c->off = 0;
+				} else if (r == 0) {
+					c->eof = 1;
+				} else if (errno != EAGAIN && errno != EINTR) {
+					done = 1;
+				}
+			}
+			if (c->len && !done) {
+				ssize_t w = send(c->fd, c->buf + c->off,
+						 c->len, MSG_NOSIGNAL);
+
+				if (w > 0) {
+					c->off += (size_t)w;
+					c->len -= (size_t)w;
+				} else if (w < 0 && errno != EAGAIN &&
+					   errno != EINTR) {
+					done = 1;
+				}
+			}
+			if (c->eof && !c->len)
+				done = 1;
+			if (done) {
+				close(c->fd);
+				free(c);
+				conns[i] = NULL;
+			}
+		}
+		/* compact, keeping pfd[] indices in step for the next round */
+		for (i = 0; i < nconn;) {
+			if (!conns[i]) {
+				conns[i] = conns[--nconn];
+				conns[nconn] = NULL;
+			} else {
+				i++;
+			}
+		}
+
+		if (pfd[0].revents & POLLIN) {
+			int k;
+
+			for (k = 0; k < 64 && nconn < MAX_CONNS; k++) {
+				int s = accept(l, NULL, NULL);
+				struct echo_conn *c;
+
+				if (s < 0)
+					break;
+				set_nonblock(s);
+				c = calloc(1, sizeof(*c));
+				if (!c)
+					die("out of memory");
+				c->fd = s;
+				conns[nconn++] = c;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Byte at offset @off of connection @id's pattern */
+static unsigned char pat(unsigned id, unsigned long long off)
+{
+	return (unsigned char)((off * 131 + (off >> 8) * 7 + id * 29) & 0xff);
+}
+
+struct many_conn {
+	int fd;
+	int connected, shut, done, failed;
+	unsigned long long sent, rcvd;
+};
+
+static int do_tcp_many(const char *addr, const char *port, long n,
+		       long long bytes)
+{
+	static struct many_conn mc[MAX_CONNS];
+	static struct pollfd pfd[MAX_CONNS];
+	struct sockaddr_storage ss;
+	socklen_t len = parse_addr(addr, port, &ss);
+	static char buf[BUFSZ];
+	int left, failures = 0;
+	long i;
+
+	if (n < 1 || n > MAX_CONNS || bytes < 0)
+		die("tcp-many: N must be 1..%d, BYTES >= 0", MAX_CONNS);
+	raise_nofile();
+
+	for (i = 0; i < n; i++) {
+		int s = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+		if (s < 0)
+			die("socket %ld: %s", i, strerror(errno));
+		if (connect(s, (struct sockaddr *)&ss, len) &&
+		    errno != EINPROGRESS)
+			die("connect %ld: %s", i, strerror(errno));
+		mc[i].fd = s;
+	}
+
+	left = (int)n;
+	while (left) {
+		for (i = 0; i < n; i++) {
+			struct many_conn *c = &mc[i];
+
+			pfd[i].fd = c->done ? -1 : c->fd;
+			pfd[i].events = POLLIN;
+			if (!c->connected || (!c->shut && c->sent < (unsigned long long)bytes))
+				pfd[i].events |= POLLOUT;
+		}
+		if (poll(pfd, (nfds_t)n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll: %s", strerror(errno));
+		}
+		for (i = 0; i < n; i++) {
+			struct many_conn *c = &mc[i];
+			short re = pfd[i].revents;
+			int err = 0;
+			socklen_t el = sizeof(err);
+
+			if (c->done || !re)
+				continue;
+			if (!c->connected) {
+				getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err,
+					   &el);
+				if (err) {
+					fprintf(stderr, "conn %ld: connect: %s\n",
+						i, strerror(err));
+					c->failed = c->done = 1;
+					left--;
+					continue;
+				}
+				if (!(re & POLLOUT))
+					continue;
+				c->connected = 1;
+			}
+			if ((re & POLLOUT) && c->sent < (unsigned long long)bytes) {
+				size_t chunk = sizeof(buf), k;
+				ssize_t w;
+
+				if (chunk > bytes - c->sent)
+					chunk = (size_t)(bytes - c->sent);
+				for (k = 0; k < chunk; k++)
+					buf[k] = (char)pat((unsigned)i, c->sent + k);
+				w = send(c->fd, buf, chunk, MSG_NOSIGNAL);
+				if (w > 0)
+					c->sent += (unsigned long long)w;
+				else if (w < 0 && errno != EAGAIN) {
+					fprintf(stderr, "conn %ld: send after %llu: %s\n",
+						i, c->sent, strerror(errno));
+					c->failed = c->done = 1;
+					left--;
+					continue;
+				}
+			}
+			if (!c->shut && c->sent == (unsigned long long)bytes) {
+				shutdown(c->fd, SHUT_WR);
+				c->shut = 1;
+			}
+			if (re & (POLLIN | POLLHUP | POLLERR)) {
+				ssize_t r = recv(c->fd, buf, sizeof(buf), 0), k;
+
+				if (r < 0 && errno == EAGAIN)
+					continue;
+				if (r < 0) {
+					fprintf(stderr, "conn %ld: recv after %llu: %s\n",
+						i, c->rcvd, strerror(errno));
+					c->failed = 1;
+				} else if (r == 0) {
+					if (c->rcvd != (unsigned long long)bytes) {
+						fprintf(stderr, "conn %ld: EOF after %llu of %lld bytes\n",
+							i, c->rcvd, bytes);
+						c->failed = 1;
+					}
+				} else {
+					for (k = 0; k < r; k++) {
+						if ((unsigned char)buf[k] !=
+						    pat((unsigned)i, c->rcvd + (unsigned long long)k))
+							break;
+					}
+					if (k < r || c->rcvd + (unsigned long long)r > (unsigned long long)bytes) {
+						fprintf(stderr, "conn %ld: wrong data at offset %llu\n",
+							i, c->rcvd + (unsigned long long)k);
+						c->failed = 1;
+					} else {
+						c->rcvd += (unsigned long long)r;
+						continue;
+					}
+				}
+				c->done = 1;
+				left--;
+			}
+		}
+	}
+
+	for (i = 0; i < n; i++) {
+		failures += mc[i].failed;
+		close(mc[i].fd);
+	}
+	fprintf(stderr, "tcp-many: %ld connections, %ld verified, %d failed\n",
+		n, n - failures, failures);
+	return failures ? 1 : 0;
+}
+
+static int do_tcp_refused(const char *addr, const char *port)
+{
+	long long t0 = now_ms();
+	int s = tcp_connect(addr, port);
+
+	if (s >= 0) {
+		close(s);
+		fprintf(stderr, "sockio: connect %s %s succeeded\n", addr, port);
+		return 1;
+	}
+	if (s != -ECONNREFUSED) {
+		fprintf(stderr, "sockio: connect %s %s: %s (after %lld ms)\n",
+			addr, port, strerror(-s), now_ms() - t0);
+		return 1;
+	}
+	fprintf(stderr, "sockio: connection refused after %lld ms\n",
+		now_ms() - t0);
+	return 0;
+}
+
+static void set_timeouts(int s, int secs)
+{
+	struct timeval tv = { .tv_sec = secs };
+
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* churn_one() - one connection of churn, returns 0 or -1 on error */
+static int churn_one(const struct sockaddr_storage *ss, socklen_t len,
+		     unsigned i, int *rst)
+{
+	static char buf[8192], back[8192];
+	size_t size = 1 + (i * 2654435761u >> 7) % 4096, got = 0, k;
+	int s, kind = (int)(i % 4);
+	ssize_t r;
+
+	s = socket(ss->ss_family, SOCK_STREAM, 0);
+	if (s < 0)
+		die("socket: %s", strerror(errno));
+	set_timeouts(s, 5);
+	if (connect(s, (const struct sockaddr *)ss, len)) {
+		fprintf(stderr, "churn %u: connect: %s\n", i, strerror(errno));
+		close(s);
+		return -1;
+	}
+	for (k = 0; k < size; k++)
+		buf[k] = (char)pat(i, k);
+	if (send(s, buf, size, MSG_NOSIGNAL) != (ssize_t)size) {
+		fprintf(stderr, "churn %u: send: %s\n", i, strerror(errno));
+		close(s);
+		return -1;
+	}
+	if (kind == 3) {
+		/* reset with the echo possibly still in flight */
+		rst_close(s);
+		*rst = 1;
+		return 0;
+	}
+	while (got < size) {
+		r = recv(s, back + got, size - got, 0);
+		if (r <= 0) {
+			fprintf(stderr, "churn %u: recv after %zu of %zu: %s\n",
+				i, got, size, r ? strerror(errno) : "EOF");
+			close(s);
+			return -1;
+		}
+		got += (size_t)r;
+	}
+	if (memcmp(buf, back, size)) {
+		fprintf(stderr, "churn %u: echoed data differs\n", i);
+		close(s);
+		return -1;
+	}
+	if (kind == 2) {
+		rst_close(s);
+		*rst = 1;
+		return 0;
+	}
+	shutdown(s, SHUT_WR);
+	r = recv(s, back, sizeof(back), 0);
+	if (r != 0) {
+		fprintf(stderr, "churn %u: expected EOF, got %zd (%s)\n", i, r,
+			r < 0 ? strerror(errno) : "data");
+		close(s);
+		return -1;
+	}
+	close(s);
+	*rst = 0;
+	return 0;
+}
+
+static int do_churn(const char *addr, const char *port, long secs)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = parse_addr(addr, port, &ss);
+	long long t0 = now_ms(), end = t0 + secs * 1000;
+	unsigned i, graceful = 0, rsts = 0, errors = 0;
+	const unsigned max = 200000, rate = 200; /* per second */
+
+	for (i = 0; i < max && now_ms() < end && errors < 20; i++) {
+		long long due = t0 + (long long)i * 1000 / rate;
+		int rst = 0;
+
+		/* bounded rate: TIME_WAIT must not exhaust ephemeral ports */
+		while (now_ms() < due)
+			usleep(1000);
+		if (churn_one(&ss, len, i, &rst))
+			errors++;
+		else if (rst)
+			rsts++;
+		else
+			graceful++;
+	}
+	fprintf(stderr, "churn: connections=%u graceful=%u rst=%u errors=%u "
+		"seconds=%lld\n", i, graceful, rsts, errors,
+		(now_ms() - t0) / 1000);
+	return errors ? 1 : 0;
+}
+
+static int do_udp_echo(const char *addr, const char *port)
+{
+	static char buf[BUFSZ];
+	int s = sock_listen(addr, port, SOCK_DGRAM);
+
+	ready();
+	for (;;) {
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof(from);
+		ssize_t r = recvfrom(s, buf, sizeof(buf), 0,
+				     (struct sockaddr *)&from, &fl);
+
+		if (r < 0) {
+			if (errno == EINTR || errno == ECONNREFUSED)
+				continue;
+			die("recvfrom: %s", strerror(errno));
+		}
+		sendto(s, buf, (size_t)r, 0, (struct sockaddr *)&from, fl);
+	}
+	return 0;
+}
+
+/* wait_readable() - poll @s for input up to @ms, returns poll() result */
+static int wait_readable(int s, int ms)
+{
+	struct pollfd p = { .fd = s, .events = POLLIN };
+	int rc;
+
+	do
+		rc = poll(&p, 1, ms);
+	while (rc < 0 && errno == EINTR);
+	return rc;
+}
+
+static int do_udp_ping(const char *addr, const char *port, long count)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = parse_addr(addr, port, &ss);
+	char msg[128], buf[256];
+	unsigned tag = (unsigned)getpid() ^ (unsigned)now_ms();
+	long i, ok = 0;
+	int s;
+
+	if (count < 1 || count > 100000)
+		die("udp-ping: COUNT must be 1..100000");
+	s = socket(ss.ss_family, SOCK_DGRAM, 0);
+	if (s < 0)
+		die("socket: %s", strerror(errno));
+	if (connect(s, (struct sockaddr *)&ss, len))
+		die("connect: %s", strerror(errno));
+
+	for (i = 0; i < count; i++) {
+		int tries, got = 0;
+		int mlen = snprintf(msg, sizeof(msg),
+				    "sockio udp-ping %08x seq %ld", tag, i);
+
+		for (tries = 0; tries < 5 && !got; tries++) {
+			long long end = now_ms() + 1000;
+
+			if (send(s, msg, (size_t)mlen, 0) < 0) {
+				if (errno == ECONNREFUSED) {
+					if (opt_expect_refused) {
+						fprintf(stderr, "sockio: refused\n");
+						return 0;
+					}
+					die("send: connection refused");
+				}
+				die("send: %s", strerror(errno));
+			}
+			while (!got && now_ms() < end) {
+				ssize_t r;
+
+				if (wait_readable(s, (int)(end - now_ms())) <= 0)
+					break;
+				r = recv(s, buf, sizeof(buf), 0);
+				if (r < 0 && errno == ECONNREFUSED) {
+					if (opt_expect_refused) {
+						fprintf(stderr, "sockio: refused\n");
+						return 0;
+					}
+					die("recv: connection refused (seq %ld)", i);
+				}
+				if (r < 0)
+					die("recv: %s", strerror(errno));
+				if (r == mlen && !memcmp(buf, msg, (size_t)mlen))
+					got = 1;
+				/* else: a late echo of an earlier try */
+			}
+		}
+		if (!got) {
+			if (opt_expect_refused)
+				die("no ECONNREFUSED (and no reply)");
+			die("seq %ld: no echo after 5 tries (%ld of %ld echoed)",
+			    i, ok, count);
+		}
+		if (opt_expect_refused)
+			die("got an echo, expected ECONNREFUSED");
+		ok++;
+	}
+	fprintf(stderr, "udp-ping: %ld of %ld echoed\n", ok, count);
+	return 0;
+}
+
+/* DNS name "example.test" in wire format */
+static const unsigned char qname[] = "\7example\4test";
+
+static int do_udp_dns(const char *addr)
+{
+	struct sockaddr_storage ss, from;
+	socklen_t len = parse_addr(addr, "53", &ss), fl;
+	unsigned char q[64], buf[512];
+	uint16_t id = (uint16_t)(getpid() ^ now_ms());
+	size_t ql = 0;
+	int s, tries;
+
+	q[ql++] = (unsigned char)(id >> 8);
+	q[ql++] = (unsigned char)id;
+	q[ql++] = 0x01;		/* RD */
+	q[ql++] = 0x00;
+	q[ql++] = 0; q[ql++] = 1;	/* QDCOUNT */
+	memset(q + ql, 0, 6);
+	ql += 6;
+	memcpy(q + ql, qname, sizeof(qname));	/* with the root label */
+	ql += sizeof(qname);
+	q[ql++] = 0; q[ql++] = 1;	/* A */
+	q[ql++] = 0; q[ql++] = 1;	/* IN */
+
+	s = socket(ss.ss_family, SOCK_DGRAM, 0);
+	if (s < 0)
+		die("socket: %s", strerror(errno));
+	for (tries = 0; tries < 5; tries++) {
+		long long end = now_ms() + 1000;
+
+		if (sendto(s, q, ql, 0, (struct sockaddr *)&ss, len) < 0)
+			die("sendto: %s", strerror(errno));
+		while (now_ms() < end) {
+			ssize_t r;
+
+			if (wait_readable(s, (int)(end - now_ms())) <= 0)
+				break;
+			fl = sizeof(from);
+			r = recvfrom(s, buf, sizeof(buf), 0,
+				     (struct sockaddr *)&from, &fl);
+			if (r < 12)
+				continue;
+			if (fl != len || memcmp(&from, &ss, len)) {
+				char h[INET6_ADDRSTRLEN] = "?";
+
+				getnameinfo((struct sockaddr *)&from, fl, h,
+					    sizeof(h), NULL, 0, NI_NUMERICHOST);
+				fprintf(stderr, "sockio: reply from %s, not %s\n",
+					h, addr);
+				continue;
+			}
+			if (buf[0] != q[0] || buf[1] != q[1] ||
+			    !(buf[2] & 0x80))
+				continue;
+			fprintf(stderr, "udp-dns: answer from %s, rcode %d, "
+				"%d answers\n", addr, buf[3] & 0xf,
+				buf[6] << 8 | buf[7]);
+			return 0;
+		}
+	}
+	fprintf(stderr, "sockio: no DNS answer from %s\n", addr);
+	return 1;
+}
+
+static int do_dns_server(const char *addr)
+{
+	unsigned char buf[512];
+	int s = sock_listen(addr, "53", SOCK_DGRAM);
+
+	ready();
+	for (;;) {
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof(from);
+		ssize_t r = recvfrom(s, buf, sizeof(buf), 0,
+				     (struct sockaddr *)&from, &fl);
+		size_t p = 12;
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			die("recvfrom: %s", strerror(errno));
+		}
+		if (r < 17 || (buf[2] & 0x80) || buf[4] || buf[5] != 1)
+			continue;
+		/* skip the question's name, then its type and class */
+		while (p < (size_t)r && buf[p] && buf[p] < 64)
+			p += buf[p] + 1u;
+		p += 5;
+		if (p > (size_t)r || p + 16 > sizeof(buf))
+			continue;
+		buf[2] = 0x80 | (buf[2] & 0x01);	/* QR, RD copied */
+		buf[3] = 0x80;				/* RA, NOERROR */
+		buf[6] = 0; buf[7] = 1;			/* ANCOUNT */
+		memset(buf + 8, 0, 4);			/* NS, AR */
+		buf[p++] = 0xc0; buf[p++] = 12;		/* name: question */
+		buf[p++] = 0; buf[p++] = 1;		/* A */
+		buf[p++] = 0; buf[p++] = 1;		/* IN */
+		buf[p++] = 0; buf[p++] = 0; buf[p++] = 0; buf[p++] = 60;
+		buf[p++] = 0; buf[p++] = 4;
+		buf[p++] = 192; buf[p++] = 0; buf[p++] = 2; buf[p++] = 123;
+		sendto(s, buf, p, 0, (struct sockaddr *)&from, fl);
+	}
+	return 0;
+}
+
+static void usage(void)
+{
+	fputs("Usage: sockio [-4|-6] [-t SECS] [--ready FILE] [--report]\n"
+	      "              [--rst-after N] [--expect-rst] [--hold]\n"
+	      "              [--wait-eof] [--expect-refused] MODE ARG...\n"
+	      "MODE: tcp-listen ADDR PORT | tcp-connect ADDR PORT |\n"
+	      "      tcp-echo ADDR PORT | tcp-many ADDR PORT N BYTES |\n"
+	      "      tcp-refused ADDR PORT | churn ADDR PORT SECS |\n"
+	      "      udp-echo ADDR PORT | udp-ping ADDR PORT [COUNT] |\n"
+	      "      udp-dns ADDR | dns-server ADDR\n", stderr);
+	exit(64);
+}
+
+static long num(const char *s)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || end == s || v < 0 || v > 1LL << 40)
+		usage();
+	return (long)v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "ready",		required_argument, NULL, 'r' },
+		{ "rst-after",		required_argument, NULL, 'R' },
+		{ "expect-rst",		no_argument, NULL, 'E' },
+		{ "expect-refused",	no_argument, NULL, 'F' },
+		{ "report",		no_argument, NULL, 'p' },
+		{ "hold",		no_argument, NULL, 'H' },
+		{ "wait-eof",		no_argument, NULL, 'W' },
+		{ "help",		no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *mode;
+	int o, server, rc = 64;
+	char **a;
+
+	while ((o = getopt_long(argc, argv, "46t:h", lopts, NULL)) != -1) {
+		switch (o) {
+		case '4': opt_family = AF_INET; break;
+		case '6': opt_family = AF_INET6; break;
+		case 't': opt_timeout = num(optarg); break;
+		case 'r': opt_ready = optarg; break;
+		case 'R': opt_rst_after = num(optarg); break;
+		case 'E': opt_expect_rst = 1; break;
+		case 'F': opt_expect_refused = 1; break;
+		case 'p': opt_report = 1; break;
+		case 'H': opt_hold = 1; break;
+		case 'W': opt_wait_eof = 1; break;
+		default: usage();
+		}
+	}
+	if (optind >= argc)
+		usage();
+	mode = argv[optind];
+	a = argv + optind + 1;
+	argc -= optind + 1;
+
+	signal(SIGPIPE, SIG_IGN);
+	server = !strcmp(mode, "tcp-echo") || !strcmp(mode, "udp-echo") ||
+		 !strcmp(mode, "dns-server");
+	if (opt_timeout < 0)
+		opt_timeout = server ? 0 : 60;
+	if (!strcmp(mode, "churn") && argc == 3 && opt_timeout &&
+	    opt_timeout < num(a[2]) + 30)
+		opt_timeout = num(a[2]) + 30;
+	if (opt_timeout) {
+		signal(SIGALRM, on_alarm);
+		alarm((unsigned)opt_timeout);
+	}
+
+	if (!strcmp(mode, "tcp-listen") && argc == 2)
+		rc = do_tcp_listen(a[0], a[1]);
+	else if (!strcmp(mode, "tcp-connect") && argc == 2)
+		rc = do_tcp_connect(a[0], a[1]);
+	else if (!strcmp(mode, "tcp-echo") && argc == 2)
+		rc = do_tcp_echo(a[0], a[1]);
+	else if (!strcmp(mode, "tcp-many") && argc == 4)
+		rc = do_tcp_many(a[0], a[1], num(a[2]), num(a[3]));
+	else if (!strcmp(mode, "tcp-refused") && argc == 2)
+		rc = do_tcp_refused(a[0], a[1]);
+	else if (!strcmp(mode, "churn") && argc == 3)
+		rc = do_churn(a[0], a[1], num(a[2]));
+	else if (!strcmp(mode, "udp-echo") && argc == 2)
+		rc = do_udp_echo(a[0], a[1]);
+	else if (!strcmp(mode, "udp-ping") && (argc == 2 || argc == 3))
+		rc = do_udp_ping(a[0], a[1], argc == 3 ? num(a[2]) : 1);
+	else if (!strcmp(mode, "udp-dns") && argc == 1)
+		rc = do_udp_dns(a[0]);
+	else if (!strcmp(mode, "dns-server") && argc == 1)
+		rc = do_dns_server(a[0]);
+	else
+		usage();
+	return rc;
+}
