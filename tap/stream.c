@@ -6,9 +6,9 @@
  *
  * Theory of operation
  *
- * Listening: we bind the UNIX socket given with -s (or the first free
- * /tmp/passt_N.socket) before daemonizing, so that whoever started us can
- * launch QEMU as soon as we return. One client at a time: an extra client
+ * Listening: tap/listen.c binds the UNIX socket given with -s (or the
+ * first free /tmp/passt_N.socket) before daemonizing, so that whoever
+ * started us can launch QEMU as soon as we return. One client at a time: an extra client
  * is accepted and closed at once. When the client goes, -1 (--one-off)
  * ends the process; otherwise we wait for the next one (QEMU's reconnect).
  * --fd N skips all that and uses an inherited, connected socket (one-off).
@@ -35,13 +35,12 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "ctx.h"
 #include "log.h"
 #include "loop.h"
+#include "tap/listen.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
 #include "util.h"
@@ -58,7 +57,6 @@ static size_t out_head, out_tail;	/* pending bytes: [out_head, out_tail) */
 static bool out_waiting;		/* EPOLLOUT requested */
 
 static uint64_t stream_dropped;		/* frames dropped: buffer full */
-static bool sock_path_ours;		/* we created c->sock_path */
 
 static void stream_reset_buffers(void)
 {
@@ -67,67 +65,9 @@ static void stream_reset_buffers(void)
 	out_waiting = false;
 }
 
-static int stream_try_bind(int fd, const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int probe, rc;
-
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
-	if (!bind(fd, (struct sockaddr *)&a, sizeof(a)))
-		return 0;
-	if (errno != EADDRINUSE)
-		return -errno;
-
-	/* Is somebody listening there, or is it a stale socket file? */
-	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (probe < 0)
-		return -errno;
-	rc = connect(probe, (struct sockaddr *)&a, sizeof(a));
-	close(probe);
-	if (!rc || errno != ECONNREFUSED)
-		return -EADDRINUSE;
-
-	unlink(path);
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)))
-		return -errno;
-	return 0;
-}
-
 static int stream_listen(struct ctx *c)
 {
-	int fd, rc = -EADDRINUSE, i;
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		die_perror("UNIX socket");
-
-	if (c->sock_path[0]) {
-		rc = stream_try_bind(fd, c->sock_path);
-		if (rc == -EADDRINUSE)
-			die("%s: another instance is already listening there",
-			    c->sock_path);
-		if (rc) {
-			errno = -rc;
-			die_perror("Can't bind UNIX socket %s", c->sock_path);
-		}
-	} else {
-		for (i = 1; i < 100 && rc; i++) {
-			snprintf(c->sock_path, sizeof(c->sock_path),
-				 "/tmp/passt_%i.socket", i);
-			rc = stream_try_bind(fd, c->sock_path);
-		}
-		if (rc)
-			die("No free /tmp/passt_N.socket path, use -s");
-	}
-	sock_path_ours = true;
-
-	if (listen(fd, 1))
-		die_perror("listen on %s", c->sock_path);
-	c->fd_listen = fd;
-	if (loop_add(c, fd, EPOLLIN, REF_TAP_LISTEN, 0))
-		die_perror("epoll_ctl");
-
-	info("UNIX domain socket bound at %s", c->sock_path);
+	tap_listen(c);
 	info("You can now start qemu (>= 7.2) with:");
 	info("    qemu-system-x86_64 ... -netdev stream,id=n0,server=off,"
 	     "addr.type=unix,addr.path=%s -device virtio-net-pci,netdev=n0",
@@ -178,8 +118,7 @@ int stream_init(struct ctx *c)
  */
 void stream_listen_handler(struct ctx *c)
 {
-	int fd = accept4(c->fd_listen, NULL, NULL,
-			 SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd = tap_accept(c);
 
 	if (fd < 0)
 		return;
@@ -222,15 +161,15 @@ static int stream_parse(struct ctx *c)
 		if (flen < STREAM_FRAME_MIN || flen > STREAM_FRAME_MAX) {
 			warn_rl("Bad frame length %u from front-end, "
 				"resetting connection", flen);
+			tap_input_end(c);
 			return -1;
 		}
 		if (in_len - off - 4 < flen)
 			break;
 		tap_input(c, in_buf + off + 4, flen);
 		off += 4 + flen;
-		if (c->fd_tap < 0)	/* not expected, but be safe */
-			return 0;
 	}
+	tap_input_end(c);
 	if (off) {
 		memmove(in_buf, in_buf + off, in_len - off);
 		in_len -= off;
@@ -381,6 +320,5 @@ void stream_flush(struct ctx *c)
  */
 void stream_cleanup(struct ctx *c)
 {
-	if (sock_path_ours && c->sock_path[0])
-		unlink(c->sock_path);
+	tap_listen_cleanup(c);
 }

@@ -45,6 +45,7 @@
 #include "tap/pcap.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
+#include "tap/vhost_user.h"
 #include "tcp/tcp.h"
 #include "udp/udp.h"
 #include "util.h"
@@ -67,6 +68,8 @@ static struct {
  */
 int tap_connected(const struct ctx *c)
 {
+	if (c->mode == MODE_VU)
+		return vu_net_connected(c);
 	return c->fd_tap >= 0;
 }
 
@@ -101,7 +104,10 @@ int tap_send_frame(struct ctx *c, const void *frame, size_t len)
 		len = FRAME_MIN_LEN;
 	}
 	pcap_frame(frame, len);
-	rc = stream_queue(c, frame, len);
+	if (c->mode == MODE_VU)
+		rc = vu_net_send(c, frame, len);
+	else
+		rc = stream_queue(c, frame, len);
 	if (rc)
 		tap_stats.tx_fail++;
 	else
@@ -312,6 +318,8 @@ void tap_log_stats(void)
  */
 size_t tap_tx_room(const struct ctx *c)
 {
+	if (c->mode == MODE_VU)
+		return vu_net_room(c);
 	return stream_room(c);
 }
 
@@ -321,7 +329,10 @@ size_t tap_tx_room(const struct ctx *c)
  */
 void tap_flush(struct ctx *c)
 {
-	stream_flush(c);
+	if (c->mode == MODE_VU)
+		vu_net_flush(c);
+	else
+		stream_flush(c);
 }
 
 static void tap_learn_mac(struct ctx *c, const uint8_t *src)
@@ -417,6 +428,18 @@ static bool tap_input_ip6(struct ctx *c, const struct pkt *p)
 	default:
 		return false;
 	}
+}
+
+/**
+ * tap_input_end() - a batch of guest frames was handed to tap_input()
+ * @c:		execution context
+ *
+ * Front-ends call this before the frames of the batch go away: protocols
+ * may hold pointers into them until here (see tcp_flush_pending()).
+ */
+void tap_input_end(struct ctx *c)
+{
+	tcp_flush_pending(c);
 }
 
 /**

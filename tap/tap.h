@@ -2,7 +2,7 @@
 /*
  * tap.h - the guest-facing frame interface, independent of the front-end.
  *
- * Input: a front-end (stream.c, later vhost-user) hands each complete
+ * Input: a front-end (stream.c, vhost_user.c) hands each complete
  * Ethernet frame from the guest to tap_input(), which records it in the
  * pcap file, learns the guest's MAC, parses it and dispatches it to the
  * service or protocol that owns it.
@@ -24,6 +24,7 @@ struct ctx;
 struct pkt;
 
 void tap_input(struct ctx *c, const uint8_t *frame, size_t len);
+void tap_input_end(struct ctx *c);
 int tap_send_frame(struct ctx *c, const void *frame, size_t len);
 int tap_send_ip4(struct ctx *c, struct in_addr src, struct in_addr dst,
 		 uint8_t proto, const void *l4, size_t l4len);

@@ -58,6 +58,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/sock_diag.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -115,6 +116,22 @@ static uint8_t tcp_discard[65536];
 #define TCP_DISCARD_IOV 256		/* so at most 16 MiB may be in flight */
 
 static bool peek_offset_ok;		/* kernel supports SO_PEEK_OFF */
+
+/*
+ * Guest data not yet written: consecutive in-order segments of one
+ * connection, from one batch of frames, go to the socket with a single
+ * sendmsg(), so the kernel builds large segments instead of one per frame.
+ * The iovecs point into the front-end's frames, which stay valid until the
+ * batch ends: tap_input_end() calls tcp_flush_pending() before that.
+ */
+#define TCP_WBATCH 128
+static struct {
+	int idx;			/* flow index, -1 if nothing pending */
+	uint32_t next;			/* sequence number that may follow */
+	unsigned niov;
+	size_t len;
+	struct iovec iov[TCP_WBATCH];
+} tcp_pend = { .idx = -1 };
 static uint32_t defer_list[TCP_DEFER_MAX];
 static unsigned defer_count;
 static bool tcp_blocked_any;		/* some connection waits for room */
@@ -161,21 +178,33 @@ static uint32_t tcp_isn(const struct flow_key *k)
 	return (uint32_t)(flow_key_hash(k) + m);
 }
 
-/* Free room in the socket's send buffer: the window we offer the guest */
-static uint32_t tcp_sock_room(const struct tcp_conn *conn)
+/*
+ * tcp_sock_room() - free room in the socket's send buffer: the window we
+ * offer the guest. The kernel accepts data while the memory it has queued
+ * (payload plus overhead) is below the buffer size, so this much payload is
+ * always taken. *@low says the kernel itself considers the socket not
+ * writable, which is also when it grows the buffer (autotuning) and
+ * signals EPOLLOUT once there is room again.
+ */
+static uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low)
 {
-	int sndbuf = 0, outq = 0;
-	socklen_t sl = sizeof(sndbuf);
-	int64_t room;
+	uint32_t mi[SK_MEMINFO_VARS];
+	socklen_t sl = sizeof(mi);
+	uint32_t sndbuf, queued, room;
 
-	if (getsockopt(conn->sock, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl) ||
-	    ioctl(conn->sock, SIOCOUTQ, &outq))
+	*low = false;
+	if (getsockopt(conn->sock, SOL_SOCKET, SO_MEMINFO, mi, &sl) ||
+	    sl < (SK_MEMINFO_WMEM_QUEUED + 1) * sizeof(uint32_t))
 		return 0;
-	/* SO_SNDBUF counts kernel overhead too: payload gets about 3/4 */
-	room = (int64_t)sndbuf * 3 / 4 - outq;
-	if (room < 0)
-		return 0;
-	return (uint32_t)MIN(room, (int64_t)65535 << conn->ws_ours);
+	sndbuf = mi[SK_MEMINFO_SNDBUF];
+	queued = mi[SK_MEMINFO_WMEM_QUEUED];
+	room = sndbuf > queued ? sndbuf - queued : 0;
+	*low = room < queued / 2;
+	/* Segments cost the kernel more than their payload: keep a margin,
+	 * or the last segment of a window would be refused
+	 */
+	room -= room / 4;
+	return MIN(room, (uint32_t)65535 << conn->ws_ours);
 }
 
 static void tcp_conn_events(struct ctx *c, struct tcp_conn *conn,
@@ -186,21 +215,30 @@ static void tcp_conn_events(struct ctx *c, struct tcp_conn *conn,
 	loop_mod(c, conn->sock, ev, REF_TCP, tcp_idx(conn));
 }
 
+/* tcp_out_wait() - wake us when the socket has room again */
+static void tcp_out_wait(struct ctx *c, struct tcp_conn *conn)
+{
+	if (conn->flags & TCP_F_OUT_WAIT)
+		return;
+	conn->flags |= TCP_F_OUT_WAIT;
+	tcp_conn_events(c, conn, EPOLLOUT);
+}
+
 /*
  * tcp_wnd_to_guest() - the window field for a segment to the guest
  *
- * When the socket's send buffer is (nearly) full, the guest will stop;
- * arm EPOLLOUT so that a window update follows as soon as there is room.
+ * The free room of the socket's send buffer. When the kernel finds the
+ * socket short of room, arm EPOLLOUT: that lets the kernel grow the buffer
+ * as the peer ACKs, and a window update follows once there is room. The
+ * kernel only signals that after it ran out of space, so this can't spin.
  */
 static uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 {
-	uint32_t room = tcp_sock_room(conn);
+	bool low;
+	uint32_t room = tcp_sock_room(conn, &low);
 
-	if (room < conn->mss && !(conn->flags & TCP_F_OUT_WAIT) &&
-	    conn->f.state == TCP_ST_ESTABLISHED) {
-		conn->flags |= TCP_F_OUT_WAIT;
-		tcp_conn_events(c, conn, EPOLLOUT);
-	}
+	if (low && conn->f.state == TCP_ST_ESTABLISHED)
+		tcp_out_wait(c, conn);
 	conn->wnd_sent = room;
 	return (uint16_t)MIN(room >> conn->ws_ours, 65535U);
 }
@@ -264,8 +302,10 @@ static int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 			hlen += TCP_OPT_SYN_LEN;
 		else
 			hlen += 4;
+		bool low;
+
 		/* The window in a SYN is never scaled */
-		w16 = (uint16_t)MIN(conn->sock >= 0 ? tcp_sock_room(conn)
+		w16 = (uint16_t)MIN(conn->sock >= 0 ? tcp_sock_room(conn, &low)
 						    : 65535U, 65535U);
 	} else if (!(flags & TCP_RST) && conn->sock >= 0) {
 		w16 = tcp_wnd_to_guest(c, conn);
@@ -282,6 +322,23 @@ static void tcp_ack_now(struct ctx *c, struct tcp_conn *conn)
 {
 	conn->flags &= ~TCP_F_ACK_DUE;
 	tcp_send_ctl(c, conn, TCP_ACK, conn->seq_to_guest);
+}
+
+/*
+ * tcp_window_update() - the socket has room again: tell the guest, and if
+ * we refused data, have it retransmitted now rather than after its RTO:
+ * three duplicate ACKs after the update trigger its fast retransmit
+ */
+static void tcp_window_update(struct ctx *c, struct tcp_conn *conn)
+{
+	int i;
+
+	tcp_ack_now(c, conn);
+	if (!(conn->flags & TCP_F_REFUSED))
+		return;
+	conn->flags &= ~TCP_F_REFUSED;
+	for (i = 0; i < 3; i++)
+		tcp_ack_now(c, conn);
 }
 
 /* Ask for an ACK at the end of this loop round (coalesces many) */
@@ -657,6 +714,57 @@ static void tcp_established(struct tcp_conn *conn)
 	trace("TCP flow %u: established", tcp_idx(conn));
 }
 
+/*
+ * tcp_write() - write guest data to the socket, ACK (later) what it took
+ * Return: 0, or -1 if the connection was reset and is gone
+ */
+static int tcp_write(struct ctx *c, struct tcp_conn *conn,
+		     const struct iovec *iov, unsigned niov, size_t len)
+{
+	struct msghdr mh = { .msg_iov = (struct iovec *)iov,
+			     .msg_iovlen = niov };
+	ssize_t n = sendmsg(conn->sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			tcp_rst(c, conn);
+			return -1;
+		}
+		n = 0;
+	}
+	conn->seq_from_guest += (uint32_t)n;
+	if ((size_t)n < len) {
+		/* The kernel took part: what's left isn't ACKed, and the
+		 * guest must send it again once there's room
+		 */
+		conn->flags |= TCP_F_REFUSED;
+		trace("TCP flow %u: socket took %zi of %zu bytes",
+		      tcp_idx(conn), n, len);
+		tcp_out_wait(c, conn);
+	}
+	tcp_ack_later(c, conn);
+	return 0;
+}
+
+/**
+ * tcp_flush_pending() - write guest data held for batching
+ * @c:		execution context
+ *
+ * Return: 0, or -1 if the connection it belonged to was reset
+ */
+int tcp_flush_pending(struct ctx *c)
+{
+	struct tcp_conn *conn;
+
+	if (tcp_pend.idx < 0)
+		return 0;
+	conn = tcp_conn_at((unsigned)tcp_pend.idx);
+	tcp_pend.idx = -1;
+	if (!conn)
+		return 0;
+	return tcp_write(c, conn, tcp_pend.iov, tcp_pend.niov, tcp_pend.len);
+}
+
 /* Segment from the guest on an established connection */
 static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 				  uint32_t seq, uint32_t ack, uint8_t flags,
@@ -712,33 +820,48 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 		tcp_ack_later(c, conn);
 
 	/* Data: write in-order bytes to the socket, ACK what it took */
+	if (plen && tcp_pend.idx == (int)tcp_idx(conn) && seq == tcp_pend.next &&
+	    !(flags & TCP_FIN) && tcp_pend.niov < TCP_WBATCH) {
+		tcp_pend.iov[tcp_pend.niov].iov_base = (void *)payload.p;
+		tcp_pend.iov[tcp_pend.niov++].iov_len = plen;
+		tcp_pend.len += plen;
+		tcp_pend.next += plen;
+		goto out;
+	}
+	if (tcp_pend.idx == (int)tcp_idx(conn) && tcp_flush_pending(c))
+		return;
 	if (plen) {
 		uint32_t skip = 0;
-		ssize_t n;
 
 		if (SEQ_LT(seq, conn->seq_from_guest) &&
 		    SEQ_GT(seq + plen, conn->seq_from_guest))
 			skip = conn->seq_from_guest - seq;
 		else if (seq != conn->seq_from_guest || (conn->flags &
 							 TCP_F_GUEST_FIN)) {
+			trace("TCP flow %u: segment %u+%u, expected %u",
+			      tcp_idx(conn), seq, plen, conn->seq_from_guest);
 			tcp_ack_now(c, conn);	/* duplicate or gap */
 			return;
 		}
-		n = send(conn->sock, payload.p + skip, plen - skip,
-			 MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK) {
-				tcp_rst(c, conn);
+		if (!(flags & TCP_FIN)) {
+			/* Hold it: more may follow in this batch */
+			if (tcp_pend.idx >= 0 && tcp_flush_pending(c) &&
+			    !tcp_conn_at(tcp_idx(conn)))
 				return;
-			}
-			n = 0;
+			tcp_pend.idx = (int)tcp_idx(conn);
+			tcp_pend.iov[0].iov_base = (void *)(payload.p + skip);
+			tcp_pend.iov[0].iov_len = plen - skip;
+			tcp_pend.niov = 1;
+			tcp_pend.len = plen - skip;
+			tcp_pend.next = seq + plen;
+			goto out;
+		} else {
+			struct iovec iov = { (void *)(payload.p + skip),
+					     plen - skip };
+
+			if (tcp_write(c, conn, &iov, 1, plen - skip))
+				return;
 		}
-		conn->seq_from_guest += (uint32_t)n;
-		if ((uint32_t)n < plen - skip && !(conn->flags & TCP_F_OUT_WAIT)) {
-			conn->flags |= TCP_F_OUT_WAIT;
-			tcp_conn_events(c, conn, EPOLLOUT);
-		}
-		tcp_ack_later(c, conn);
 	}
 
 	/* FIN: only once every byte before it is in the socket */
@@ -754,6 +877,7 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 
 	if (tcp_maybe_done(c, conn))
 		return;
+out:
 	if (progress)
 		tcp_data_to_guest(c, conn);
 }
@@ -916,7 +1040,7 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 		conn->flags &= ~TCP_F_OUT_WAIT;
 		tcp_conn_events(c, conn, 0);
 		if (conn->f.state == TCP_ST_ESTABLISHED)
-			tcp_ack_now(c, conn);	/* window update */
+			tcp_window_update(c, conn);
 	}
 	if (conn->f.state == TCP_ST_ESTABLISHED &&
 	    (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)))

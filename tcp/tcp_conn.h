@@ -29,6 +29,7 @@ enum tcp_state {
 #define TCP_F_BLOCKED		(1U << 6) /* data waits for room in tap queue */
 #define TCP_F_INBOUND		(1U << 7) /* connection came from a peer */
 #define TCP_F_WS		(1U << 8) /* window scaling in use */
+#define TCP_F_REFUSED		(1U << 9) /* socket refused guest data */
 
 /**
  * struct tcp_conn - a TCP connection between the guest and a host socket

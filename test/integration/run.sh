@@ -28,8 +28,10 @@ if [ "${1:-}" = -v ]; then
 fi
 
 if [ $# -eq 0 ]; then
-	set -- dhcp4 dhcpv6 slaac ping no_icmp one_off second_client \
-		pid_file pcap bad_input bad_cmdline
+	for f in "$DIR"/tests/*.sh; do
+		f=${f##*/}
+		set -- "$@" "${f%.sh}"
+	done
 fi
 
 # leftovers ID: what a killed test could not remove itself

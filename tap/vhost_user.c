@@ -1,0 +1,1127 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * vhost_user.c - the vhost-user control protocol, back-end side, for one
+ * virtio-net device (see /work/shared/docs/vhost-user-net.md, "the doc").
+ *
+ * Theory of operation
+ *
+ * Connection: QEMU connects to the UNIX socket bound by tap/listen.c (-s),
+ * or hands us a connected one (--fd). One front-end at a time: a second
+ * connection is accepted and closed at once. When the front-end goes (EOF,
+ * error, or a message we can't recover from) every trace of it goes too:
+ * guest memory is unmapped, kick/call/err/log fds closed, queues reset.
+ * Then -1/--one-off ends the process, otherwise we wait for the next
+ * connection (QEMU's reconnect), which starts from a clean device.
+ *
+ * Messages: a 12-byte header (request, flags, size) and size bytes of
+ * payload, with file descriptors as SCM_RIGHTS on any part of it. The
+ * socket is non-blocking: bytes and fds are accumulated across reads until
+ * a whole message is there, so a slow or stalling front-end never blocks
+ * the loop. Framing errors can't be resynchronised and end the
+ * connection: a payload larger than the largest message we know
+ * (VU_PAYLOAD_MAX), more than VU_MAX_FDS fds, truncated control data.
+ *
+ * Requests: every request has an expected payload size and fd count,
+ * checked before it is looked at; fds a request doesn't consume are
+ * closed after it, whatever happened. A request we refuse (bad size, index
+ * out of range, ring outside guest memory, out of order, e.g. a kick
+ * before the ring is mapped) is logged (rate-limited: QEMU is untrusted),
+ * and answered with a non-zero u64 if it carries NEED_REPLY. A refused
+ * request that must be answered with data (GET_VRING_BASE) ends the
+ * connection instead, as there is no answer QEMU could act on. Unknown
+ * requests are refused the same way and the connection goes on.
+ *
+ * Ring life cycle (doc §4): SET_VRING_NUM, _BASE, _ADDR configure a ring,
+ * SET_VRING_KICK starts it (its eventfd joins the event loop), with
+ * protocol features negotiated SET_VRING_ENABLE turns processing on and
+ * off, GET_VRING_BASE stops it and reports where we are: after it we
+ * neither touch guest memory nor signal for that ring. SET_MEM_TABLE may
+ * come at any time: the new regions are mapped first, and only if all of
+ * them map do they replace the old ones, after which every ring's
+ * pointers are translated again.
+ *
+ * Guest memory: each region fd is mapped from offset 0 over mmap_offset +
+ * memory_size bytes (the offset needn't be page-aligned), after checking
+ * that the file is a regular file at least that large, so that nothing we
+ * may touch lies beyond its end. Regions must not overlap, neither in
+ * guest physical nor in QEMU virtual addresses. The dirty log is mapped
+ * the same way at SET_LOG_BASE.
+ *
+ * The data path (RX/TX) is in vu_net.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "log.h"
+#include "loop.h"
+#include "tap/listen.h"
+#include "tap/tap.h"
+#include "tap/vhost_user.h"
+#include "util.h"
+
+/* Request codes (front-end to back-end) */
+enum vu_request {
+	VU_GET_FEATURES = 1,
+	VU_SET_FEATURES = 2,
+	VU_SET_OWNER = 3,
+	VU_RESET_OWNER = 4,
+	VU_SET_MEM_TABLE = 5,
+	VU_SET_LOG_BASE = 6,
+	VU_SET_LOG_FD = 7,
+	VU_SET_VRING_NUM = 8,
+	VU_SET_VRING_ADDR = 9,
+	VU_SET_VRING_BASE = 10,
+	VU_GET_VRING_BASE = 11,
+	VU_SET_VRING_KICK = 12,
+	VU_SET_VRING_CALL = 13,
+	VU_SET_VRING_ERR = 14,
+	VU_GET_PROTOCOL_FEATURES = 15,
+	VU_SET_PROTOCOL_FEATURES = 16,
+	VU_GET_QUEUE_NUM = 17,
+	VU_SET_VRING_ENABLE = 18,
+	VU_SEND_RARP = 19,
+};
+
+#define VU_HDR_LEN 12
+#define VU_VERSION 0x1
+#define VU_FLAG_REPLY 0x4
+#define VU_FLAG_NEED_REPLY 0x8
+#define VU_MAX_FDS 8
+#define VU_VRING_NOFD 0x100
+#define VU_VRING_IDX_MASK 0xff
+#define VU_VRING_F_LOG 0x1
+/* Largest payload: memory table with VU_MAX_REGIONS regions */
+#define VU_PAYLOAD_MAX (8 + 32 * VU_MAX_REGIONS)
+/* Messages handled per wake-up, so a flood can't monopolise the loop */
+#define VU_MSGS_PER_ROUND 64
+/* A dirty log bigger than this is refused (1 TiB of guest memory) */
+#define VU_LOG_MAX (1ULL << 25)
+
+struct vu_state {
+	uint32_t index, num;
+};
+
+struct vu_addr {
+	uint32_t index, flags;
+	uint64_t desc, used, avail, log;
+};
+
+struct vu_mem_region_msg {
+	uint64_t gpa, size, qva, mmap_offset;
+};
+
+struct vu_log_msg {
+	uint64_t size, offset;
+};
+
+/* A message being received */
+static struct {
+	uint8_t buf[VU_HDR_LEN + VU_PAYLOAD_MAX];
+	size_t got;
+	int fds[VU_MAX_FDS];
+	unsigned nfds;
+} rx;
+
+struct vu_dev vu_dev = { .fd = -1, .log_call_fd = -1 };
+
+static const char *vu_req_name(uint32_t req)
+{
+	static const char *const names[] = {
+		[VU_GET_FEATURES] = "GET_FEATURES",
+		[VU_SET_FEATURES] = "SET_FEATURES",
+		[VU_SET_OWNER] = "SET_OWNER",
+		[VU_RESET_OWNER] = "RESET_OWNER",
+		[VU_SET_MEM_TABLE] = "SET_MEM_TABLE",
+		[VU_SET_LOG_BASE] = "SET_LOG_BASE",
+		[VU_SET_LOG_FD] = "SET_LOG_FD",
+		[VU_SET_VRING_NUM] = "SET_VRING_NUM",
+		[VU_SET_VRING_ADDR] = "SET_VRING_ADDR",
+		[VU_SET_VRING_BASE] = "SET_VRING_BASE",
+		[VU_GET_VRING_BASE] = "GET_VRING_BASE",
+		[VU_SET_VRING_KICK] = "SET_VRING_KICK",
+		[VU_SET_VRING_CALL] = "SET_VRING_CALL",
+		[VU_SET_VRING_ERR] = "SET_VRING_ERR",
+		[VU_GET_PROTOCOL_FEATURES] = "GET_PROTOCOL_FEATURES",
+		[VU_SET_PROTOCOL_FEATURES] = "SET_PROTOCOL_FEATURES",
+		[VU_GET_QUEUE_NUM] = "GET_QUEUE_NUM",
+		[VU_SET_VRING_ENABLE] = "SET_VRING_ENABLE",
+		[VU_SEND_RARP] = "SEND_RARP",
+	};
+
+	if (req < ARRAY_SIZE(names) && names[req])
+		return names[req];
+	return "unknown";
+}
+
+static void vu_close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void vu_mem_unmap(struct vu_mem *m)
+{
+	unsigned i;
+
+	for (i = 0; i < m->n; i++)
+		munmap(m->r[i].map, m->r[i].map_len);
+	m->n = 0;
+}
+
+static void vu_log_unmap(struct vu_mem *m)
+{
+	if (m->log_map)
+		munmap(m->log_map, m->log_map_len);
+	m->log_map = m->log = NULL;
+	m->log_map_len = m->log_size = 0;
+}
+
+/* Stop a ring: no more kicks, no processing, no signals */
+static void vu_vq_stop(struct ctx *c, struct virtq *vq)
+{
+	if (vq->kick_fd >= 0) {
+		loop_del(c, vq->kick_fd);
+		vu_close_fd(&vq->kick_fd);
+	}
+	vq->started = false;
+}
+
+/* Forget everything the front-end set up; keep the connection */
+static void vu_dev_reset(struct ctx *c)
+{
+	struct vu_dev *d = &vu_dev;
+	unsigned i;
+
+	for (i = 0; i < VU_QUEUES; i++) {
+		vu_vq_stop(c, &d->vq[i]);
+		vu_close_fd(&d->vq[i].call_fd);
+		vu_close_fd(&d->vq[i].err_fd);
+		vq_reset(&d->vq[i]);
+	}
+	vu_mem_unmap(&d->mem);
+	vu_log_unmap(&d->mem);
+	memset(&d->mem, 0, sizeof(d->mem));
+	vu_close_fd(&d->log_call_fd);
+	d->features = d->protocol_features = 0;
+}
+
+static void vu_rx_reset(void)
+{
+	unsigned i;
+
+	for (i = 0; i < rx.nfds; i++)
+		close(rx.fds[i]);
+	rx.nfds = 0;
+	rx.got = 0;
+}
+
+static void vu_disconnect(struct ctx *c)
+{
+	struct vu_dev *d = &vu_dev;
+
+	vu_dev_reset(c);
+	vu_rx_reset();
+	if (d->fd >= 0) {
+		loop_del(c, d->fd);
+		close(d->fd);
+	}
+	d->fd = -1;
+	d->appeared = false;
+
+	if (c->one_off) {
+		info("vhost-user: front-end disconnected, exiting (one-off)");
+		c->quit = true;
+	} else {
+		info("vhost-user: front-end disconnected, waiting for the "
+		     "next one");
+	}
+}
+
+static void vu_attach(struct ctx *c, int fd)
+{
+	unsigned i;
+
+	vu_dev.fd = fd;
+	vu_dev.appeared = false;
+	for (i = 0; i < VU_QUEUES; i++)
+		vq_reset(&vu_dev.vq[i]);
+	vu_rx_reset();
+	if (loop_add(c, fd, EPOLLIN | EPOLLRDHUP, REF_VU_CTRL, 0))
+		die_perror("epoll_ctl");
+}
+
+/**
+ * vu_init() - set up the vhost-user front-end: inherited fd or listener
+ * @c:		execution context
+ *
+ * Return: 0; dies on failures, which are configuration errors here
+ */
+int vu_init(struct ctx *c)
+{
+	unsigned i;
+
+	for (i = 0; i < VU_QUEUES; i++)
+		vq_reset(&vu_dev.vq[i]);
+
+	if (c->fd_inherited >= 0) {
+		int fl = fcntl(c->fd_inherited, F_GETFL);
+
+		if (fl < 0 || fcntl(c->fd_inherited, F_SETFL,
+				    fl | O_NONBLOCK))
+			die_perror("--fd %i", c->fd_inherited);
+		fcntl(c->fd_inherited, F_SETFD, FD_CLOEXEC);
+		info("vhost-user: using inherited connected socket, fd %i",
+		     c->fd_inherited);
+		vu_attach(c, c->fd_inherited);
+		return 0;
+	}
+
+	tap_listen(c);
+	info("You can now start qemu with:");
+	info("    qemu-system-x86_64 ... -chardev socket,id=chr0,path=%s "
+	     "-netdev vhost-user,id=n0,chardev=chr0 "
+	     "-device virtio-net-pci,netdev=n0 "
+	     "-object memory-backend-memfd,id=mem0,share=on,size=<RAM> "
+	     "-numa node,memdev=mem0", c->sock_path);
+	return 0;
+}
+
+/**
+ * vu_listen_handler() - accept a front-end, or turn away an extra one
+ * @c:		execution context
+ */
+void vu_listen_handler(struct ctx *c)
+{
+	int fd = tap_accept(c);
+
+	if (fd < 0)
+		return;
+	if (vu_dev.fd >= 0) {
+		struct pollfd p = { .fd = vu_dev.fd, .events = POLLRDHUP };
+
+		/* The old front-end may be gone, with its EOF not read yet */
+		if (poll(&p, 1, 0) > 0 &&
+		    (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			vu_disconnect(c);
+		if (c->quit) {
+			close(fd);
+			return;
+		}
+	}
+	if (vu_dev.fd >= 0) {
+		info_rl("vhost-user: a front-end is already connected, "
+			"refusing another one");
+		close(fd);
+		return;
+	}
+	info("vhost-user: front-end connected");
+	vu_attach(c, fd);
+}
+
+/* Send a reply with @len bytes of payload; -errno if it didn't all go */
+static int vu_send_reply(uint32_t req, const void *payload, uint32_t len)
+{
+	uint8_t buf[VU_HDR_LEN + 8];
+	uint32_t flags = VU_VERSION | VU_FLAG_REPLY;
+	ssize_t n;
+
+	memcpy(buf, &req, 4);
+	memcpy(buf + 4, &flags, 4);
+	memcpy(buf + 8, &len, 4);
+	memcpy(buf + VU_HDR_LEN, payload, len);
+	n = send(vu_dev.fd, buf, VU_HDR_LEN + len,
+		 MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n != (ssize_t)(VU_HDR_LEN + len))
+		return n < 0 ? -errno : -EIO;
+	return 0;
+}
+
+static int vu_reply_u64(uint32_t req, uint64_t v)
+{
+	return vu_send_reply(req, &v, sizeof(v));
+}
+
+/* A received message, split up */
+struct vu_msg {
+	uint32_t req, flags, size;
+	const uint8_t *p;
+};
+
+/* Check payload size and fd count; log and refuse otherwise */
+static int vu_expect(const struct vu_msg *m, uint32_t size, unsigned nfds)
+{
+	if (m->size != size) {
+		warn_rl("vhost-user: %s: payload of %u bytes, expected %u",
+			vu_req_name(m->req), m->size, size);
+		return -EINVAL;
+	}
+	if (rx.nfds != nfds) {
+		warn_rl("vhost-user: %s: %u file descriptors, expected %u",
+			vu_req_name(m->req), rx.nfds, nfds);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Take the @i-th fd of the message: we own it from now on */
+static int vu_take_fd(unsigned i)
+{
+	int fd = rx.fds[i];
+
+	rx.fds[i] = -1;
+	return fd;
+}
+
+static uint64_t vu_u64(const struct vu_msg *m)
+{
+	uint64_t v;
+
+	memcpy(&v, m->p, 8);
+	return v;
+}
+
+/* Index of a ring from a state message, or -EINVAL (logged) */
+static int vu_ring_index(const struct vu_msg *m, uint32_t index)
+{
+	if (index >= VU_QUEUES) {
+		warn_rl("vhost-user: %s: ring %u out of range",
+			vu_req_name(m->req), index);
+		return -EINVAL;
+	}
+	return (int)index;
+}
+
+/* Translate the rings of @vq again; log if they're no longer mapped */
+static void vu_vq_retranslate(struct virtq *vq, unsigned i)
+{
+	if (!vq->size || !vq->addr_set)
+		return;
+	if (vq_translate(vq, &vu_dev.mem)) {
+		warn_rl("vhost-user: ring %u is outside guest memory now", i);
+		vq->started = false;
+	}
+}
+
+/* The RX ring can take frames: say hello to the guest, once */
+static void vu_check_appeared(struct ctx *c)
+{
+	if (!vu_dev.appeared && vu_net_connected(c)) {
+		vu_dev.appeared = true;
+		tap_guest_appeared(c);
+	}
+}
+
+static int vu_set_features(struct ctx *c, const struct vu_msg *m)
+{
+	uint64_t f = vu_u64(m);
+	unsigned i;
+
+	if (!(f & (1ULL << VIRTIO_F_VERSION_1))) {
+		warn_rl("vhost-user: SET_FEATURES without VERSION_1: "
+			"legacy virtio is not supported");
+		return -EINVAL;
+	}
+	if (f & ~VU_FEATURES) {
+		warn_rl("vhost-user: SET_FEATURES: 0x%llx not offered",
+			(unsigned long long)(f & ~VU_FEATURES));
+		return -EINVAL;
+	}
+	vu_dev.features = f;
+	vu_dev.mem.log_on = !!(f & (1ULL << VHOST_F_LOG_ALL));
+	debug("vhost-user: features 0x%llx", (unsigned long long)f);
+	if (!(f & (1ULL << VHOST_USER_F_PROTOCOL_FEATURES))) {
+		for (i = 0; i < VU_QUEUES; i++)
+			vu_dev.vq[i].enabled = true;
+		vu_check_appeared(c);
+	}
+	return 0;
+}
+
+/* Check a region's fd can back @len bytes: a regular file that large */
+static int vu_fd_check(int fd, uint64_t len)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_size < 0 ||
+	    (uint64_t)st.st_size < len)
+		return -EINVAL;
+	return 0;
+}
+
+static int vu_set_mem_table(struct ctx *c, const struct vu_msg *m)
+{
+	struct vu_region nr[VU_MAX_REGIONS];
+	uint32_t n, i, j;
+	int rc;
+
+	(void)c;
+	if (m->size < 8) {
+		warn_rl("vhost-user: SET_MEM_TABLE: %u bytes", m->size);
+		return -EINVAL;
+	}
+	memcpy(&n, m->p, 4);
+	if (!n || n > VU_MAX_REGIONS) {
+		warn_rl("vhost-user: SET_MEM_TABLE: %u regions", n);
+		return -EINVAL;
+	}
+	if ((rc = vu_expect(m, 8 + 32 * n, n)))
+		return rc;
+
+	memset(nr, 0, sizeof(nr));
+	for (i = 0; i < n; i++) {
+		struct vu_mem_region_msg r;
+
+		memcpy(&r, m->p + 8 + 32 * i, sizeof(r));
+		if (!r.size || r.gpa + r.size < r.gpa ||
+		    r.qva + r.size < r.qva ||
+		    r.mmap_offset + r.size < r.mmap_offset ||
+		    r.mmap_offset + r.size > SIZE_MAX) {
+			warn_rl("vhost-user: SET_MEM_TABLE: region %u: bad "
+				"size or addresses", i);
+			return -EINVAL;
+		}
+		for (j = 0; j < i; j++) {
+			if (r.gpa < nr[j].gpa + nr[j].size &&
+			    nr[j].gpa < r.gpa + r.size) {
+				warn_rl("vhost-user: SET_MEM_TABLE: regions "
+					"%u and %u overlap (guest)", j, i);
+				return -EINVAL;
+			}
+			if (r.qva < nr[j].qva + nr[j].size &&
+			    nr[j].qva < r.qva + r.size) {
+				warn_rl("vhost-user: SET_MEM_TABLE: regions "
+					"%u and %u overlap (QEMU)", j, i);
+				return -EINVAL;
+			}
+		}
+		nr[i].gpa = r.gpa;
+		nr[i].size = r.size;
+		nr[i].qva = r.qva;
+		nr[i].mmap_offset = r.mmap_offset;
+		nr[i].map_len = r.mmap_offset + r.size;
+	}
+
+	for (i = 0; i < n; i++) {
+		void *p;
+
+		if ((rc = vu_fd_check(rx.fds[i], nr[i].map_len))) {
+			warn_rl("vhost-user: SET_MEM_TABLE: region %u: fd "
+				"isn't a file of %llu bytes", i,
+				(unsigned long long)nr[i].map_len);
+			goto fail;
+		}
+		p = mmap(NULL, nr[i].map_len, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_NORESERVE, rx.fds[i], 0);
+		if (p == MAP_FAILED) {
+			rc = -errno;
+			warn_rl("vhost-user: SET_MEM_TABLE: region %u: mmap "
+				"of %llu bytes: %s", i,
+				(unsigned long long)nr[i].map_len,
+				strerror(errno));
+			goto fail;
+		}
+		nr[i].map = p;
+	}
+
+	vu_mem_unmap(&vu_dev.mem);
+	memcpy(vu_dev.mem.r, nr, sizeof(nr));
+	vu_dev.mem.n = n;
+	for (i = 0; i < n; i++)
+		debug("vhost-user: region %u: guest 0x%llx QEMU 0x%llx size "
+		      "0x%llx offset 0x%llx", i,
+		      (unsigned long long)nr[i].gpa,
+		      (unsigned long long)nr[i].qva,
+		      (unsigned long long)nr[i].size,
+		      (unsigned long long)nr[i].mmap_offset);
+	for (i = 0; i < VU_QUEUES; i++)
+		vu_vq_retranslate(&vu_dev.vq[i], i);
+	return 0;
+
+fail:
+	while (i--)
+		munmap(nr[i].map, nr[i].map_len);
+	return rc;
+}
+
+static int vu_set_log_base(const struct vu_msg *m)
+{
+	struct vu_log_msg l;
+	uint64_t len;
+	int rc, fd;
+	void *p;
+
+	if ((rc = vu_expect(m, sizeof(l), 1)))
+		return rc;
+	memcpy(&l, m->p, sizeof(l));
+	len = l.offset + l.size;
+	if (!l.size || l.size > VU_LOG_MAX || len < l.offset ||
+	    l.offset > VU_LOG_MAX) {
+		warn_rl("vhost-user: SET_LOG_BASE: bad size %llu or offset "
+			"%llu", (unsigned long long)l.size,
+			(unsigned long long)l.offset);
+		return -EINVAL;
+	}
+	fd = rx.fds[0];
+	if ((rc = vu_fd_check(fd, len))) {
+		warn_rl("vhost-user: SET_LOG_BASE: fd isn't a file of %llu "
+			"bytes", (unsigned long long)len);
+		return rc;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		rc = -errno;
+		warn_rl("vhost-user: SET_LOG_BASE: mmap: %s", strerror(errno));
+		return rc;
+	}
+	vu_log_unmap(&vu_dev.mem);
+	vu_dev.mem.log_map = p;
+	vu_dev.mem.log_map_len = len;
+	vu_dev.mem.log = (uint8_t *)p + l.offset;
+	vu_dev.mem.log_size = l.size;
+	debug("vhost-user: dirty log of %llu bytes",
+	      (unsigned long long)l.size);
+	return 0;
+}
+
+static int vu_set_log_fd(const struct vu_msg *m)
+{
+	if (rx.nfds != 1 || m->size > 8) {
+		warn_rl("vhost-user: SET_LOG_FD: %u fds, %u bytes", rx.nfds,
+			m->size);
+		return -EINVAL;
+	}
+	vu_close_fd(&vu_dev.log_call_fd);
+	vu_dev.log_call_fd = vu_take_fd(0);
+	return 0;
+}
+
+static int vu_set_vring_num(const struct vu_msg *m)
+{
+	struct vu_state s;
+	struct virtq *vq;
+	int i, rc;
+
+	if ((rc = vu_expect(m, sizeof(s), 0)))
+		return rc;
+	memcpy(&s, m->p, sizeof(s));
+	if ((i = vu_ring_index(m, s.index)) < 0)
+		return i;
+	vq = &vu_dev.vq[i];
+	if (!s.num || s.num > VQ_MAX_SIZE || (s.num & (s.num - 1))) {
+		warn_rl("vhost-user: SET_VRING_NUM: bad size %u", s.num);
+		return -EINVAL;
+	}
+	if (vq->started) {
+		warn_rl("vhost-user: SET_VRING_NUM: ring %u is running", i);
+		return -EBUSY;
+	}
+	vq->size = s.num;
+	vq->desc = vq->avail = vq->used = NULL;
+	vu_vq_retranslate(vq, i);
+	return 0;
+}
+
+static int vu_set_vring_addr(struct ctx *c, const struct vu_msg *m)
+{
+	struct virtq *vq, tmp;
+	struct vu_addr a;
+	int i, rc;
+
+	if ((rc = vu_expect(m, sizeof(a), 0)))
+		return rc;
+	memcpy(&a, m->p, sizeof(a));
+	if ((i = vu_ring_index(m, a.index)) < 0)
+		return i;
+	vq = &vu_dev.vq[i];
+	if (!vq->size) {
+		warn_rl("vhost-user: SET_VRING_ADDR: ring %u has no size "
+			"(SET_VRING_NUM first)", i);
+		return -EINVAL;
+	}
+	if (!vu_dev.mem.n) {
+		warn_rl("vhost-user: SET_VRING_ADDR: no memory table yet");
+		return -EINVAL;
+	}
+	if (a.flags & ~VU_VRING_F_LOG) {
+		warn_rl("vhost-user: SET_VRING_ADDR: unknown flags 0x%x",
+			a.flags);
+		return -EINVAL;
+	}
+	/* Try on a copy: a refused request leaves the ring as it was */
+	tmp = *vq;
+	tmp.desc_qva = a.desc;
+	tmp.used_qva = a.used;
+	tmp.avail_qva = a.avail;
+	tmp.addr_set = true;
+	if (vq_translate(&tmp, &vu_dev.mem)) {
+		warn_rl("vhost-user: SET_VRING_ADDR: ring %u (desc 0x%llx "
+			"avail 0x%llx used 0x%llx, size %u) is not in guest "
+			"memory", i, (unsigned long long)a.desc,
+			(unsigned long long)a.avail,
+			(unsigned long long)a.used, vq->size);
+		return -EFAULT;
+	}
+	*vq = tmp;
+	vq->log_gpa = a.log;
+	vq->log_flag = a.flags & VU_VRING_F_LOG;
+	vq->used_idx = vq_used_idx_guest(vq);
+	vq->broken = false;
+	vu_check_appeared(c);
+	return 0;
+}
+
+static int vu_set_vring_base(const struct vu_msg *m)
+{
+	struct vu_state s;
+	int i, rc;
+
+	if ((rc = vu_expect(m, sizeof(s), 0)))
+		return rc;
+	memcpy(&s, m->p, sizeof(s));
+	if ((i = vu_ring_index(m, s.index)) < 0)
+		return i;
+	if (s.num > UINT16_MAX) {
+		warn_rl("vhost-user: SET_VRING_BASE: bad index %u", s.num);
+		return -EINVAL;
+	}
+	if (vu_dev.vq[i].started) {
+		warn_rl("vhost-user: SET_VRING_BASE: ring %u is running", i);
+		return -EBUSY;
+	}
+	vu_dev.vq[i].last_avail = (uint16_t)s.num;
+	return 0;
+}
+
+/* GET_VRING_BASE: stop the ring and report where we stopped */
+static int vu_get_vring_base(struct ctx *c, const struct vu_msg *m)
+{
+	struct vu_state s;
+	struct virtq *vq;
+	int i, rc;
+
+	if ((rc = vu_expect(m, sizeof(s), 0)))
+		return rc;
+	memcpy(&s, m->p, sizeof(s));
+	if ((i = vu_ring_index(m, s.index)) < 0)
+		return i;
+	vq = &vu_dev.vq[i];
+
+	/* Last interrupt and log notification, before we go quiet */
+	vu_net_flush(c);
+	vu_vq_stop(c, vq);
+	vu_close_fd(&vq->call_fd);
+	vq->need_call = false;
+
+	s.num = vq->last_avail;
+	debug("vhost-user: ring %u stopped at %u", i, s.num);
+	return vu_send_reply(m->req, &s, sizeof(s));
+}
+
+/* KICK, CALL, ERR: ring index and NOFD bit, then 0 or 1 fd */
+static int vu_vring_fd(const struct vu_msg *m, int *fd)
+{
+	uint64_t v;
+	int i, rc;
+
+	*fd = -1;
+	if ((rc = vu_expect(m, 8, rx.nfds)))
+		return rc;
+	v = vu_u64(m);
+	if (v & ~(uint64_t)(VU_VRING_IDX_MASK | VU_VRING_NOFD)) {
+		warn_rl("vhost-user: %s: bad payload 0x%llx",
+			vu_req_name(m->req), (unsigned long long)v);
+		return -EINVAL;
+	}
+	if ((i = vu_ring_index(m, v & VU_VRING_IDX_MASK)) < 0)
+		return i;
+	if (rx.nfds != ((v & VU_VRING_NOFD) ? 0U : 1U)) {
+		warn_rl("vhost-user: %s: %u fds with%s NOFD",
+			vu_req_name(m->req), rx.nfds,
+			(v & VU_VRING_NOFD) ? "" : "out");
+		return -EINVAL;
+	}
+	if (rx.nfds)
+		*fd = vu_take_fd(0);
+	return i;
+}
+
+static int vu_set_vring_kick(struct ctx *c, const struct vu_msg *m)
+{
+	struct virtq *vq;
+	int i, fd;
+
+	if ((i = vu_vring_fd(m, &fd)) < 0)
+		return i;
+	vq = &vu_dev.vq[i];
+	if (fd < 0) {
+		warn_rl("vhost-user: SET_VRING_KICK: ring %u: polling "
+			"without a kick fd is not supported", i);
+		return -EINVAL;
+	}
+	if (!vq->desc) {
+		warn_rl("vhost-user: SET_VRING_KICK: ring %u is not set up "
+			"(memory table, size and addresses first)", i);
+		close(fd);
+		return -EINVAL;
+	}
+	vu_vq_stop(c, vq);
+	if (loop_add(c, fd, EPOLLIN, REF_VU_KICK, i)) {
+		warn_perror("vhost-user: epoll_ctl on kick fd");
+		close(fd);
+		return -EINVAL;
+	}
+	vq->kick_fd = fd;
+	vq->started = true;
+	vq->broken = false;
+	if (!(vu_dev.features & (1ULL << VHOST_USER_F_PROTOCOL_FEATURES)))
+		vq->enabled = true;
+	debug("vhost-user: ring %u started at %u", i, vq->last_avail);
+
+	if (i == VU_TX_Q)
+		vu_net_tx(c);
+	vu_check_appeared(c);
+	return 0;
+}
+
+static int vu_set_vring_call(const struct vu_msg *m, bool err)
+{
+	uint64_t one = 1;
+	struct virtq *vq;
+	int i, fd;
+
+	if ((i = vu_vring_fd(m, &fd)) < 0)
+		return i;
+	vq = &vu_dev.vq[i];
+	if (err) {
+		vu_close_fd(&vq->err_fd);
+		vq->err_fd = fd;
+		return 0;
+	}
+	vu_close_fd(&vq->call_fd);
+	vq->call_fd = fd;
+	/* Unstick a driver that waited for an interrupt across reconnects */
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
+		debug("vhost-user: call fd write: %s", strerror(errno));
+	return 0;
+}
+
+static int vu_set_vring_enable(struct ctx *c, const struct vu_msg *m)
+{
+	struct vu_state s;
+	int i, rc;
+
+	if ((rc = vu_expect(m, sizeof(s), 0)))
+		return rc;
+	memcpy(&s, m->p, sizeof(s));
+	if ((i = vu_ring_index(m, s.index)) < 0)
+		return i;
+	if (s.num > 1) {
+		warn_rl("vhost-user: SET_VRING_ENABLE: bad value %u", s.num);
+		return -EINVAL;
+	}
+	vu_dev.vq[i].enabled = s.num;
+	debug("vhost-user: ring %u %s", i, s.num ? "enabled" : "disabled");
+	if (s.num && i == VU_TX_Q)
+		vu_net_tx(c);
+	vu_check_appeared(c);
+	return 0;
+}
+
+/* Requests we answer with data whatever the flags say */
+static bool vu_has_reply(uint32_t req)
+{
+	switch (req) {
+	case VU_GET_FEATURES:
+	case VU_GET_PROTOCOL_FEATURES:
+	case VU_GET_VRING_BASE:
+	case VU_GET_QUEUE_NUM:
+		return true;
+	case VU_SET_LOG_BASE:
+		return vu_dev.protocol_features &
+		       (1ULL << VHOST_USER_PROTOCOL_F_LOG_SHMFD);
+	default:
+		return false;
+	}
+}
+
+/*
+ * Handle one complete message. Return 0 to go on, -ECONNABORTED to drop
+ * the connection.
+ */
+static int vu_handle(struct ctx *c, const struct vu_msg *m)
+{
+	bool need_reply = (m->flags & VU_FLAG_NEED_REPLY) &&
+			  !vu_has_reply(m->req);
+	int rc = 0;
+
+	trace("vhost-user: %s (%u), %u bytes, %u fds", vu_req_name(m->req),
+	      m->req, m->size, rx.nfds);
+
+	switch (m->req) {
+	case VU_GET_FEATURES:
+		if (m->size > 8 || rx.nfds)
+			return -ECONNABORTED;
+		rc = vu_reply_u64(m->req, VU_FEATURES);
+		break;
+	case VU_GET_PROTOCOL_FEATURES:
+		if (m->size > 8 || rx.nfds)
+			return -ECONNABORTED;
+		rc = vu_reply_u64(m->req, VU_PROTOCOL_FEATURES);
+		break;
+	case VU_GET_QUEUE_NUM:
+		if (m->size > 8 || rx.nfds)
+			return -ECONNABORTED;
+		rc = vu_reply_u64(m->req, 1);
+		break;
+	case VU_GET_VRING_BASE:
+		rc = vu_get_vring_base(c, m);
+		break;
+	case VU_SET_LOG_BASE:
+		rc = vu_set_log_base(m);
+		if (vu_has_reply(m->req) &&
+		    vu_reply_u64(m->req, rc ? 1 : 0))
+			return -ECONNABORTED;
+		return 0;
+	case VU_SET_FEATURES:
+		if (!(rc = vu_expect(m, 8, 0)))
+			rc = vu_set_features(c, m);
+		break;
+	case VU_SET_PROTOCOL_FEATURES:
+		if (!(rc = vu_expect(m, 8, 0))) {
+			uint64_t f = vu_u64(m);
+
+			if (f & ~VU_PROTOCOL_FEATURES) {
+				warn_rl("vhost-user: SET_PROTOCOL_FEATURES: "
+					"0x%llx not offered",
+					(unsigned long long)f);
+				rc = -EINVAL;
+			} else {
+				vu_dev.protocol_features = f;
+			}
+		}
+		break;
+	case VU_SET_OWNER:
+		rc = vu_expect(m, 0, 0);
+		break;
+	case VU_RESET_OWNER:
+		if (!(rc = vu_expect(m, 0, 0)))
+			vu_dev_reset(c);
+		break;
+	case VU_SET_MEM_TABLE:
+		rc = vu_set_mem_table(c, m);
+		break;
+	case VU_SET_LOG_FD:
+		rc = vu_set_log_fd(m);
+		break;
+	case VU_SET_VRING_NUM:
+		rc = vu_set_vring_num(m);
+		break;
+	case VU_SET_VRING_ADDR:
+		rc = vu_set_vring_addr(c, m);
+		break;
+	case VU_SET_VRING_BASE:
+		rc = vu_set_vring_base(m);
+		break;
+	case VU_SET_VRING_KICK:
+		rc = vu_set_vring_kick(c, m);
+		break;
+	case VU_SET_VRING_CALL:
+		rc = vu_set_vring_call(m, false);
+		break;
+	case VU_SET_VRING_ERR:
+		rc = vu_set_vring_call(m, true);
+		break;
+	case VU_SET_VRING_ENABLE:
+		rc = vu_set_vring_enable(c, m);
+		break;
+	case VU_SEND_RARP:
+		/* The guest announces itself; nothing for us to do */
+		rc = vu_expect(m, 8, 0);
+		break;
+	default:
+		warn_rl("vhost-user: unsupported request %u (%s), %u bytes",
+			m->req, vu_req_name(m->req), m->size);
+		rc = -EOPNOTSUPP;
+		break;
+	}
+
+	if (vu_has_reply(m->req)) {
+		/* A request that wants data and got none can't go on */
+		return rc ? -ECONNABORTED : 0;
+	}
+	if (need_reply && vu_reply_u64(m->req, rc ? 1 : 0))
+		return -ECONNABORTED;
+	return 0;
+}
+
+/* Collect fds from control messages; -EPROTO if too many or truncated */
+static int vu_collect_fds(struct msghdr *mh)
+{
+	struct cmsghdr *cm;
+	int rc = 0;
+
+	for (cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		unsigned n, i;
+		int *fds;
+
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		fds = (int *)CMSG_DATA(cm);
+		for (i = 0; i < n; i++) {
+			int fd;
+
+			memcpy(&fd, fds + i, sizeof(fd));
+			if (rx.nfds < VU_MAX_FDS) {
+				rx.fds[rx.nfds++] = fd;
+			} else {
+				close(fd);
+				rc = -EPROTO;
+			}
+		}
+	}
+	if (mh->msg_flags & MSG_CTRUNC)
+		rc = -EPROTO;
+	return rc;
+}
+
+/* Read what's there; 1: a message is complete, 0: wait, <0: disconnect */
+static int vu_recv(void)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * VU_MAX_FDS)];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov;
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf),
+	};
+	size_t want;
+	uint32_t size;
+	ssize_t n;
+
+	if (rx.got < VU_HDR_LEN) {
+		want = VU_HDR_LEN - rx.got;
+	} else {
+		memcpy(&size, rx.buf + 8, 4);
+		want = VU_HDR_LEN + size - rx.got;
+	}
+	iov.iov_base = rx.buf + rx.got;
+	iov.iov_len = want;
+	n = recvmsg(vu_dev.fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n == 0)
+		return -ECONNRESET;
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return 0;
+		return -errno;
+	}
+	if (vu_collect_fds(&mh)) {
+		warn_rl("vhost-user: more than %u fds with one message, or "
+			"truncated control data", VU_MAX_FDS);
+		return -EPROTO;
+	}
+	rx.got += n;
+	if (rx.got < VU_HDR_LEN)
+		return 0;
+
+	memcpy(&size, rx.buf + 8, 4);
+	if (size > VU_PAYLOAD_MAX) {
+		uint32_t req;
+
+		memcpy(&req, rx.buf, 4);
+		warn_rl("vhost-user: %s (%u): payload of %u bytes is too "
+			"large", vu_req_name(req), req, size);
+		return -EPROTO;
+	}
+	return rx.got == VU_HDR_LEN + size;
+}
+
+/**
+ * vu_ctrl_handler() - events on the control socket: read and handle
+ *		       messages
+ * @c:		execution context
+ * @events:	epoll events
+ */
+void vu_ctrl_handler(struct ctx *c, uint32_t events)
+{
+	unsigned i;
+	int rc;
+
+	if (!(events & EPOLLIN)) {
+		if (events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP))
+			vu_disconnect(c);
+		return;
+	}
+
+	for (i = 0; i < VU_MSGS_PER_ROUND && vu_dev.fd >= 0; i++) {
+		struct vu_msg m;
+
+		rc = vu_recv();
+		if (rc < 0) {
+			if (rc != -ECONNRESET)
+				warn("vhost-user: control connection: %s, "
+				     "closing it", strerror(-rc));
+			vu_disconnect(c);
+			return;
+		}
+		if (!rc)
+			return;
+
+		memcpy(&m.req, rx.buf, 4);
+		memcpy(&m.flags, rx.buf + 4, 4);
+		memcpy(&m.size, rx.buf + 8, 4);
+		m.p = rx.buf + VU_HDR_LEN;
+		rc = vu_handle(c, &m);
+		vu_rx_reset();
+		if (rc) {
+			warn("vhost-user: can't go on after %s, closing the "
+			     "connection", vu_req_name(m.req));
+			vu_disconnect(c);
+			return;
+		}
+	}
+}
+
+/**
+ * vu_kick_handler() - the driver kicked a ring
+ * @c:		execution context
+ * @idx:	ring index
+ * @fd:		its kick eventfd
+ */
+void vu_kick_handler(struct ctx *c, unsigned idx, int fd)
+{
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		debug("vhost-user: kick read: %s", strerror(errno));
+	if (idx == VU_TX_Q)
+		vu_net_tx(c);
+	/* RX: new buffers. The loop resumes blocked flows after this round */
+}
+
+/**
+ * vu_cleanup() - unmap and close everything, remove the socket file
+ * @c:		execution context
+ */
+void vu_cleanup(struct ctx *c)
+{
+	vu_dev_reset(c);
+	vu_rx_reset();
+	tap_listen_cleanup(c);
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * vhost_user.h - the vhost-user front-end: control protocol (vhost_user.c)
+ * and virtio-net data path (vu_net.c)
+ */
+#ifndef TAP_VHOST_USER_H
+#define TAP_VHOST_USER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tap/virtqueue.h"
+
+struct ctx;
+
+/* Virtio/vhost feature bits */
+#define VIRTIO_NET_F_MRG_RXBUF 15
+#define VHOST_F_LOG_ALL 26
+#define VHOST_USER_F_PROTOCOL_FEATURES 30
+#define VIRTIO_F_VERSION_1 32
+
+/* Protocol feature bits */
+#define VHOST_USER_PROTOCOL_F_MQ 0
+#define VHOST_USER_PROTOCOL_F_LOG_SHMFD 1
+#define VHOST_USER_PROTOCOL_F_RARP 2
+#define VHOST_USER_PROTOCOL_F_REPLY_ACK 3
+
+/* What we offer */
+#define VU_FEATURES                                                    \
+	((1ULL << VIRTIO_F_VERSION_1) |                                \
+	 (1ULL << VHOST_USER_F_PROTOCOL_FEATURES) |                    \
+	 (1ULL << VHOST_F_LOG_ALL) | (1ULL << VIRTIO_NET_F_MRG_RXBUF))
+#define VU_PROTOCOL_FEATURES                                           \
+	((1ULL << VHOST_USER_PROTOCOL_F_LOG_SHMFD) |                   \
+	 (1ULL << VHOST_USER_PROTOCOL_F_RARP) |                        \
+	 (1ULL << VHOST_USER_PROTOCOL_F_REPLY_ACK))
+
+/* Queues: one pair, 0 = RX (to the guest), 1 = TX (from the guest) */
+#define VU_RX_Q 0
+#define VU_TX_Q 1
+#define VU_QUEUES 2
+
+/* Size of the virtio-net header with VIRTIO_F_VERSION_1 */
+#define VU_NET_HDR_LEN 12
+
+/**
+ * struct vu_dev - the device as the current front-end configured it
+ * @fd:		connected control socket, -1 if none
+ * @features:	acked virtio/vhost features (SET_FEATURES)
+ * @protocol_features: acked protocol features
+ * @mem:	guest memory and dirty log
+ * @vq:		the queues
+ * @log_call_fd: SET_LOG_FD eventfd, -1 if none
+ * @appeared:	tap_guest_appeared() was called for this connection
+ */
+struct vu_dev {
+	int fd;
+	uint64_t features, protocol_features;
+	struct vu_mem mem;
+	struct virtq vq[VU_QUEUES];
+	int log_call_fd;
+	bool appeared;
+};
+
+extern struct vu_dev vu_dev;
+
+/* vhost_user.c */
+int vu_init(struct ctx *c);
+void vu_listen_handler(struct ctx *c);
+void vu_ctrl_handler(struct ctx *c, uint32_t events);
+void vu_kick_handler(struct ctx *c, unsigned idx, int fd);
+void vu_cleanup(struct ctx *c);
+
+/* vu_net.c */
+void vu_net_tx(struct ctx *c);
+int vu_net_send(struct ctx *c, const void *frame, size_t len);
+size_t vu_net_room(const struct ctx *c);
+void vu_net_flush(struct ctx *c);
+int vu_net_connected(const struct ctx *c);
+
+#endif /* TAP_VHOST_USER_H */

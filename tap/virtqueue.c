@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * virtqueue.c - guest memory translation and split virtqueues, device side
+ * (VIRTIO 1.x, section 2.7), for the vhost-user front-end.
+ *
+ * Theory of operation
+ *
+ * Memory: QEMU shares the guest's RAM as up to VU_MAX_REGIONS file
+ * descriptors (vhost_user.c maps them). Two kinds of address point into
+ * it: QEMU virtual addresses (the ring addresses of SET_VRING_ADDR) and
+ * guest physical addresses (everything inside the rings). vu_qva_to_va()
+ * and vu_gpa_to_va() find the region holding an address and return our
+ * pointer plus how many bytes are contiguous from there, capped at the
+ * region's end: a caller that needs more continues in the next region, so
+ * no access can ever leave a mapping.
+ *
+ * Rings: a queue of size Q (a power of two, at most 32768) has three
+ * areas, all little-endian: the descriptor table (16 bytes per entry), the
+ * available ring (flags, idx, Q heads, used_event) written by the driver,
+ * and the used ring (flags, idx, Q {id, len}, avail_event) written by us.
+ * vq_translate() requires each area to be contiguous in one region and
+ * naturally aligned; otherwise the ring is unusable and the caller refuses
+ * the request that set it.
+ *
+ * Consuming (vq_pop()): the driver's avail->idx is loaded once, then an
+ * acquire barrier orders the reads of the entries it publishes. A distance
+ * from our last_avail larger than Q can only come from a broken or hostile
+ * driver: the ring is reported broken (-EIO) and not touched again until it
+ * is set up anew. Each head is walked through its chain: every descriptor
+ * is copied out of guest memory once (the guest may change it under us;
+ * we only ever act on our copy), indexes are checked against the table
+ * size, the number of hops is bounded by the table size (a loop can't
+ * last longer), readable descriptors must precede writable ones, the total
+ * length must fit the 32-bit used length, and every buffer is translated
+ * into pieces (struct vq_iov) that lie in mapped memory. An indirect
+ * descriptor (allowed only as the whole chain) points to a table that must
+ * itself be mapped contiguously and whose entries obey the same rules,
+ * minus further indirection. A chain that breaks any rule is consumed and
+ * returned with length 0 (-EINVAL with a valid head), so the driver gets
+ * its buffers back and the queue goes on.
+ *
+ * Completing: vq_fill() writes used entries after the published used->idx
+ * and vq_publish() makes n of them visible with one release barrier and
+ * one idx store. vq_unpop() gives back chains taken but not filled (RX
+ * frames that didn't fit). We don't negotiate VIRTIO_RING_F_EVENT_IDX, so
+ * notification only honours avail->flags NO_INTERRUPT.
+ *
+ * Dirty logging: while logging is on (VHOST_F_LOG_ALL and a log mapped),
+ * vq_copy_to() marks every page it writes, and vq_fill()/vq_publish() the
+ * used ring entries and index, by guest physical address, with atomic ORs
+ * into the bitmap; bits past the mapped bitmap are never written.
+ *
+ * This file never allocates and never dereferences guest memory outside
+ * the pieces its translation functions return.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include "tap/virtqueue.h"
+#include "util.h"
+
+#define VQ_DESC_LEN 16
+
+/* Find the region holding [@a, ...) for address kind @gpa (else QVA) */
+static void *vu_to_va(const struct vu_mem *m, uint64_t a, uint64_t *len,
+		      bool gpa)
+{
+	unsigned i;
+
+	for (i = 0; i < m->n; i++) {
+		const struct vu_region *r = &m->r[i];
+		uint64_t start = gpa ? r->gpa : r->qva, off;
+
+		if (a < start || a - start >= r->size)
+			continue;
+		off = a - start;
+		if (*len > r->size - off)
+			*len = r->size - off;
+		return r->map + r->mmap_offset + off;
+	}
+	return NULL;
+}
+
+/**
+ * vu_gpa_to_va() - translate a guest physical address
+ * @m:		guest memory
+ * @gpa:	guest physical address
+ * @len:	in: bytes wanted; out: bytes contiguous at the result (<= in)
+ *
+ * Return: our pointer, NULL if @gpa isn't in guest memory
+ */
+void *vu_gpa_to_va(const struct vu_mem *m, uint64_t gpa, uint64_t *len)
+{
+	return vu_to_va(m, gpa, len, true);
+}
+
+/**
+ * vu_qva_to_va() - translate a QEMU virtual address
+ * @m:		guest memory
+ * @qva:	address in QEMU's address space
+ * @len:	in: bytes wanted; out: bytes contiguous at the result (<= in)
+ *
+ * Return: our pointer, NULL if @qva isn't in guest memory
+ */
+void *vu_qva_to_va(const struct vu_mem *m, uint64_t qva, uint64_t *len)
+{
+	return vu_to_va(m, qva, len, false);
+}
+
+/**
+ * vu_log_write() - mark guest pages we wrote in the dirty log
+ * @m:		guest memory and log
+ * @gpa:	first byte written
+ * @len:	bytes written
+ */
+void vu_log_write(struct vu_mem *m, uint64_t gpa, uint64_t len)
+{
+	uint64_t page, last;
+
+	if (!m->log_on || !m->log || !len)
+		return;
+	page = gpa / VU_LOG_PAGE;
+	last = (gpa + len - 1) / VU_LOG_PAGE;
+	if (gpa + len - 1 < gpa)	/* wraps: can't be guest memory */
+		return;
+	for (; page <= last; page++) {
+		if (page / 8 >= m->log_size)
+			break;
+		__atomic_fetch_or(&m->log[page / 8], (uint8_t)(1U << (page % 8)),
+				  __ATOMIC_RELAXED);
+	}
+	m->log_dirty = true;
+}
+
+/**
+ * vq_reset() - forget everything about a queue (fds must be closed first)
+ * @vq:		queue
+ */
+void vq_reset(struct virtq *vq)
+{
+	memset(vq, 0, sizeof(*vq));
+	vq->kick_fd = vq->call_fd = vq->err_fd = -1;
+}
+
+/* Translate @len bytes at @qva, contiguous and @align-aligned, or NULL */
+static uint8_t *vq_map_area(const struct vu_mem *m, uint64_t qva,
+			    uint64_t len, uintptr_t align)
+{
+	uint64_t got = len;
+	uint8_t *p = vu_qva_to_va(m, qva, &got);
+
+	if (!p || got < len || ((uintptr_t)p & (align - 1)))
+		return NULL;
+	return p;
+}
+
+/**
+ * vq_translate() - (re)compute our pointers to the rings of a queue
+ * @vq:		queue with size and addresses set
+ * @m:		guest memory
+ *
+ * Return: 0, -EINVAL if size or addresses aren't set, -EFAULT if an area
+ *	   isn't mapped contiguously and aligned (the pointers are cleared)
+ */
+int vq_translate(struct virtq *vq, const struct vu_mem *m)
+{
+	uint64_t q = vq->size;
+
+	vq->desc = vq->avail = vq->used = NULL;
+	if (!vq->size || !vq->addr_set)
+		return -EINVAL;
+	vq->desc = vq_map_area(m, vq->desc_qva, VQ_DESC_LEN * q, 16);
+	vq->avail = vq_map_area(m, vq->avail_qva, 6 + 2 * q, 2);
+	vq->used = vq_map_area(m, vq->used_qva, 6 + 8 * q, 4);
+	if (!vq->desc || !vq->avail || !vq->used) {
+		vq->desc = vq->avail = vq->used = NULL;
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/**
+ * vq_ready() - may the queue be processed now?
+ * @vq:		queue
+ *
+ * Return: true if started, not broken, and its rings are mapped
+ */
+bool vq_ready(const struct virtq *vq)
+{
+	return vq->started && !vq->broken && vq->desc;
+}
+
+static uint16_t vq_load16(const uint8_t *p)
+{
+	return le16toh(__atomic_load_n((const uint16_t *)p, __ATOMIC_RELAXED));
+}
+
+static void vq_store16(uint8_t *p, uint16_t v)
+{
+	__atomic_store_n((uint16_t *)p, htole16(v), __ATOMIC_RELAXED);
+}
+
+static uint16_t vq_avail_idx(const struct virtq *vq)
+{
+	return vq_load16(vq->avail + 2);
+}
+
+/**
+ * vq_avail_count() - chains the driver made available that we didn't take
+ * @vq:		ready queue
+ *
+ * Return: count, or -EIO if the driver's index is impossible
+ */
+int vq_avail_count(const struct virtq *vq)
+{
+	uint16_t n = (uint16_t)(vq_avail_idx(vq) - vq->last_avail);
+
+	if (n > vq->size)
+		return -EIO;
+	return n;
+}
+
+/**
+ * vq_used_idx_guest() - used->idx as currently stored in guest memory
+ * @vq:		queue with translated rings
+ *
+ * Return: the index
+ */
+uint16_t vq_used_idx_guest(const struct virtq *vq)
+{
+	return vq_load16(vq->used + 2);
+}
+
+struct vq_desc {
+	uint64_t addr;
+	uint32_t len;
+	uint16_t flags, next;
+};
+
+/* Copy descriptor @i of @table out of guest memory, once */
+static void vq_desc_read(const uint8_t *table, unsigned i, struct vq_desc *d)
+{
+	const volatile uint8_t *p = table + (size_t)i * VQ_DESC_LEN;
+	uint8_t raw[VQ_DESC_LEN];
+	unsigned k;
+
+	for (k = 0; k < VQ_DESC_LEN; k++)
+		raw[k] = p[k];
+	memcpy(&d->addr, raw, 8);
+	memcpy(&d->len, raw + 8, 4);
+	memcpy(&d->flags, raw + 12, 2);
+	memcpy(&d->next, raw + 14, 2);
+	d->addr = le64toh(d->addr);
+	d->len = le32toh(d->len);
+	d->flags = le16toh(d->flags);
+	d->next = le16toh(d->next);
+}
+
+/* Append the translated pieces of one buffer to @e */
+static int vq_elem_add(const struct vu_mem *m, struct vq_elem *e,
+		       const struct vq_desc *d)
+{
+	bool wr = d->flags & VQ_DESC_F_WRITE;
+	uint64_t gpa = d->addr, left = d->len;
+
+	if (!wr && e->in_num)
+		return -EINVAL;		/* readable after writable */
+	if (e->out_len + e->in_len + left > UINT32_MAX)
+		return -EINVAL;
+	while (left) {
+		uint64_t got = left;
+		uint8_t *p = vu_gpa_to_va(m, gpa, &got);
+		struct vq_iov *v;
+
+		if (!p)
+			return -EFAULT;
+		if (e->out_num + e->in_num >= VQ_IOV_MAX)
+			return -ENOBUFS;
+		v = &e->iov[e->out_num + e->in_num];
+		v->base = p;
+		v->len = (uint32_t)got;
+		v->gpa = gpa;
+		if (wr) {
+			e->in_num++;
+			e->in_len += got;
+		} else {
+			e->out_num++;
+			e->out_len += got;
+		}
+		gpa += got;
+		left -= got;
+	}
+	return 0;
+}
+
+/* Walk the chain starting at @i in @table of @n entries */
+static int vq_walk(const struct vu_mem *m, struct vq_elem *e,
+		   const uint8_t *table, unsigned n, unsigned i, bool indirect)
+{
+	unsigned hops = 0;
+	struct vq_desc d;
+	int rc;
+
+	for (;;) {
+		if (i >= n)
+			return -EINVAL;
+		if (++hops > n)
+			return -ELOOP;
+		vq_desc_read(table, i, &d);
+		if (d.flags & VQ_DESC_F_INDIRECT) {
+			uint64_t got, len = d.len;
+			const uint8_t *t;
+
+			if (indirect || hops > 1 || (d.flags & VQ_DESC_F_NEXT))
+				return -EINVAL;
+			if (!len || len % VQ_DESC_LEN ||
+			    len / VQ_DESC_LEN > VQ_MAX_SIZE)
+				return -EINVAL;
+			got = len;
+			t = vu_gpa_to_va(m, d.addr, &got);
+			if (!t || got < len)
+				return -EFAULT;
+			return vq_walk(m, e, t, (unsigned)(len / VQ_DESC_LEN),
+				       0, true);
+		}
+		if ((rc = vq_elem_add(m, e, &d)))
+			return rc;
+		if (!(d.flags & VQ_DESC_F_NEXT))
+			return 0;
+		i = d.next;
+	}
+}
+
+/**
+ * vq_pop() - take the next available descriptor chain
+ * @vq:		ready queue
+ * @m:		guest memory
+ * @e:		filled with the chain's pieces
+ *
+ * Return: 0; -ENOENT if none is available; -EIO if the ring is broken
+ *	   (nothing was taken); -EINVAL (or another -errno) for a bad chain,
+ *	   which was taken: @e->head is then its head if that is a valid
+ *	   index (return it with length 0), or @vq->size if not
+ */
+int vq_pop(struct virtq *vq, const struct vu_mem *m, struct vq_elem *e)
+{
+	int n = vq_avail_count(vq), rc;
+	uint16_t head;
+
+	if (n < 0)
+		return n;
+	if (!n)
+		return -ENOENT;
+	/* Entries published before avail->idx are visible after this */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+
+	head = vq_load16(vq->avail + 4 + 2 * (vq->last_avail % vq->size));
+	vq->last_avail++;
+
+	e->out_num = e->in_num = 0;
+	e->out_len = e->in_len = 0;
+	if (head >= vq->size) {
+		e->head = (uint16_t)vq->size;
+		return -EINVAL;
+	}
+	e->head = head;
+	rc = vq_walk(m, e, vq->desc, vq->size, head, false);
+	return rc;
+}
+
+/**
+ * vq_unpop() - give back chains taken with vq_pop() but not filled
+ * @vq:		queue
+ * @n:		how many
+ */
+void vq_unpop(struct virtq *vq, unsigned n)
+{
+	vq->last_avail -= n;
+}
+
+/**
+ * vq_fill() - write a used entry, not yet visible to the driver
+ * @vq:		ready queue
+ * @m:		guest memory (dirty log)
+ * @off:	entries already filled since the last vq_publish()
+ * @head:	chain head
+ * @len:	bytes written into the chain
+ */
+void vq_fill(struct virtq *vq, struct vu_mem *m, unsigned off, uint16_t head,
+	     uint32_t len)
+{
+	unsigned slot = (uint16_t)(vq->used_idx + off) % vq->size;
+	uint8_t *u = vq->used + 4 + 8 * (size_t)slot;
+	uint32_t v;
+
+	v = htole32(head);
+	memcpy(u, &v, 4);
+	v = htole32(len);
+	memcpy(u + 4, &v, 4);
+	vu_log_write(m, vq->log_gpa + 4 + 8 * (uint64_t)slot, 8);
+}
+
+/**
+ * vq_publish() - make filled used entries visible to the driver
+ * @vq:		ready queue
+ * @m:		guest memory (dirty log)
+ * @n:		entries filled
+ */
+void vq_publish(struct virtq *vq, struct vu_mem *m, unsigned n)
+{
+	if (!n)
+		return;
+	/* Entries before the index */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	vq->used_idx += n;
+	vq_store16(vq->used + 2, vq->used_idx);
+	vu_log_write(m, vq->log_gpa + 2, 2);
+	vq->need_call = true;
+}
+
+/**
+ * vq_notify_wanted() - does the driver want an interrupt for new entries?
+ * @vq:		ready queue
+ *
+ * Return: true unless avail->flags has NO_INTERRUPT
+ */
+bool vq_notify_wanted(const struct virtq *vq)
+{
+	/* Our used->idx store before the driver's flags */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return !(vq_load16(vq->avail) & VQ_AVAIL_F_NO_INTERRUPT);
+}
+
+/**
+ * vq_copy_to() - copy into the writable pieces of a chain
+ * @m:		guest memory (dirty log)
+ * @e:		chain
+ * @off:	offset in the chain's writable bytes
+ * @buf:	data
+ * @len:	its length
+ *
+ * Return: bytes copied (less than @len if the chain is too short)
+ */
+size_t vq_copy_to(struct vu_mem *m, const struct vq_elem *e, size_t off,
+		  const void *buf, size_t len)
+{
+	const uint8_t *src = buf;
+	size_t done = 0;
+	unsigned i;
+
+	for (i = e->out_num; i < e->out_num + e->in_num && done < len; i++) {
+		const struct vq_iov *v = &e->iov[i];
+		size_t n;
+
+		if (off >= v->len) {
+			off -= v->len;
+			continue;
+		}
+		n = MIN(v->len - off, len - done);
+		memcpy(v->base + off, src + done, n);
+		vu_log_write(m, v->gpa + off, n);
+		done += n;
+		off = 0;
+	}
+	return done;
+}
+
+/**
+ * vq_copy_from() - copy out of the readable pieces of a chain
+ * @e:		chain
+ * @off:	offset in the chain's readable bytes
+ * @buf:	destination
+ * @len:	bytes wanted
+ *
+ * Return: bytes copied (less than @len if the chain is too short)
+ */
+size_t vq_copy_from(const struct vq_elem *e, size_t off, void *buf,
+		    size_t len)
+{
+	uint8_t *dst = buf;
+	size_t done = 0;
+	unsigned i;
+
+	for (i = 0; i < e->out_num && done < len; i++) {
+		const struct vq_iov *v = &e->iov[i];
+		size_t n;
+
+		if (off >= v->len) {
+			off -= v->len;
+			continue;
+		}
+		n = MIN(v->len - off, len - done);
+		memcpy(dst + done, v->base + off, n);
+		done += n;
+		off = 0;
+	}
+	return done;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * virtqueue.h - guest memory translation and split virtqueues (device side)
+ *
+ * See virtqueue.c for the theory of operation.
+ */
+#ifndef TAP_VIRTQUEUE_H
+#define TAP_VIRTQUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Regions in one SET_MEM_TABLE (VHOST_MEMORY_BASELINE_NREGIONS) */
+#define VU_MAX_REGIONS 8
+/* Largest queue size the split ring format allows */
+#define VQ_MAX_SIZE 32768
+/* Buffer pieces one chain may map to (descriptors split at region ends) */
+#define VQ_IOV_MAX 64
+/* Dirty log granularity (VHOST_LOG_PAGE) */
+#define VU_LOG_PAGE 4096
+
+/* Descriptor flags */
+#define VQ_DESC_F_NEXT 1
+#define VQ_DESC_F_WRITE 2
+#define VQ_DESC_F_INDIRECT 4
+/* avail->flags */
+#define VQ_AVAIL_F_NO_INTERRUPT 1
+
+/**
+ * struct vu_region - one mapped guest memory region
+ * @gpa:	guest physical address of its first byte
+ * @size:	length in bytes
+ * @qva:	QEMU virtual address of its first byte
+ * @mmap_offset: offset of the region's data in the mapping
+ * @map:	our mapping (from file offset 0), NULL if unused
+ * @map_len:	length of @map (@mmap_offset + @size)
+ */
+struct vu_region {
+	uint64_t gpa, size, qva, mmap_offset;
+	uint8_t *map;
+	uint64_t map_len;
+};
+
+/**
+ * struct vu_mem - the guest's memory as we see it, and the dirty log
+ * @n:		regions in use
+ * @r:		regions
+ * @log:	dirty page bitmap (bit per VU_LOG_PAGE from GPA 0), or NULL
+ * @log_map:	mapping that holds @log
+ * @log_map_len: its length
+ * @log_size:	bytes of bitmap available at @log
+ * @log_on:	VHOST_F_LOG_ALL negotiated: mark what we write
+ * @log_dirty:	bits were set since the last log_fd notification
+ */
+struct vu_mem {
+	unsigned n;
+	struct vu_region r[VU_MAX_REGIONS];
+	uint8_t *log;
+	uint8_t *log_map;
+	uint64_t log_map_len;
+	uint64_t log_size;
+	bool log_on;
+	bool log_dirty;
+};
+
+/**
+ * struct vq_iov - one guest buffer piece, contiguous in our mapping
+ * @base:	where it is mapped
+ * @len:	length
+ * @gpa:	guest physical address (for dirty logging)
+ */
+struct vq_iov {
+	uint8_t *base;
+	uint32_t len;
+	uint64_t gpa;
+};
+
+/**
+ * struct vq_elem - a descriptor chain taken from the available ring
+ * @head:	head descriptor index (the id to return in the used ring)
+ * @out_num:	device-readable pieces, first in @iov
+ * @in_num:	device-writable pieces, after those
+ * @out_len:	total readable bytes
+ * @in_len:	total writable bytes
+ * @iov:	the pieces
+ */
+struct vq_elem {
+	uint16_t head;
+	unsigned out_num, in_num;
+	uint64_t out_len, in_len;
+	struct vq_iov iov[VQ_IOV_MAX];
+};
+
+/**
+ * struct virtq - device-side state of one split virtqueue
+ * @size:	number of descriptors (SET_VRING_NUM), a power of two
+ * @desc_qva, @avail_qva, @used_qva: ring addresses (SET_VRING_ADDR)
+ * @log_gpa:	guest physical address of the used ring, for dirty logging
+ * @log_flag:	VHOST_VRING_F_LOG was set with the addresses
+ * @addr_set:	SET_VRING_ADDR seen
+ * @desc, @avail, @used: the rings in our mapping, NULL unless translated
+ * @last_avail:	next available ring entry to consume (free-running)
+ * @used_idx:	next used ring entry to fill (free-running)
+ * @started:	kick fd given: we may process the ring
+ * @enabled:	SET_VRING_ENABLE 1 (or no protocol features)
+ * @broken:	the driver broke the ring: ignore it until set up again
+ * @kick_fd, @call_fd, @err_fd: eventfds, -1 if none
+ * @need_call:	used entries published since the last interrupt
+ * @cap_est:	estimated writable bytes per chain (RX room)
+ */
+struct virtq {
+	unsigned size;
+	uint64_t desc_qva, avail_qva, used_qva, log_gpa;
+	bool log_flag;
+	bool addr_set;
+	uint8_t *desc, *avail, *used;
+	uint16_t last_avail, used_idx;
+	bool started, enabled, broken;
+	int kick_fd, call_fd, err_fd;
+	bool need_call;
+	uint32_t cap_est;
+};
+
+void *vu_gpa_to_va(const struct vu_mem *m, uint64_t gpa, uint64_t *len);
+void *vu_qva_to_va(const struct vu_mem *m, uint64_t qva, uint64_t *len);
+void vu_log_write(struct vu_mem *m, uint64_t gpa, uint64_t len);
+
+void vq_reset(struct virtq *vq);
+int vq_translate(struct virtq *vq, const struct vu_mem *m);
+bool vq_ready(const struct virtq *vq);
+int vq_avail_count(const struct virtq *vq);
+int vq_pop(struct virtq *vq, const struct vu_mem *m, struct vq_elem *e);
+void vq_unpop(struct virtq *vq, unsigned n);
+void vq_fill(struct virtq *vq, struct vu_mem *m, unsigned off,
+	     uint16_t head, uint32_t len);
+void vq_publish(struct virtq *vq, struct vu_mem *m, unsigned n);
+uint16_t vq_used_idx_guest(const struct virtq *vq);
+bool vq_notify_wanted(const struct virtq *vq);
+size_t vq_copy_to(struct vu_mem *m, const struct vq_elem *e, size_t off,
+		  const void *buf, size_t len);
+size_t vq_copy_from(const struct vq_elem *e, size_t off, void *buf,
+		    size_t len);
+
+#endif /* TAP_VIRTQUEUE_H */
