@@ -359,6 +359,9 @@ static bool tap_input_ip4(struct ctx *c, const struct pkt *p)
 
 	if (!c->ifi4_ok)
 		return false;
+	/* A loopback source can't be answered from outside the guest */
+	if ((ntohl(p->src4.s_addr) >> 24) == IN_LOOPBACKNET)
+		return false;
 	if (p->src4.s_addr && p->src4.s_addr != c->ip4.addr_seen.s_addr &&
 	    !IN_MULTICAST(ntohl(p->src4.s_addr)))
 		c->ip4.addr_seen = p->src4;
@@ -392,7 +395,7 @@ static bool tap_input_ip6(struct ctx *c, const struct pkt *p)
 	struct pview payload;
 	uint8_t type;
 
-	if (!c->ifi6_ok)
+	if (!c->ifi6_ok || IN6_IS_ADDR_LOOPBACK(&p->src6))
 		return false;
 	if (!IN6_IS_ADDR_UNSPECIFIED(&p->src6) &&
 	    !IN6_IS_ADDR_LINKLOCAL(&p->src6) &&

@@ -329,6 +329,12 @@ guest_up() {
 	dhcp4
 	dhcp4_apply
 	slaac_wait
+	# Until duplicate address detection is done, the SLAAC address is
+	# tentative and the guest picks another source (even ::1!) for
+	# global destinations: wait for DAD to complete
+	wait_for "ip -n $GUEST -6 -o addr show dev tap0 scope global |
+		  grep 'inet6 2001:db8:1:' | grep -qv tentative" 10 ||
+		fail "SLAAC address stays tentative: $(ip -n "$GUEST" -6 addr)"
 }
 
 # guest_addr6: the guest's global (SLAAC) address on tap0
@@ -394,4 +400,13 @@ passt_flows() {
 # nstat_get NS COUNTER: absolute value of a kernel SNMP counter in NS
 nstat_get() {
 	ns "$1" nstat -az "$2" | awk -v c="$2" '$1 == c { print $2 }'
+}
+
+# ss_dump [TAG]: TCP socket details (ss -tinm) of all three namespaces,
+# appended to $T/ss.log (shown by the clean-up when a test fails)
+ss_dump() {
+	for _n in "$GUEST" "$HOST" "$ROUTER"; do
+		echo "== ${1:-} ss -tinm in $_n"
+		ip netns exec "$_n" ss -tinm 2>&1
+	done >>"$T/ss.log"
 }

@@ -26,29 +26,28 @@ ns "$GUEST" ping -6 -c 1 -W 2 "$PEER6" >/dev/null 2>&1 || :
 
 # inbound NAME LISTEN_ADDR GUEST_PORT HOST_ADDR HOST_PORT
 inbound() {
-	_n=$1
+	local n=$1 lpid st=0
 	rm -f "$T/ready" "$T/got_guest" "$T/got_peer"
-	bg "$GUEST" "$_n-guest" "$T/to_peer" "$T/got_guest" \
+	bg "$GUEST" "$n-guest" "$T/to_peer" "$T/got_guest" \
 		"$SOCKIO" -t 30 --report --ready "$T/ready" tcp-listen "$2" "$3"
-	_lpid=$BG_PID
+	lpid=$BG_PID
 	wait_ready "$T/ready"
-	_st=0
 	ns "$ROUTER" "$SOCKIO" -t 30 --report tcp-connect "$4" "$5" \
-		<"$T/to_guest" >"$T/got_peer" 2>"$T/$_n-peer.err" || _st=$?
-	bg_wait "$_lpid" 20 || :
-	log "$_n: guest: $(tr '\n' ' ' <"$T/$_n-guest.err")"
-	log "$_n: peer: $(tr '\n' ' ' <"$T/$_n-peer.err")"
-	expect "$_n: client exit status" "$_st" 0
-	expect "$_n: guest listener exit status" "$BG_ST" 0
-	expect "$_n: bytes to the guest" "$(stat -c %s "$T/got_guest")" \
+		<"$T/to_guest" >"$T/got_peer" 2>"$T/$n-peer.err" || st=$?
+	bg_wait "$lpid" 20 || :
+	log "$n: guest: $(tr '\n' ' ' <"$T/$n-guest.err")"
+	log "$n: peer: $(tr '\n' ' ' <"$T/$n-peer.err")"
+	expect "$n: client exit status" "$st" 0
+	expect "$n: guest listener exit status" "$BG_ST" 0
+	expect "$n: bytes to the guest" "$(stat -c %s "$T/got_guest")" \
 		"$(stat -c %s "$T/to_guest")"
-	expect "$_n: SHA-256 to the guest" "$(sha "$T/got_guest")" \
+	expect "$n: SHA-256 to the guest" "$(sha "$T/got_guest")" \
 		"$sum_to_guest"
-	expect "$_n: bytes to the peer" "$(stat -c %s "$T/got_peer")" \
+	expect "$n: bytes to the peer" "$(stat -c %s "$T/got_peer")" \
 		"$(stat -c %s "$T/to_peer")"
-	expect "$_n: SHA-256 to the peer" "$(sha "$T/got_peer")" "$sum_to_peer"
+	expect "$n: SHA-256 to the peer" "$(sha "$T/got_peer")" "$sum_to_peer"
 	passt_check_alive
-	log "$_n: OK"
+	log "$n: OK"
 }
 
 inbound v4-8080 "$ADDR4" 8080 "$ADDR4" 8080

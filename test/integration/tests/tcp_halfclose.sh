@@ -5,6 +5,7 @@
 # IPv6: the guest shuts down its sending side first and still receives
 # everything the peer sends after seeing that EOF; and the reverse, the
 # peer closes first and still receives what the guest sends afterwards.
+# The data sent after the other side's FIN is HALFCLOSE_MB (default 32) MiB.
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -17,7 +18,7 @@ passt_start
 guest_up
 
 head -c 1M /dev/urandom >"$T/a"
-head -c 2M /dev/urandom >"$T/b"
+head -c "${HALFCLOSE_MB:-32}M" /dev/urandom >"$T/b"
 sum_a=$(sha "$T/a")
 sum_b=$(sha "$T/b")
 
@@ -67,6 +68,28 @@ for peer in "$PEER4" "$PEER6"; do
 	expect "$n: guest exit status" "$st" 0
 	expect "$n: peer exit status" "$BG_ST" 0
 	check "$n: to guest:a" "$T/got_a" "$sum_a"
+	check "$n: to peer:b" "$T/got_b" "$sum_b"
+	passt_check_alive
+	log "$n: OK"
+
+	# Early FIN: the peer shuts down its side right after accepting,
+	# while the guest is sending b (a stall seen here: the guest's
+	# retransmissions never acknowledged once the peer's FIN was in)
+	port=$((port + 1))
+	n="early-fin-$peer"
+	rm -f "$T/ready" "$T/got_b"
+	bg "$ROUTER" peer3 /dev/null "$T/got_b" "$SOCKIO" -t 30 --report \
+		--ready "$T/ready" tcp-listen "$peer" "$port"
+	lpid=$BG_PID
+	wait_ready "$T/ready"
+	st=0
+	ns "$GUEST" "$SOCKIO" -t 30 --report tcp-connect "$peer" "$port" \
+		<"$T/b" >/dev/null 2>"$T/guest3.err" || st=$?
+	[ "$st" -eq 0 ] || ss_dump "$n"
+	bg_wait "$lpid" 20 || :
+	log "$n: guest: $(cat "$T/guest3.err"); peer: $(tr '\n' ' ' <"$T/peer3.err")"
+	expect "$n: guest exit status" "$st" 0
+	expect "$n: peer exit status" "$BG_ST" 0
 	check "$n: to peer:b" "$T/got_b" "$sum_b"
 	passt_check_alive
 	log "$n: OK"

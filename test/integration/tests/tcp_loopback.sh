@@ -27,17 +27,17 @@ sum_y=$(sha "$T/y")
 # client CLI_NS sends x to CLI_ADDR PORT; both checked; the server's view
 # of the peer is left in $T/NAME-srv.err
 xfer() {
+	local lpid st=0
 	rm -f "$T/ready" "$T/got_x" "$T/got_y"
 	bg "$2" "$1-srv" "$T/y" "$T/got_x" "$SOCKIO" -t 20 --report \
 		--ready "$T/ready" tcp-listen "$3" "$4"
-	_lpid=$BG_PID
+	lpid=$BG_PID
 	wait_ready "$T/ready"
-	_st=0
 	ns "$5" "$SOCKIO" -t 20 --report tcp-connect "$6" "$4" \
-		<"$T/x" >"$T/got_y" 2>"$T/$1-cli.err" || _st=$?
-	bg_wait "$_lpid" 10 || :
+		<"$T/x" >"$T/got_y" 2>"$T/$1-cli.err" || st=$?
+	bg_wait "$lpid" 10 || :
 	log "$1: server: $(tr '\n' ' ' <"$T/$1-srv.err"); client: $(cat "$T/$1-cli.err")"
-	expect "$1: client exit status" "$_st" 0
+	expect "$1: client exit status" "$st" 0
 	expect "$1: server exit status" "$BG_ST" 0
 	expect "$1: SHA-256 to the server" "$(sha "$T/got_x")" "$sum_x"
 	expect "$1: SHA-256 to the client" "$(sha "$T/got_y")" "$sum_y"

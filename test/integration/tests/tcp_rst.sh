@@ -14,22 +14,25 @@ need_sockio
 setup_ns
 passt_start
 guest_up
+head -c 1024 /dev/urandom >"$T/kib"
 
 port=6100
 for peer in "$PEER4" "$PEER6"; do
-	# Peer -> guest: the peer sends 64 KiB, then resets; the guest keeps
-	# its side open (--hold) and must see the reset
+	# Peer -> guest: the guest sends 1 KiB and shuts down; only then
+	# (--wait-eof, so the connection is surely established on both
+	# sides) the peer sends 64 KiB and resets. The guest must see the
+	# reset
 	port=$((port + 1))
 	n="peer-rst-$peer"
 	rm -f "$T/ready"
 	bg "$ROUTER" peer1 /dev/zero /dev/null "$SOCKIO" -t 30 --report \
-		--rst-after 65536 --ready "$T/ready" tcp-listen "$peer" "$port"
+		--wait-eof --rst-after 65536 --ready "$T/ready" tcp-listen "$peer" "$port"
 	lpid=$BG_PID
 	wait_ready "$T/ready"
 	rst0=$(nstat_get "$ROUTER" TcpOutRsts)
 	st=0
-	ns "$GUEST" "$SOCKIO" -t 20 --report --hold --expect-rst \
-		tcp-connect "$peer" "$port" </dev/null >/dev/null \
+	ns "$GUEST" "$SOCKIO" -t 20 --report --expect-rst \
+		tcp-connect "$peer" "$port" <"$T/kib" >/dev/null \
 		2>"$T/guest1.err" || st=$?
 	bg_wait "$lpid" 10 || :
 	rst1=$(nstat_get "$ROUTER" TcpOutRsts)

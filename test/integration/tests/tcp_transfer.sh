@@ -29,21 +29,35 @@ rate() {
 	echo "$(($1 * 1000 / ($2 + 1) / 1048576)) MiB/s"
 }
 
+# client PID: wait for a client in the background; if it takes more than
+# 30 s, record the sockets' state while they still exist, then wait for
+# its own timeout (40 s)
+client() {
+	if ! bg_wait "$1" 30; then
+		ss_dump "stalled:"
+		log "stalled, see ss.log"
+		bg_wait "$1" 15 || :
+	fi
+}
+
 port=5000
 for fam in $FAMILIES; do
 	if [ "$fam" = 4 ]; then peer=$PEER4; else peer=$PEER6; fi
 	# guest -> peer: the listener in ROUTER writes what it gets to a file
+	# (--hold: it sends no FIN before the guest's; tcp_halfclose.sh covers
+	# data after a FIN)
 	port=$((port + 1))
 	rm -f "$T/ready" "$T/recv"
 	bg "$ROUTER" up-listen /dev/null "$T/recv" \
-		"$SOCKIO" -t 40 --report --ready "$T/ready" \
+		"$SOCKIO" -t 40 --report --hold --ready "$T/ready" \
 		tcp-listen "$peer" "$port"
 	lpid=$BG_PID
 	wait_ready "$T/ready"
 	t0=$(now_ms)
-	st=0
-	ns "$GUEST" "$SOCKIO" -t 40 --report tcp-connect "$peer" "$port" \
-		<"$T/up" >/dev/null 2>"$T/up-connect.err" || st=$?
+	bg "$GUEST" up-connect "$T/up" /dev/null \
+		"$SOCKIO" -t 40 --report tcp-connect "$peer" "$port"
+	client "$BG_PID"
+	st=$BG_ST
 	ms=$(($(now_ms) - t0))
 	bg_wait "$lpid" 20 || :
 	log "guest -> $peer: client: $(tail -n 1 "$T/up-connect.err")," \
@@ -66,9 +80,10 @@ for fam in $FAMILIES; do
 	lpid=$BG_PID
 	wait_ready "$T/ready"
 	t0=$(now_ms)
-	st=0
-	ns "$GUEST" "$SOCKIO" -t 40 --report --hold tcp-connect "$peer" \
-		"$port" </dev/null >"$T/recv" 2>"$T/down-connect.err" || st=$?
+	bg "$GUEST" down-connect /dev/null "$T/recv" \
+		"$SOCKIO" -t 40 --report --hold tcp-connect "$peer" "$port"
+	client "$BG_PID"
+	st=$BG_ST
 	ms=$(($(now_ms) - t0))
 	bg_wait "$lpid" 20 || :
 	log "$peer -> guest: client: $(tail -n 1 "$T/down-connect.err")," \

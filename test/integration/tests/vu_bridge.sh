@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# vu_bridge.sh - the kernel of the GUEST namespace as a vhost-user guest
+# (vu-front bridging tap0 to the virtqueues): DHCP, SLAAC, ping both
+# families, and TRANSFER_MB (default 16) MiB of TCP each way, IPv4,
+# checked by SHA-256. VU_FRONT_OPTS=-2 runs it with two memory regions.
+set -eu
+# shellcheck source-path=SCRIPTDIR/..
+# shellcheck source=lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=vu.sh
+. "$(dirname "$0")/../vu.sh"
+need busybox sha256sum
+need_vufront
+need_sockio
+
+MB=${TRANSFER_MB:-16}
+
+setup_ns
+vu_passt_start ${VU_PASST_OPTS:-}
+guest_up
+
+ns "$GUEST" ping -c 2 -W 2 "$PEER4" >"$T/ping4.log" 2>&1 ||
+	fail "ping $PEER4: $(tail -n 3 "$T/ping4.log")"
+ns "$GUEST" ping -6 -c 2 -W 2 "$PEER6" >"$T/ping6.log" 2>&1 ||
+	fail "ping -6 $PEER6: $(tail -n 3 "$T/ping6.log")"
+passt_check_alive
+
+head -c "${MB}M" /dev/urandom >"$T/up"
+head -c "${MB}M" /dev/urandom >"$T/down"
+
+# guest -> peer
+rm -f "$T/ready" "$T/recv"
+bg "$ROUTER" up-listen /dev/null "$T/recv" \
+	"$SOCKIO" -t 40 --report --ready "$T/ready" tcp-listen "$PEER4" 5001
+lpid=$BG_PID
+wait_ready "$T/ready"
+st=0
+ns "$GUEST" "$SOCKIO" -t 40 --report tcp-connect "$PEER4" 5001 \
+	<"$T/up" >/dev/null 2>"$T/up-connect.err" || st=$?
+bg_wait "$lpid" 20 || :
+expect "guest -> peer: client exit status" "$st" 0
+expect "guest -> peer: listener exit status" "$BG_ST" 0
+expect "guest -> peer: SHA-256" "$(sha "$T/recv")" "$(sha "$T/up")"
+passt_check_alive
+
+# peer -> guest
+rm -f "$T/ready" "$T/recv"
+bg "$ROUTER" down-listen "$T/down" /dev/null \
+	"$SOCKIO" -t 40 --report --ready "$T/ready" tcp-listen "$PEER4" 5002
+lpid=$BG_PID
+wait_ready "$T/ready"
+st=0
+ns "$GUEST" "$SOCKIO" -t 40 --report --hold tcp-connect "$PEER4" 5002 \
+	</dev/null >"$T/recv" 2>"$T/down-connect.err" || st=$?
+bg_wait "$lpid" 20 || :
+expect "peer -> guest: client exit status" "$st" 0
+expect "peer -> guest: listener exit status" "$BG_ST" 0
+expect "peer -> guest: SHA-256" "$(sha "$T/recv")" "$(sha "$T/down")"
+passt_check_alive
+
+bridge_stop
+passt_check_alive
+passt_stop
