@@ -44,7 +44,8 @@ FWD_REPS=${FWD_REPS:-1}
 PORT=5201
 
 # lib.sh derives TOP from $0 for its defaults only: PASST and TOOLS are set
-# shellcheck source=../test/integration/lib.sh
+# shellcheck source-path=SCRIPTDIR/..
+# shellcheck source=test/integration/lib.sh
 . "$ROOT/test/integration/lib.sh"
 
 need iperf3 jq busybox ss awk
