@@ -26,11 +26,13 @@
 #include "ctx.h"
 #include "flow.h"
 #include "fwd/fwd.h"
+#include "isolation.h"
 #include "log.h"
 #include "loop.h"
 #include "tap/pcap.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
+#include "tap/vhost_user.h"
 #include "tcp/tcp.h"
 
 static struct ctx ctx;
@@ -91,6 +93,12 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	conf(c, argc, argv);
 
+	if (c->print_capabilities) {
+		/* vhost-user back-end convention: JSON on stdout, exit 0 */
+		printf("{\n  \"type\": \"net\"\n}\n");
+		return fflush(stdout) ? EXIT_FAILURE : EXIT_SUCCESS;
+	}
+
 	if (c->log_file[0] && (rc = log_open_file(c->log_file))) {
 		errno = -rc;
 		die_perror("-l/--log-file: can't open %s", c->log_file);
@@ -108,12 +116,17 @@ int main(int argc, char **argv)
 	fwd_defaults(c);
 	tcp_init(c);
 	fwd_listen_init(c);
-	stream_init(c);
+	if (c->mode == MODE_VU)
+		vu_init(c);
+	else
+		stream_init(c);
 
 	if (!c->foreground)
 		daemonize(c);
 	else if (c->pid_file[0])
 		pid_file_write(c->pid_file, getpid());
+
+	isolation_drop(c);
 
 	if ((rc = loop_signals_init(c))) {
 		errno = -rc;
@@ -123,7 +136,10 @@ int main(int argc, char **argv)
 	loop_run(c);
 
 	tap_log_stats();
-	stream_cleanup(c);
+	if (c->mode == MODE_VU)
+		vu_cleanup(c);
+	else
+		stream_cleanup(c);
 	if (c->pid_file[0])
 		unlink(c->pid_file);
 	log_close();
