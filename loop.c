@@ -27,6 +27,7 @@
 #include "util.h"
 #include "tap/tap.h"
 #include "tap/stream.h"
+#include "tap/vhost_user.h"
 #include "net/icmp.h"
 #include "net/ndp.h"
 #include "tcp/tcp.h"
@@ -167,7 +168,16 @@ static void loop_dispatch(struct ctx *c, union epoll_ref ref, uint32_t events)
 		loop_timer(c, ref.fd);
 		break;
 	case REF_TAP_LISTEN:
-		stream_listen_handler(c);
+		if (c->mode == MODE_VU)
+			vu_listen_handler(c);
+		else
+			stream_listen_handler(c);
+		break;
+	case REF_VU_CTRL:
+		vu_ctrl_handler(c, events);
+		break;
+	case REF_VU_KICK:
+		vu_kick_handler(c, ref.idx, ref.fd);
 		break;
 	case REF_TAP:
 		stream_handler(c, events);

@@ -598,16 +598,12 @@ static int conf_refuse_unimplemented(struct conf_opt *o,
 {
 	const char *opt = NULL;
 
-	if (c->print_capabilities)
-		opt = "--print-capabilities";
-	else if (c->repair_path[0])
+	if (c->repair_path[0])
 		opt = "--repair-path";
 	else if (c->migrate_exit)
 		opt = "--migrate-exit";
 	else if (c->migrate_no_linger)
 		opt = "--migrate-no-linger";
-	else if (c->mode == MODE_VU)
-		opt = "--vhost-user";;
 
 	if (opt)
 		return conf_err(o, "%s: not implemented yet", opt);

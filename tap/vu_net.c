@@ -16,8 +16,10 @@
  * parses through bounds-checked views, so the guest changing the bytes
  * under us can confuse the parse but never make it read out of bounds.
  * A frame spread over several pieces is gathered into a static buffer
- * first. Each chain goes back to the used ring with length 0, and the
- * used index is published once per call. If the budget ran out with
+ * first. Protocols may keep pointers into the frames until
+ * tap_input_end(), which we call at the end of the batch, before the
+ * chains go back to the used ring (length 0) with one index update, and
+ * after each gathered frame, as the next one reuses the buffer. If the budget ran out with
  * chains left, we write to our own kick eventfd so the loop comes back
  * to them after serving everybody else. A disabled (but started) ring is
  * drained and its frames dropped, as the spec asks.
@@ -109,6 +111,8 @@ static void vu_net_tx_one(struct ctx *c, const struct vq_elem *e)
 	if (vq_copy_from(e, VU_NET_HDR_LEN, tx_buf, len) != len)
 		return;
 	tap_input(c, tx_buf, len);
+	/* The next gathered frame overwrites tx_buf: end the batch here */
+	tap_input_end(c);
 }
 
 /**
@@ -141,6 +145,9 @@ void vu_net_tx(struct ctx *c)
 				vq_fill(vq, &d->mem, n++, tx_elem.head, 0);
 			continue;
 		}
+		trace("vhost-user: TX chain %u: %llu bytes in %u pieces",
+		      tx_elem.head, (unsigned long long)tx_elem.out_len,
+		      tx_elem.out_num);
 		if (vq->enabled)
 			vu_net_tx_one(c, &tx_elem);
 		vq_fill(vq, &d->mem, n++, tx_elem.head, 0);
@@ -148,6 +155,10 @@ void vu_net_tx(struct ctx *c)
 		if (!vq_ready(vq))
 			break;
 	}
+	/* Protocols may point into the frames until this: before the guest
+	 * gets its buffers back
+	 */
+	tap_input_end(c);
 	if (vq->desc)
 		vq_publish(vq, &d->mem, n);
 

@@ -100,6 +100,7 @@
 #define TCP_BATCH 64			/* segments per socket read */
 #define TCP_FRAME_ROOM (14 + 40 + 60 + 65536)
 #define TCP_DEFER_MAX 1024		/* connections with a pending ACK */
+#define TCP_RESUME_ROOM (16 * 1024)	/* retry blocked ones past this room */
 
 #define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
 #define SEQ_LE(a, b) ((int32_t)((a) - (b)) <= 0)
@@ -1186,7 +1187,8 @@ void tcp_defer_handler(struct ctx *c)
 	}
 	defer_count = 0;
 
-	if (!tcp_blocked_any || tap_tx_room(c) < TAP_IP_MAX * 4)
+	/* Each connection checks itself whether its segments fit now */
+	if (!tcp_blocked_any || tap_tx_room(c) < TCP_RESUME_ROOM)
 		return;
 	tcp_blocked_any = false;
 	span = flow_span();

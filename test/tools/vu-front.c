@@ -1,0 +1,1515 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * vu-front.c - a vhost-user front-end of our own, playing QEMU for tests.
+ *
+ * Usage: vu-front [OPTIONS] SOCKPATH CASE...
+ *
+ * Guest memory is one or two memfds (-2: two regions, and the first TX
+ * buffer straddles their boundary, so the daemon must split it). We map
+ * them ourselves and use our own virtual addresses as the "QEMU virtual
+ * addresses" of the protocol, like QEMU does. Layout (guest physical):
+ *
+ *	0x000000 RX ring (desc, avail, used), 0x010000 TX ring
+ *	0x100000 RX buffers: VF_Q x VF_RX_BUF bytes
+ *	TX_BASE  TX buffers: VF_TX_SLOTS x VF_TX_BUF bytes, headers before
+ *
+ * Connecting does what QEMU 10 does at start-up and device start (doc
+ * §4.1, §4.2): features, protocol features (REPLY_ACK is used from then
+ * on), owner, call fds, SET_FEATURES (VERSION_1, PROTOCOL_FEATURES,
+ * MRG_RXBUF), the memory table, then NUM/BASE/ADDR/KICK/CALL for both
+ * rings and ENABLE. All RX buffers are posted at once and re-posted as
+ * soon as a frame is taken out. Every frame from the daemon is checked:
+ * used length, virtio-net header (flags 0, num_buffers consistent with
+ * the used entries).
+ *
+ * Cases, run in order on the current connection:
+ *   connect        (re)connect and set the device up (done before the first
+ *                  case needing it)
+ *   arp-probe      ARP request for the gateway on TX, wait for the reply
+ *   dhcp-probe     DHCPDISCOVER, wait for the DHCPOFFER
+ *   bridge         create a tap device (-n, -m) and relay frames both ways
+ *                  until SIGTERM or the daemon closes the connection
+ *   expect-close   wait for the daemon to close the connection
+ *   close          close the connection ourselves
+ *   bad-sizes      payloads of wrong sizes; each must be refused
+ *   bad-fds        wrong fd counts; each must be refused
+ *   bad-ring-addr  ring addresses outside guest memory; refused
+ *   out-of-order   a fresh connection: kick/addr before memory, refused
+ *   unknown        unknown request with NEED_REPLY: refused, goes on
+ *   oversize       a header announcing a 64 KiB payload: connection closed
+ *   too-many-fds   10 fds with one message: connection closed
+ *   loop-chain     TX chains: self loop, 2-cycle, > 4 GiB total, head
+ *                  out of range, next out of range, buffer out of memory,
+ *                  bad indirect tables; each returned, no frame
+ *   bad-avail-idx  TX avail idx far ahead: ring ignored from then on
+ *   rx-readonly    RX buffer without WRITE: RX ignored from then on
+ *   stop-kick      GET_VRING_BASE on TX (checks the index), then a frame
+ *                  and a kick: the daemon must not touch the ring
+ *   log            SET_LOG_BASE + LOG_ALL: a frame to us marks its pages
+ *
+ * Options: -t MS timeout for every wait (default 5000), -r SECONDS retry
+ * connecting, -2 two memory regions, -n TAP, -m MTU (bridge), -v verbose.
+ *
+ * Exit status: 0 if every case went as expected, 1 otherwise, 2 on usage.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/if_tun.h>
+
+#define VF_Q 256
+#define VF_MEM_SIZE (32ULL << 20)
+#define VF_RX_RING 0x0ULL
+#define VF_TX_RING 0x10000ULL
+#define VF_RX_BUFS 0x100000ULL
+#define VF_RX_BUF 4096
+#define VF_TX_SLOTS 64
+#define VF_TX_BUF 65600
+#define VF_TX_HDRS 0x80000ULL
+/* With -2, slot 0 starts 32 bytes before the second region */
+#define VF_TX_BASE (VF_MEM_SIZE / 2 - 32)
+#define HDR 12
+#define FRAME_MAX 65535
+
+/* Protocol */
+enum {
+	GET_FEATURES = 1, SET_FEATURES, SET_OWNER, RESET_OWNER, SET_MEM_TABLE,
+	SET_LOG_BASE, SET_LOG_FD, SET_VRING_NUM, SET_VRING_ADDR,
+	SET_VRING_BASE, GET_VRING_BASE, SET_VRING_KICK, SET_VRING_CALL,
+	SET_VRING_ERR, GET_PROTOCOL_FEATURES, SET_PROTOCOL_FEATURES,
+	GET_QUEUE_NUM, SET_VRING_ENABLE, SEND_RARP,
+};
+#define NEED_REPLY 0x8
+#define F_MRG (1ULL << 15)
+#define F_LOG_ALL (1ULL << 26)
+#define F_PROTO (1ULL << 30)
+#define F_V1 (1ULL << 32)
+#define PF_LOG_SHMFD (1ULL << 1)
+#define PF_REPLY_ACK (1ULL << 3)
+#define D_NEXT 1
+#define D_WRITE 2
+#define D_INDIRECT 4
+
+static const uint8_t mac_guest[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+static const uint8_t mac_bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+static int timeout_ms = 5000, retry_s, mtu = 65520;
+static bool two_regions, verbose;
+static const char *sock_path, *tap_name = "tap0";
+static volatile sig_atomic_t stop;
+
+static int sock = -1;
+static int memfd[2] = { -1, -1 };
+static uint8_t *mem[2];
+static bool reply_ack;
+
+struct ring {
+	unsigned q;
+	uint64_t gpa;
+	uint8_t *desc, *avail, *used;
+	uint16_t avail_idx, used_seen;
+	int kick, call;
+};
+static struct ring rx, tx;
+static unsigned tx_next;		/* next TX slot */
+
+static uint8_t frame[FRAME_MAX + HDR];
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+#define say(...) fprintf(stderr, "vu-front: " __VA_ARGS__)
+#define vsay(...)                                                      \
+	do {                                                           \
+		if (verbose)                                           \
+			say(__VA_ARGS__);                              \
+	} while (0)
+
+/* ---- guest memory ---------------------------------------------------- */
+
+/* Our pointer for guest physical address @gpa (always mapped here) */
+static uint8_t *gp(uint64_t gpa)
+{
+	if (two_regions && gpa >= VF_MEM_SIZE / 2)
+		return mem[1] + (gpa - VF_MEM_SIZE / 2);
+	return mem[0] + gpa;
+}
+
+/* Our virtual address of @gpa, which is what QEMU would send */
+static uint64_t qva(uint64_t gpa)
+{
+	return (uint64_t)(uintptr_t)gp(gpa);
+}
+
+/* Copy into guest memory, split at the region boundary */
+static void gwrite(uint64_t gpa, const void *p, size_t len)
+{
+	uint64_t half = VF_MEM_SIZE / 2;
+
+	if (two_regions && gpa < half && gpa + len > half) {
+		size_t n = half - gpa;
+
+		memcpy(gp(gpa), p, n);
+		memcpy(gp(half), (const uint8_t *)p + n, len - n);
+		return;
+	}
+	memcpy(gp(gpa), p, len);
+}
+
+static int mem_setup(void)
+{
+	unsigned n = two_regions ? 2 : 1, i;
+	uint64_t sz = VF_MEM_SIZE / n;
+
+	for (i = 0; i < n; i++) {
+		memfd[i] = memfd_create("vu-front", MFD_CLOEXEC);
+		if (memfd[i] < 0 || ftruncate(memfd[i], (off_t)sz)) {
+			perror("vu-front: memfd");
+			return -1;
+		}
+		mem[i] = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED,
+			      memfd[i], 0);
+		if (mem[i] == MAP_FAILED) {
+			perror("vu-front: mmap");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	v = htole16(v);
+	memcpy(p, &v, 2);
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return le16toh(v);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return le32toh(v);
+}
+
+static void desc_set(struct ring *r, unsigned i, uint64_t addr, uint32_t len,
+		     uint16_t flags, uint16_t next)
+{
+	uint8_t *d = r->desc + 16 * i;
+
+	addr = htole64(addr);
+	len = htole32(len);
+	memcpy(d, &addr, 8);
+	memcpy(d + 8, &len, 4);
+	put16(d + 12, flags);
+	put16(d + 14, next);
+}
+
+static void ring_init(struct ring *r, uint64_t gpa)
+{
+	r->q = VF_Q;
+	r->gpa = gpa;
+	r->desc = gp(gpa);
+	r->avail = gp(gpa + 16 * VF_Q);
+	r->used = gp(gpa + 0x4000);
+	memset(r->desc, 0, 0x8000);
+	r->avail_idx = r->used_seen = 0;
+}
+
+static uint64_t ring_desc_gpa(const struct ring *r)
+{
+	return r->gpa;
+}
+
+static uint64_t ring_avail_gpa(const struct ring *r)
+{
+	return r->gpa + 16 * VF_Q;
+}
+
+static uint64_t ring_used_gpa(const struct ring *r)
+{
+	return r->gpa + 0x4000;
+}
+
+/* Make head @h available, publish, and optionally kick */
+static void ring_offer(struct ring *r, uint16_t h)
+{
+	put16(r->avail + 4 + 2 * (r->avail_idx % r->q), h);
+	r->avail_idx++;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	put16(r->avail + 2, r->avail_idx);
+}
+
+static void kick(struct ring *r)
+{
+	uint64_t one = 1;
+
+	if (write(r->kick, &one, 8) != 8)
+		perror("vu-front: kick");
+}
+
+static uint16_t used_idx(const struct ring *r)
+{
+	uint16_t v = get16(r->used + 2);
+
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return v;
+}
+
+/* ---- messages -------------------------------------------------------- */
+
+static int msg_send_fds(uint32_t req, uint32_t flags, const void *p,
+			uint32_t size, const int *fds, unsigned nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 16)];
+		struct cmsghdr align;
+	} cbuf;
+	uint8_t hdr[12];
+	struct iovec iov[2] = {
+		{ hdr, 12 }, { (void *)p, size },
+	};
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = size ? 2 : 1 };
+	uint32_t fl = 1 | flags;
+
+	memcpy(hdr, &req, 4);
+	memcpy(hdr + 4, &fl, 4);
+	memcpy(hdr + 8, &size, 4);
+	if (nfds) {
+		struct cmsghdr *cm;
+
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)(12 + size)) {
+		say("send request %u: %s\n", req, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int msg_send(uint32_t req, uint32_t flags, const void *p,
+		    uint32_t size)
+{
+	return msg_send_fds(req, flags, p, size, NULL, 0);
+}
+
+/* Read exactly @len bytes with the deadline; -1 on EOF/timeout */
+static int read_full(void *buf, size_t len)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	size_t got = 0;
+
+	while (got < len) {
+		struct pollfd pfd = { sock, POLLIN, 0 };
+		int left = (int)(end - now_ms());
+		ssize_t n;
+
+		if (left <= 0 || poll(&pfd, 1, left) <= 0)
+			return -1;
+		n = recv(sock, (uint8_t *)buf + got, len - got, 0);
+		if (n <= 0)
+			return -1;
+		got += n;
+	}
+	return 0;
+}
+
+/* Wait for a reply to @req with an 8-byte payload */
+static int reply_u64(uint32_t req, uint64_t *v)
+{
+	uint8_t hdr[12];
+	uint32_t r, fl, size;
+
+	if (read_full(hdr, 12))
+		return -1;
+	memcpy(&r, hdr, 4);
+	memcpy(&fl, hdr + 4, 4);
+	memcpy(&size, hdr + 8, 4);
+	if (r != req || !(fl & 0x4) || size != 8) {
+		say("bad reply: request %u flags 0x%x size %u to %u\n", r, fl,
+		    size, req);
+		return -1;
+	}
+	return read_full(v, 8);
+}
+
+static int get_u64(uint32_t req, uint64_t *v)
+{
+	if (msg_send(req, 0, NULL, 0))
+		return -1;
+	return reply_u64(req, v);
+}
+
+/* Send with NEED_REPLY (REPLY_ACK); return the acked status, -1 if none */
+static int acked(uint32_t req, const void *p, uint32_t size, const int *fds,
+		 unsigned nfds, uint64_t *status)
+{
+	if (msg_send_fds(req, NEED_REPLY, p, size, fds, nfds))
+		return -1;
+	return reply_u64(req, status);
+}
+
+/* Request that must be refused: NEED_REPLY, non-zero status expected */
+static int expect_refused(const char *what, uint32_t req, const void *p,
+			  uint32_t size, const int *fds, unsigned nfds)
+{
+	uint64_t st;
+
+	if (acked(req, p, size, fds, nfds, &st)) {
+		say("%s: no reply\n", what);
+		return -1;
+	}
+	if (!st) {
+		say("%s: accepted, should have been refused\n", what);
+		return -1;
+	}
+	vsay("%s: refused (%llu)\n", what, (unsigned long long)st);
+	return 0;
+}
+
+static int send_u64(uint32_t req, uint64_t v)
+{
+	uint64_t st;
+
+	if (!reply_ack)
+		return msg_send(req, 0, &v, 8);
+	if (acked(req, &v, 8, NULL, 0, &st) || st) {
+		say("request %u refused\n", req);
+		return -1;
+	}
+	return 0;
+}
+
+static int send_state(uint32_t req, uint32_t idx, uint32_t num)
+{
+	uint32_t s[2] = { idx, num };
+	uint64_t st;
+
+	if (!reply_ack)
+		return msg_send(req, 0, s, 8);
+	if (acked(req, s, 8, NULL, 0, &st) || st) {
+		say("request %u (ring %u, %u) refused\n", req, idx, num);
+		return -1;
+	}
+	return 0;
+}
+
+static int send_vring_fd(uint32_t req, unsigned idx, int fd)
+{
+	uint64_t v = idx, st;
+
+	if (!reply_ack)
+		return msg_send_fds(req, 0, &v, 8, &fd, 1);
+	if (acked(req, &v, 8, &fd, 1, &st) || st) {
+		say("request %u (ring %u) refused\n", req, idx);
+		return -1;
+	}
+	return 0;
+}
+
+struct addr_msg {
+	uint32_t index, flags;
+	uint64_t desc, used, avail, log;
+};
+
+static void addr_fill(struct addr_msg *a, const struct ring *r,
+		      unsigned idx, uint32_t flags)
+{
+	a->index = idx;
+	a->flags = flags;
+	a->desc = qva(ring_desc_gpa(r));
+	a->used = qva(ring_used_gpa(r));
+	a->avail = qva(ring_avail_gpa(r));
+	a->log = ring_used_gpa(r);
+}
+
+static int mem_table_msg(uint8_t *buf)
+{
+	unsigned n = two_regions ? 2 : 1, i;
+	uint64_t sz = VF_MEM_SIZE / n;
+
+	memset(buf, 0, 8 + 32 * n);
+	memcpy(buf, &n, 4);
+	for (i = 0; i < n; i++) {
+		uint64_t r[4] = { i * sz, sz, (uint64_t)(uintptr_t)mem[i], 0 };
+
+		memcpy(buf + 8 + 32 * i, r, 32);
+	}
+	return (int)(8 + 32 * n);
+}
+
+static void sock_close(void)
+{
+	if (sock >= 0)
+		close(sock);
+	sock = -1;
+	if (rx.kick >= 0) {
+		close(rx.kick);
+		close(rx.call);
+		close(tx.kick);
+		close(tx.call);
+	}
+	rx.kick = rx.call = tx.kick = tx.call = -1;
+	reply_ack = false;
+}
+
+static int sock_connect(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	uint64_t end = now_ms() + (uint64_t)retry_s * 1000;
+
+	sock_close();
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", sock_path);
+	for (;;) {
+		sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (sock < 0)
+			return -1;
+		if (!connect(sock, (struct sockaddr *)&a, sizeof(a)))
+			return 0;
+		close(sock);
+		sock = -1;
+		if (now_ms() >= end || stop) {
+			say("connect %s: %s\n", sock_path, strerror(errno));
+			return -1;
+		}
+		usleep(50000);
+	}
+}
+
+/* Post every RX buffer */
+static void rx_post_all(void)
+{
+	unsigned i;
+
+	for (i = 0; i < VF_Q; i++) {
+		desc_set(&rx, i, VF_RX_BUFS + (uint64_t)i * VF_RX_BUF,
+			 VF_RX_BUF, D_WRITE, 0);
+		ring_offer(&rx, (uint16_t)i);
+	}
+}
+
+/* The connect and device start sequences of QEMU */
+static int dev_connect(uint64_t extra_features)
+{
+	uint64_t f, pf, st;
+	uint8_t mt[8 + 32 * 2];
+	int len;
+
+	if (sock_connect())
+		return -1;
+	if (get_u64(GET_FEATURES, &f))
+		return -1;
+	if ((f & (F_V1 | F_PROTO | F_MRG)) != (F_V1 | F_PROTO | F_MRG)) {
+		say("features 0x%llx lack VERSION_1/PROTOCOL/MRG_RXBUF\n",
+		    (unsigned long long)f);
+		return -1;
+	}
+	if (get_u64(GET_PROTOCOL_FEATURES, &pf))
+		return -1;
+	pf &= PF_REPLY_ACK | PF_LOG_SHMFD;
+	if (msg_send(SET_PROTOCOL_FEATURES, 0, &pf, 8))
+		return -1;
+	reply_ack = pf & PF_REPLY_ACK;
+	if (msg_send(SET_OWNER, 0, NULL, 0) || get_u64(GET_FEATURES, &f))
+		return -1;
+
+	rx.kick = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	rx.call = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	tx.kick = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	tx.call = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (send_vring_fd(SET_VRING_CALL, 0, rx.call) ||
+	    send_vring_fd(SET_VRING_CALL, 1, tx.call))
+		return -1;
+
+	if (send_u64(SET_FEATURES, F_V1 | F_PROTO | F_MRG | extra_features))
+		return -1;
+	len = mem_table_msg(mt);
+	if (acked(SET_MEM_TABLE, mt, (uint32_t)len, memfd, two_regions ? 2 : 1,
+		  &st) || st) {
+		say("SET_MEM_TABLE refused\n");
+		return -1;
+	}
+
+	ring_init(&rx, VF_RX_RING);
+	ring_init(&tx, VF_TX_RING);
+	tx_next = 0;
+	for (unsigned i = 0; i < 2; i++) {
+		struct ring *r = i ? &tx : &rx;
+		struct addr_msg a;
+
+		addr_fill(&a, r, i, 0);
+		if (send_state(SET_VRING_NUM, i, VF_Q) ||
+		    send_state(SET_VRING_BASE, i, 0))
+			return -1;
+		if (acked(SET_VRING_ADDR, &a, sizeof(a), NULL, 0, &st) || st) {
+			say("SET_VRING_ADDR %u refused\n", i);
+			return -1;
+		}
+		if (send_vring_fd(SET_VRING_KICK, i, r->kick) ||
+		    send_vring_fd(SET_VRING_CALL, i, r->call))
+			return -1;
+	}
+	rx_post_all();
+	if (send_state(SET_VRING_ENABLE, 0, 1) ||
+	    send_state(SET_VRING_ENABLE, 1, 1))
+		return -1;
+	kick(&rx);
+	vsay("device started\n");
+	return 0;
+}
+
+/* ---- frames ---------------------------------------------------------- */
+
+/* Put a frame on TX (header + frame), alternating one/two descriptors */
+static int tx_frame(const uint8_t *f, size_t len)
+{
+	unsigned s = tx_next % VF_TX_SLOTS, d = 2 * s;
+	uint64_t buf = VF_TX_BASE + (uint64_t)s * VF_TX_BUF;
+	uint64_t end = now_ms() + timeout_ms;
+
+	/* Wait until the slot came back */
+	while ((uint16_t)(tx.avail_idx - used_idx(&tx)) >= VF_TX_SLOTS) {
+		if (now_ms() > end) {
+			say("TX ring not drained\n");
+			return -1;
+		}
+		usleep(1000);
+	}
+	if (len > VF_TX_BUF - HDR)
+		return -1;
+	if (s % 2) {
+		static const uint8_t zero[HDR];
+
+		gwrite(buf, zero, HDR);
+		gwrite(buf + HDR, f, len);
+		desc_set(&tx, d, buf, (uint32_t)(HDR + len), 0, 0);
+	} else {
+		uint64_t h = VF_TX_HDRS + 16 * s;
+
+		memset(gp(h), 0, HDR);
+		desc_set(&tx, d, h, HDR, D_NEXT, (uint16_t)(d + 1));
+		gwrite(buf, f, len);
+		desc_set(&tx, d + 1, buf, (uint32_t)len, 0, 0);
+	}
+	ring_offer(&tx, (uint16_t)d);
+	tx_next++;
+	return 0;
+}
+
+/*
+ * Take the next frame from RX into @out: returns its length, 0 if none
+ * pending, -1 on a protocol violation by the daemon. Buffers are
+ * re-posted (not kicked: the caller kicks).
+ */
+static int rx_frame(uint8_t *out, size_t size)
+{
+	uint16_t idx = used_idx(&rx), nbuf, i;
+	size_t len = 0;
+
+	if (idx == rx.used_seen)
+		return 0;
+	for (i = 0;; i++) {
+		const uint8_t *u;
+		uint32_t id, l;
+		uint8_t *b;
+
+		if ((uint16_t)(idx - rx.used_seen) == 0) {
+			say("frame spans %u buffers, only %u used\n", nbuf, i);
+			return -1;
+		}
+		u = rx.used + 4 + 8 * (rx.used_seen % VF_Q);
+		id = get32(u);
+		l = get32(u + 4);
+		rx.used_seen++;
+		if (id >= VF_Q || l > VF_RX_BUF) {
+			say("used entry id %u len %u\n", id, l);
+			return -1;
+		}
+		b = gp(VF_RX_BUFS + (uint64_t)id * VF_RX_BUF);
+		if (!i) {
+			if (l < HDR + 14) {
+				say("RX frame of %u bytes\n", l);
+				return -1;
+			}
+			if (b[0] || b[1]) {
+				say("RX header flags 0x%x gso 0x%x\n", b[0],
+				    b[1]);
+				return -1;
+			}
+			nbuf = get16(b + 10);
+			if (!nbuf) {
+				say("num_buffers 0\n");
+				return -1;
+			}
+			b += HDR;
+			l -= HDR;
+		}
+		if (len + l <= size)
+			memcpy(out + len, b, l);
+		len += l;
+		desc_set(&rx, id, VF_RX_BUFS + (uint64_t)id * VF_RX_BUF,
+			 VF_RX_BUF, D_WRITE, 0);
+		ring_offer(&rx, (uint16_t)id);
+		if (i + 1 == nbuf)
+			break;
+	}
+	if (len > size) {
+		say("RX frame of %zu bytes\n", len);
+		return -1;
+	}
+	return (int)len;
+}
+
+static void drain_eventfd(int fd)
+{
+	uint64_t v;
+
+	while (read(fd, &v, 8) == 8)
+		;
+}
+
+/* Wait for a frame for which @match is true; 0 if found */
+static int rx_wait(bool (*match)(const uint8_t *, size_t, uint32_t),
+		   uint32_t arg)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	static uint8_t f[FRAME_MAX];
+
+	for (;;) {
+		struct pollfd pfd[2] = { { rx.call, POLLIN, 0 },
+					 { sock, POLLIN, 0 } };
+		int n, left;
+
+		while ((n = rx_frame(f, sizeof(f))) > 0) {
+			kick(&rx);
+			vsay("RX frame, %d bytes, type 0x%02x%02x\n", n, f[12],
+			     f[13]);
+			if (match(f, (size_t)n, arg))
+				return 0;
+		}
+		if (n < 0)
+			return -1;
+		left = (int)(end - now_ms());
+		if (left <= 0)
+			return -1;
+		poll(pfd, 2, left < 20 ? left : 20);
+		if (pfd[1].revents & (POLLIN | POLLHUP)) {
+			say("daemon closed the connection\n");
+			return -1;
+		}
+		drain_eventfd(rx.call);
+	}
+}
+
+static size_t arp_request(uint8_t *f)
+{
+	struct in_addr me, gw;
+
+	inet_pton(AF_INET, "192.0.2.2", &me);
+	inet_pton(AF_INET, "192.0.2.1", &gw);
+	memcpy(f, mac_bcast, 6);
+	memcpy(f + 6, mac_guest, 6);
+	f[12] = 0x08;
+	f[13] = 0x06;
+	f[14] = 0;
+	f[15] = 1;
+	f[16] = 0x08;
+	f[17] = 0;
+	f[18] = 6;
+	f[19] = 4;
+	f[20] = 0;
+	f[21] = 1;
+	memcpy(f + 22, mac_guest, 6);
+	memcpy(f + 28, &me, 4);
+	memset(f + 32, 0, 6);
+	memcpy(f + 38, &gw, 4);
+	return 42;
+}
+
+static bool is_arp_reply(const uint8_t *f, size_t len, uint32_t arg)
+{
+	(void)arg;
+	return len >= 42 && f[12] == 0x08 && f[13] == 0x06 && f[21] == 2 &&
+	       !memcmp(f, mac_guest, 6);
+}
+
+static uint16_t csum(const uint8_t *p, size_t len)
+{
+	uint32_t sum = 0;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+	if (len & 1)
+		sum += (uint32_t)p[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static size_t dhcp_discover(uint8_t *f, uint32_t xid)
+{
+	uint8_t *ip = f + 14, *udp = ip + 20, *b = udp + 8;
+	size_t o = 240, l4;
+	uint16_t s;
+
+	memset(f, 0, 14 + 20 + 8 + 300);
+	memcpy(f, mac_bcast, 6);
+	memcpy(f + 6, mac_guest, 6);
+	f[12] = 0x08;
+	b[0] = 1;
+	b[1] = 1;
+	b[2] = 6;
+	xid = htonl(xid);
+	memcpy(b + 4, &xid, 4);
+	b[10] = 0x80;
+	memcpy(b + 28, mac_guest, 6);
+	b[236] = 99;
+	b[237] = 130;
+	b[238] = 83;
+	b[239] = 99;
+	b[o++] = 53;
+	b[o++] = 1;
+	b[o++] = 1;
+	b[o++] = 255;
+	l4 = 8 + o;
+	ip[0] = 0x45;
+	ip[2] = (uint8_t)((20 + l4) >> 8);
+	ip[3] = (uint8_t)(20 + l4);
+	ip[8] = 64;
+	ip[9] = 17;
+	memset(ip + 16, 0xff, 4);
+	s = htons(csum(ip, 20));
+	memcpy(ip + 10, &s, 2);
+	udp[1] = 68;
+	udp[3] = 67;
+	udp[4] = (uint8_t)(l4 >> 8);
+	udp[5] = (uint8_t)l4;
+	return 14 + 20 + l4;
+}
+
+static bool is_dhcp_offer(const uint8_t *f, size_t len, uint32_t xid)
+{
+	uint32_t x;
+
+	if (len < 14 + 20 + 8 + 240 || f[12] != 0x08 || f[13] || f[23] != 17)
+		return false;
+	memcpy(&x, f + 14 + 20 + 8 + 4, 4);
+	return f[14 + 20 + 8] == 2 && ntohl(x) == xid;
+}
+
+static int case_arp_probe(void)
+{
+	uint8_t f[64];
+	size_t len = arp_request(f);
+
+	if (tx_frame(f, len))
+		return -1;
+	kick(&tx);
+	if (rx_wait(is_arp_reply, 0)) {
+		say("arp-probe: no ARP reply\n");
+		return -1;
+	}
+	vsay("arp-probe: ARP reply\n");
+	return 0;
+}
+
+static int case_dhcp_probe(void)
+{
+	uint32_t xid = (uint32_t)now_ms();
+	size_t len = dhcp_discover(frame, xid);
+
+	if (tx_frame(frame, len))
+		return -1;
+	kick(&tx);
+	if (rx_wait(is_dhcp_offer, xid)) {
+		say("dhcp-probe: no DHCPOFFER\n");
+		return -1;
+	}
+	vsay("dhcp-probe: DHCPOFFER\n");
+	return 0;
+}
+
+static int case_expect_close(void)
+{
+	struct pollfd pfd = { sock, POLLIN, 0 };
+	uint64_t end = now_ms() + timeout_ms;
+	uint8_t b[256];
+
+	while (now_ms() < end) {
+		if (poll(&pfd, 1, 50) > 0) {
+			ssize_t n = recv(sock, b, sizeof(b), MSG_DONTWAIT);
+
+			if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+				vsay("connection closed by the daemon\n");
+				sock_close();
+				return 0;
+			}
+		}
+	}
+	say("expect-close: the daemon kept the connection\n");
+	return -1;
+}
+
+/* ---- bridge ---------------------------------------------------------- */
+
+static int tap_open(void)
+{
+	struct ifreq ifr = { 0 };
+	int fd, s;
+
+	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		perror("vu-front: /dev/net/tun");
+		return -1;
+	}
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", tap_name);
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+		perror("vu-front: TUNSETIFF");
+		close(fd);
+		return -1;
+	}
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ifr.ifr_mtu = mtu;
+	if (s < 0 || ioctl(s, SIOCSIFMTU, &ifr) < 0 ||
+	    ioctl(s, SIOCGIFFLAGS, &ifr) < 0) {
+		perror("vu-front: tap set-up");
+		close(fd);
+		return -1;
+	}
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) {
+		perror("vu-front: tap up");
+		close(fd);
+		return -1;
+	}
+	close(s);
+	return fd;
+}
+
+static int case_bridge(void)
+{
+	static uint8_t f[FRAME_MAX];
+	int tap = tap_open(), n;
+	uint64_t frames_in = 0, frames_out = 0;
+
+	if (tap < 0)
+		return -1;
+	say("bridge: connected, %s up\n", tap_name);
+	while (!stop) {
+		struct pollfd pfd[3] = { { tap, POLLIN, 0 },
+					 { rx.call, POLLIN, 0 },
+					 { sock, POLLIN, 0 } };
+		bool tx_kick = false;
+
+		/* Don't read the tap while TX slots are all in flight */
+		if ((uint16_t)(tx.avail_idx - used_idx(&tx)) >= VF_TX_SLOTS)
+			pfd[0].fd = -1;
+		if (poll(pfd, 3, 100) < 0 && errno != EINTR)
+			break;
+		if (pfd[2].revents & (POLLIN | POLLHUP)) {
+			say("bridge: daemon closed the connection\n");
+			break;
+		}
+		drain_eventfd(rx.call);
+		drain_eventfd(tx.call);
+		while ((n = rx_frame(f, sizeof(f))) > 0) {
+			if (write(tap, f, (size_t)n) < 0 && errno != EAGAIN &&
+			    errno != EIO)
+				perror("vu-front: tap write");
+			frames_out++;
+		}
+		if (n < 0)
+			break;
+		kick(&rx);
+		while ((uint16_t)(tx.avail_idx - used_idx(&tx)) <
+		       VF_TX_SLOTS) {
+			ssize_t r = read(tap, frame, sizeof(frame));
+
+			if (r <= 0)
+				break;
+			if (tx_frame(frame, (size_t)r))
+				break;
+			tx_kick = true;
+			frames_in++;
+		}
+		if (tx_kick)
+			kick(&tx);
+	}
+	say("bridge: %llu frames to the daemon, %llu from it\n",
+	    (unsigned long long)frames_in, (unsigned long long)frames_out);
+	close(tap);
+	return 0;
+}
+
+/* ---- malformed input ------------------------------------------------- */
+
+static int case_bad_sizes(void)
+{
+	uint8_t buf[512] = { 0 };
+	uint32_t n;
+
+	if (expect_refused("SET_VRING_NUM, 4 bytes", SET_VRING_NUM, buf, 4,
+			   NULL, 0) ||
+	    expect_refused("SET_FEATURES, 4 bytes", SET_FEATURES, buf, 4,
+			   NULL, 0) ||
+	    expect_refused("SET_VRING_ADDR, 32 bytes", SET_VRING_ADDR, buf,
+			   32, NULL, 0) ||
+	    expect_refused("SET_VRING_BASE, 16 bytes", SET_VRING_BASE, buf,
+			   16, NULL, 0))
+		return -1;
+	n = 9;
+	memcpy(buf, &n, 4);
+	if (expect_refused("SET_MEM_TABLE, 9 regions", SET_MEM_TABLE, buf,
+			   8 + 32 * 8, NULL, 0))
+		return -1;
+	n = 1;
+	memcpy(buf, &n, 4);
+	if (expect_refused("SET_MEM_TABLE, 1 region, 72 bytes",
+			   SET_MEM_TABLE, buf, 72, memfd, 1))
+		return -1;
+	/* Region of size 0, and one larger than its file */
+	{
+		uint64_t r[4] = { 0, 0, 0x10000, 0 };
+
+		memcpy(buf + 8, r, 32);
+		if (expect_refused("SET_MEM_TABLE, empty region",
+				   SET_MEM_TABLE, buf, 40, memfd, 1))
+			return -1;
+		r[1] = VF_MEM_SIZE * 4;
+		memcpy(buf + 8, r, 32);
+		if (expect_refused("SET_MEM_TABLE, region beyond its file",
+				   SET_MEM_TABLE, buf, 40, memfd, 1))
+			return -1;
+		r[1] = UINT64_MAX - 10;
+		r[0] = 100;
+		memcpy(buf + 8, r, 32);
+		if (expect_refused("SET_MEM_TABLE, wrapping region",
+				   SET_MEM_TABLE, buf, 40, memfd, 1))
+			return -1;
+	}
+	{
+		uint32_t s[2] = { 0, 1000 };
+
+		if (expect_refused("SET_VRING_NUM 1000", SET_VRING_NUM, s, 8,
+				   NULL, 0))
+			return -1;
+		s[0] = 7;
+		s[1] = 256;
+		if (expect_refused("SET_VRING_NUM, ring 7", SET_VRING_NUM, s,
+				   8, NULL, 0))
+			return -1;
+		s[0] = 0;
+		s[1] = 5;
+		if (expect_refused("SET_VRING_ENABLE 5", SET_VRING_ENABLE, s,
+				   8, NULL, 0))
+			return -1;
+	}
+	{
+		uint64_t f = F_PROTO;	/* no VERSION_1 */
+
+		if (expect_refused("SET_FEATURES without VERSION_1",
+				   SET_FEATURES, &f, 8, NULL, 0))
+			return -1;
+		f = F_V1 | (1ULL << 33);
+		if (expect_refused("SET_FEATURES, not offered",
+				   SET_FEATURES, &f, 8, NULL, 0))
+			return -1;
+	}
+	return 0;
+}
+
+static int case_bad_fds(void)
+{
+	int fds[2] = { rx.kick, tx.kick };
+	uint64_t v = 0;
+	uint8_t mt[8 + 64];
+	int len = mem_table_msg(mt);
+
+	if (expect_refused("SET_VRING_KICK, 2 fds", SET_VRING_KICK, &v, 8,
+			   fds, 2))
+		return -1;
+	v = 0x100;
+	if (expect_refused("SET_VRING_CALL, NOFD with an fd", SET_VRING_CALL,
+			   &v, 8, fds, 1))
+		return -1;
+	v = 1;
+	if (expect_refused("SET_VRING_CALL, no fd without NOFD",
+			   SET_VRING_CALL, &v, 8, NULL, 0))
+		return -1;
+	v = 0x205;
+	if (expect_refused("SET_VRING_CALL, bad bits", SET_VRING_CALL, &v, 8,
+			   fds, 1))
+		return -1;
+	if (expect_refused("SET_MEM_TABLE, no fds", SET_MEM_TABLE, mt,
+			   (uint32_t)len, NULL, 0))
+		return -1;
+	/* A socket is not guest memory */
+	if (expect_refused("SET_MEM_TABLE, fd is a socket", SET_MEM_TABLE, mt,
+			   (uint32_t)len, &sock, 1))
+		return -1;
+	if (expect_refused("SET_VRING_NUM with an fd", SET_VRING_NUM, &v, 8,
+			   fds, 1))
+		return -1;
+	return 0;
+}
+
+static int case_bad_ring_addr(void)
+{
+	struct addr_msg a;
+
+	addr_fill(&a, &tx, 1, 0);
+	a.desc = 0x10;
+	if (expect_refused("SET_VRING_ADDR desc unmapped", SET_VRING_ADDR,
+			   &a, sizeof(a), NULL, 0))
+		return -1;
+	addr_fill(&a, &tx, 1, 0);
+	a.used = qva(0) + VF_MEM_SIZE / (two_regions ? 2 : 1) - 8;
+	if (expect_refused("SET_VRING_ADDR used ring past the end",
+			   SET_VRING_ADDR, &a, sizeof(a), NULL, 0))
+		return -1;
+	addr_fill(&a, &tx, 1, 0);
+	a.avail = UINT64_MAX - 1;
+	if (expect_refused("SET_VRING_ADDR avail wraps", SET_VRING_ADDR, &a,
+			   sizeof(a), NULL, 0))
+		return -1;
+	addr_fill(&a, &tx, 1, 0);
+	a.desc += 8;
+	if (expect_refused("SET_VRING_ADDR desc misaligned", SET_VRING_ADDR,
+			   &a, sizeof(a), NULL, 0))
+		return -1;
+	addr_fill(&a, &tx, 9, 0);
+	if (expect_refused("SET_VRING_ADDR ring 9", SET_VRING_ADDR, &a,
+			   sizeof(a), NULL, 0))
+		return -1;
+	/* The running ring must be untouched by all that */
+	return 0;
+}
+
+static int case_out_of_order(void)
+{
+	struct addr_msg a;
+	uint64_t pf = PF_REPLY_ACK, f;
+	int fd = eventfd(0, EFD_CLOEXEC);
+
+	if (sock_connect() || get_u64(GET_FEATURES, &f) ||
+	    msg_send(SET_PROTOCOL_FEATURES, 0, &pf, 8))
+		return -1;
+	reply_ack = true;
+	if (expect_refused("SET_VRING_KICK before anything", SET_VRING_KICK,
+			   &(uint64_t){ 1 }, 8, &fd, 1))
+		return -1;
+	addr_fill(&a, &tx, 1, 0);
+	if (expect_refused("SET_VRING_ADDR before SET_VRING_NUM",
+			   SET_VRING_ADDR, &a, sizeof(a), NULL, 0))
+		return -1;
+	if (send_state(SET_VRING_NUM, 1, VF_Q))
+		return -1;
+	if (expect_refused("SET_VRING_ADDR before SET_MEM_TABLE",
+			   SET_VRING_ADDR, &a, sizeof(a), NULL, 0))
+		return -1;
+	if (expect_refused("SET_VRING_KICK before SET_VRING_ADDR",
+			   SET_VRING_KICK, &(uint64_t){ 1 }, 8, &fd, 1))
+		return -1;
+	close(fd);
+	sock_close();
+	return 0;
+}
+
+static int case_unknown(void)
+{
+	uint64_t v = 0, f;
+
+	if (expect_refused("request 77", 77, &v, 8, NULL, 0) ||
+	    expect_refused("SET_CONFIG (25)", 25, &v, 8, NULL, 0))
+		return -1;
+	/* No reply wanted: must be ignored, and the connection goes on */
+	if (msg_send(99, 0, NULL, 0) || get_u64(GET_FEATURES, &f))
+		return -1;
+	return 0;
+}
+
+static int case_oversize(void)
+{
+	uint8_t hdr[12];
+	uint32_t req = SET_VRING_NUM, fl = 1, size = 65536;
+
+	memcpy(hdr, &req, 4);
+	memcpy(hdr + 4, &fl, 4);
+	memcpy(hdr + 8, &size, 4);
+	if (send(sock, hdr, 12, MSG_NOSIGNAL) != 12)
+		return -1;
+	return case_expect_close();
+}
+
+static int case_too_many_fds(void)
+{
+	int fds[10], i, rc;
+	uint64_t v = 0;
+
+	for (i = 0; i < 10; i++)
+		fds[i] = rx.kick;
+	if (msg_send_fds(SET_VRING_KICK, 0, &v, 8, fds, 10))
+		return -1;
+	rc = case_expect_close();
+	return rc;
+}
+
+/* Offer TX head @h (descriptors already written) and wait for it back */
+static int tx_expect_returned(const char *what, uint16_t h)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	uint16_t want = (uint16_t)(tx.avail_idx + 1);
+
+	ring_offer(&tx, h);
+	kick(&tx);
+	while (used_idx(&tx) != want) {
+		if (now_ms() > end) {
+			say("%s: chain not returned\n", what);
+			return -1;
+		}
+		usleep(1000);
+	}
+	{
+		const uint8_t *u = tx.used + 4 + 8 * ((want - 1) % VF_Q);
+
+		if (get32(u) != h || get32(u + 4)) {
+			say("%s: used entry %u/%u\n", what, get32(u),
+			    get32(u + 4));
+			return -1;
+		}
+	}
+	vsay("%s: returned\n", what);
+	return 0;
+}
+
+static int case_loop_chain(void)
+{
+	/* Use descriptors beyond those the TX slots use */
+	const unsigned b = 200;
+	uint64_t buf = VF_TX_BASE + VF_TX_BUF;	/* slot 1 buffer */
+	uint64_t tbl = VF_TX_HDRS + 0x4000;	/* indirect table */
+
+	/* Wait for normal TX slots to be done, to keep indexes in sync */
+	desc_set(&tx, b, buf, 100, D_NEXT, (uint16_t)b);
+	if (tx_expect_returned("self loop", (uint16_t)b))
+		return -1;
+	desc_set(&tx, b, buf, 100, D_NEXT, (uint16_t)(b + 1));
+	desc_set(&tx, b + 1, buf, 100, D_NEXT, (uint16_t)b);
+	if (tx_expect_returned("2-cycle", (uint16_t)b))
+		return -1;
+	desc_set(&tx, b, buf, 0xfffffff0, D_NEXT, (uint16_t)(b + 1));
+	desc_set(&tx, b + 1, buf, 0xfffffff0, 0, 0);
+	if (tx_expect_returned("> 4 GiB chain", (uint16_t)b))
+		return -1;
+	desc_set(&tx, b, buf, 100, D_NEXT, 4000);
+	if (tx_expect_returned("next out of range", (uint16_t)b))
+		return -1;
+	desc_set(&tx, b, VF_MEM_SIZE + 4096, 100, 0, 0);
+	if (tx_expect_returned("buffer outside memory", (uint16_t)b))
+		return -1;
+	desc_set(&tx, b, VF_MEM_SIZE - 50, 100, 0, 0);
+	if (tx_expect_returned("buffer past the end of memory", (uint16_t)b))
+		return -1;
+	desc_set(&tx, b, UINT64_MAX - 50, 100, 0, 0);
+	if (tx_expect_returned("buffer address wraps", (uint16_t)b))
+		return -1;
+	desc_set(&tx, b, VF_MEM_SIZE * 2, 64, D_INDIRECT, 0);
+	if (tx_expect_returned("indirect table out of range", (uint16_t)b))
+		return -1;
+	desc_set(&tx, b, tbl, 20, D_INDIRECT, 0);
+	if (tx_expect_returned("indirect table of 20 bytes", (uint16_t)b))
+		return -1;
+	/* Indirect table whose entry loops, and one that nests */
+	{
+		struct ring t = { .desc = gp(tbl) };
+
+		desc_set(&t, 0, buf, 100, D_NEXT, 0);
+		desc_set(&tx, b, tbl, 32, D_INDIRECT, 0);
+		if (tx_expect_returned("indirect self loop", (uint16_t)b))
+			return -1;
+		desc_set(&t, 0, tbl, 32, D_INDIRECT, 0);
+		if (tx_expect_returned("nested indirect", (uint16_t)b))
+			return -1;
+		desc_set(&t, 0, buf, 100, D_NEXT, 7);
+		if (tx_expect_returned("indirect next out of range",
+				       (uint16_t)b))
+			return -1;
+	}
+	desc_set(&tx, b, buf, 100, D_WRITE | D_NEXT, (uint16_t)(b + 1));
+	desc_set(&tx, b + 1, buf, 100, 0, 0);
+	if (tx_expect_returned("readable after writable", (uint16_t)b))
+		return -1;
+	/* Head out of range: not returned (no valid id), but skipped */
+	ring_offer(&tx, 9999);
+	kick(&tx);
+	usleep(100000);
+	return 0;
+}
+
+static int case_bad_avail_idx(void)
+{
+	put16(tx.avail + 2, (uint16_t)(tx.avail_idx + 1000));
+	kick(&tx);
+	usleep(100000);
+	return 0;
+}
+
+static int case_rx_readonly(void)
+{
+	unsigned i;
+
+	/* Make every posted RX buffer read-only, then ask for a reply */
+	for (i = 0; i < VF_Q; i++)
+		desc_set(&rx, i, VF_RX_BUFS + (uint64_t)i * VF_RX_BUF,
+			 VF_RX_BUF, 0, 0);
+	if (!case_arp_probe()) {
+		say("rx-readonly: got a reply in read-only buffers\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int case_stop_kick(void)
+{
+	uint32_t s[2] = { 1, 0 };
+	uint8_t hdr[12], f[64];
+	uint32_t r, size;
+	uint16_t before;
+
+	/* Let earlier frames complete */
+	usleep(50000);
+	if (msg_send(GET_VRING_BASE, 0, s, 8) || read_full(hdr, 12))
+		return -1;
+	memcpy(&r, hdr, 4);
+	memcpy(&size, hdr + 8, 4);
+	if (r != GET_VRING_BASE || size != 8 || read_full(s, 8))
+		return -1;
+	if (s[0] != 1 || s[1] != tx.avail_idx) {
+		say("GET_VRING_BASE: ring %u at %u, expected %u\n", s[0], s[1],
+		    tx.avail_idx);
+		return -1;
+	}
+	before = used_idx(&tx);
+	arp_request(f);
+	if (tx_frame(f, 42))
+		return -1;
+	kick(&tx);
+	usleep(200000);
+	if (used_idx(&tx) != before) {
+		say("stop-kick: the daemon used a stopped ring\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int case_log(void)
+{
+	uint64_t log_size = VF_MEM_SIZE / 4096 / 8, st, m[2];
+	int fd = memfd_create("vu-log", MFD_CLOEXEC);
+	uint8_t *log;
+	uint64_t pg;
+	struct addr_msg a;
+	unsigned i, dirty = 0;
+
+	if (fd < 0 || ftruncate(fd, (off_t)log_size))
+		return -1;
+	log = mmap(NULL, log_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (log == MAP_FAILED)
+		return -1;
+	m[0] = log_size;
+	m[1] = 0;
+	if (msg_send_fds(SET_LOG_BASE, 0, m, 16, &fd, 1) ||
+	    reply_u64(SET_LOG_BASE, &st)) {
+		say("log: SET_LOG_BASE not answered\n");
+		return -1;
+	}
+	close(fd);
+	if (send_u64(SET_FEATURES, F_V1 | F_PROTO | F_MRG | F_LOG_ALL))
+		return -1;
+	for (i = 0; i < 2; i++) {
+		addr_fill(&a, i ? &tx : &rx, i, 1);
+		if (acked(SET_VRING_ADDR, &a, sizeof(a), NULL, 0, &st) || st)
+			return -1;
+	}
+	if (case_arp_probe())
+		return -1;
+	/* The used ring page of RX and at least one RX buffer page */
+	pg = ring_used_gpa(&rx) / 4096;
+	if (!(log[pg / 8] & (1 << (pg % 8)))) {
+		say("log: RX used ring page not marked\n");
+		return -1;
+	}
+	for (i = 0; i < VF_Q; i++) {
+		pg = (VF_RX_BUFS + (uint64_t)i * VF_RX_BUF) / 4096;
+		if (log[pg / 8] & (1 << (pg % 8)))
+			dirty++;
+	}
+	if (!dirty) {
+		say("log: no RX buffer page marked\n");
+		return -1;
+	}
+	vsay("log: %u RX buffer pages marked\n", dirty);
+	munmap(log, log_size);
+	return 0;
+}
+
+/* ---- main ------------------------------------------------------------ */
+
+static void usage(const char *name)
+{
+	fprintf(stderr,
+		"Usage: %s [-t MS] [-r SECONDS] [-2] [-n TAP] [-m MTU] [-v] "
+		"SOCKPATH CASE...\n(see the comment at the top of "
+		"vu-front.c for the cases)\n", name);
+	exit(2);
+}
+
+static int run_case(const char *name)
+{
+	static const char *const need_dev[] = {
+		"arp-probe", "dhcp-probe", "bridge", "bad-sizes", "bad-fds",
+		"bad-ring-addr", "unknown", "oversize", "too-many-fds",
+		"loop-chain", "bad-avail-idx", "rx-readonly", "stop-kick",
+		"log",
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof(need_dev) / sizeof(need_dev[0]); i++) {
+		if (!strcmp(name, need_dev[i]) && sock < 0 && dev_connect(0))
+			return -1;
+	}
+	if (!strcmp(name, "connect"))
+		return dev_connect(0);
+	if (!strcmp(name, "close")) {
+		sock_close();
+		usleep(20000);
+		return 0;
+	}
+	if (!strcmp(name, "arp-probe"))
+		return case_arp_probe();
+	if (!strcmp(name, "dhcp-probe"))
+		return case_dhcp_probe();
+	if (!strcmp(name, "bridge"))
+		return case_bridge();
+	if (!strcmp(name, "expect-close"))
+		return case_expect_close();
+	if (!strcmp(name, "bad-sizes"))
+		return case_bad_sizes();
+	if (!strcmp(name, "bad-fds"))
+		return case_bad_fds();
+	if (!strcmp(name, "bad-ring-addr"))
+		return case_bad_ring_addr();
+	if (!strcmp(name, "out-of-order"))
+		return case_out_of_order();
+	if (!strcmp(name, "unknown"))
+		return case_unknown();
+	if (!strcmp(name, "oversize"))
+		return case_oversize();
+	if (!strcmp(name, "too-many-fds"))
+		return case_too_many_fds();
+	if (!strcmp(name, "loop-chain"))
+		return case_loop_chain();
+	if (!strcmp(name, "bad-avail-idx"))
+		return case_bad_avail_idx();
+	if (!strcmp(name, "rx-readonly"))
+		return case_rx_readonly();
+	if (!strcmp(name, "stop-kick"))
+		return case_stop_kick();
+	if (!strcmp(name, "log"))
+		return case_log();
+	say("unknown case %s\n", name);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	int opt, i;
+
+	while ((opt = getopt(argc, argv, "t:r:2n:m:v")) != -1) {
+		switch (opt) {
+		case 't':
+			timeout_ms = atoi(optarg);
+			break;
+		case 'r':
+			retry_s = atoi(optarg);
+			break;
+		case '2':
+			two_regions = true;
+			break;
+		case 'n':
+			tap_name = optarg;
+			break;
+		case 'm':
+			mtu = atoi(optarg);
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		default:
+			usage(argv[0]);
+		}
+	}
+	if (optind + 1 >= argc)
+		usage(argv[0]);
+	sock_path = argv[optind];
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	rx.kick = -1;
+	if (mem_setup())
+		return 2;
+
+	for (i = optind + 1; i < argc; i++) {
+		vsay("case %s\n", argv[i]);
+		if (run_case(argv[i])) {
+			say("FAIL: %s\n", argv[i]);
+			return 1;
+		}
+		vsay("ok: %s\n", argv[i]);
+	}
+	sock_close();
+	return 0;
+}

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * test_virtqueue.c - guest memory translation and split virtqueue chains:
+ * addresses across regions, chains that loop, run out of range, exceed
+ * 4 GiB, misuse indirect tables, and the used ring and dirty log updates.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include "tap/virtqueue.h"
+
+#define Q 8
+#define MEM 65536
+
+/* Two regions: GPA [0, 32K) and [32K, 64K), mapped back to back here */
+static uint8_t guest[MEM] __attribute__((aligned(4096)));
+static uint8_t logmap[64];
+static struct vu_mem m;
+static struct virtq vq;
+
+#define DESC_GPA 0x0
+#define AVAIL_GPA 0x100
+#define USED_GPA 0x200
+#define BUF_GPA 0x1000
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(guest, 0, sizeof(guest));
+	memset(logmap, 0, sizeof(logmap));
+	memset(&m, 0, sizeof(m));
+	m.n = 2;
+	m.r[0] = (struct vu_region){ .gpa = 0, .size = MEM / 2,
+				     .qva = 0x7000000, .map = guest,
+				     .map_len = MEM / 2 };
+	m.r[1] = (struct vu_region){ .gpa = MEM / 2, .size = MEM / 2,
+				     .qva = 0x9000000, .map = guest + MEM / 2,
+				     .map_len = MEM / 2 };
+	vq_reset(&vq);
+	vq.size = Q;
+	vq.desc_qva = 0x7000000 + DESC_GPA;
+	vq.avail_qva = 0x7000000 + AVAIL_GPA;
+	vq.used_qva = 0x7000000 + USED_GPA;
+	vq.log_gpa = USED_GPA;
+	vq.addr_set = true;
+	assert_int_equal(vq_translate(&vq, &m), 0);
+	vq.started = true;
+	return 0;
+}
+
+static void desc(unsigned i, uint64_t addr, uint32_t len, uint16_t flags,
+		 uint16_t next)
+{
+	uint8_t *d = guest + DESC_GPA + 16 * i;
+
+	addr = htole64(addr);
+	len = htole32(len);
+	flags = htole16(flags);
+	next = htole16(next);
+	memcpy(d, &addr, 8);
+	memcpy(d + 8, &len, 4);
+	memcpy(d + 12, &flags, 2);
+	memcpy(d + 14, &next, 2);
+}
+
+static uint16_t avail_idx;
+
+static void offer(uint16_t head)
+{
+	uint16_t h = htole16(head), i;
+
+	memcpy(guest + AVAIL_GPA + 4 + 2 * (avail_idx % Q), &h, 2);
+	avail_idx++;
+	i = htole16(avail_idx);
+	memcpy(guest + AVAIL_GPA + 2, &i, 2);
+}
+
+static int pop_one(struct vq_elem *e)
+{
+	return vq_pop(&vq, &m, e);
+}
+
+static void test_empty_ring_gives_enoent(void **state)
+{
+	struct vq_elem e;
+
+	(void)state;
+	avail_idx = 0;
+	assert_int_equal(pop_one(&e), -ENOENT);
+}
+
+static void test_chain_of_two_readable_then_writable(void **state)
+{
+	struct vq_elem e;
+
+	(void)state;
+	avail_idx = 0;
+	desc(0, BUF_GPA, 100, VQ_DESC_F_NEXT, 3);
+	desc(3, BUF_GPA + 200, 50, VQ_DESC_F_WRITE, 0);
+	offer(0);
+	assert_int_equal(pop_one(&e), 0);
+	assert_int_equal(e.head, 0);
+	assert_int_equal(e.out_num, 1);
+	assert_int_equal(e.in_num, 1);
+	assert_int_equal(e.out_len, 100);
+	assert_int_equal(e.in_len, 50);
+	assert_ptr_equal(e.iov[0].base, guest + BUF_GPA);
+	assert_int_equal(pop_one(&e), -ENOENT);
+}
+
+static void test_buffer_across_regions_is_split(void **state)
+{
+	struct vq_elem e;
+
+	(void)state;
+	avail_idx = 0;
+	desc(1, MEM / 2 - 10, 30, 0, 0);
+	offer(1);
+	assert_int_equal(pop_one(&e), 0);
+	assert_int_equal(e.out_num, 2);
+	assert_int_equal(e.iov[0].len, 10);
+	assert_int_equal(e.iov[1].len, 20);
+	assert_ptr_equal(e.iov[1].base, guest + MEM / 2);
+	assert_int_equal(e.iov[1].gpa, MEM / 2);
+}
+
+static void test_self_loop_is_refused(void **state)
+{
+	struct vq_elem e;
+
+	(void)state;
+	avail_idx = 0;
+	desc(2, BUF_GPA, 10, VQ_DESC_F_NEXT, 2);
+	offer(2);
+	assert_int_equal(pop_one(&e), -ELOOP);
+	assert_int_equal(e.head, 2);
+	/* The bad chain was consumed: the ring goes on */
+	assert_int_equal(pop_one(&e), -ENOENT);
+}
+
+static void test_cycle_of_two_is_refused(void **state)
+{
+	struct vq_elem e;
+
+	(void)state;
+	avail_idx = 0;
+	desc(4, BUF_GPA, 10, VQ_DESC_F_NEXT, 5);
+	desc(5, BUF_GPA, 10, VQ_DESC_F_NEXT, 4);
+	offer(4);
+	assert_int_equal(pop_one(&e), -ELOOP);
+}
+
+static void test_next_and_head_out_of_range(void **state)
+{
+	struct vq_elem e;
+
+	(void)state;
+	avail_idx = 0;
+	desc(0, BUF_GPA, 10, VQ_DESC_F_NEXT, Q);
+	offer(0);
+	assert_int_equal(pop_one(&e), -EINVAL);
+	offer(Q + 3);
+	assert_int_equal(pop_one(&e), -EINVAL);
+	assert_int_equal(e.head, Q);	/* no valid id to return */
+}
+
+static void test_total_over_4g_is_refused(void **state)
+{
+	struct vq_elem e;
+
+	(void)state;
+	avail_idx = 0;
+	/* Valid address, but together more than a used length can hold */
+	desc(0, BUF_GPA, 0x80000000, VQ_DESC_F_NEXT, 1);
+	desc(1, BUF_GPA, 0x80000000, 0, 0);
+	offer(0);
+	assert_int_not_equal(pop_one(&e), 0);
+}
+
+static void test_buffer_outside_memory_is_refused(void **state)
+{
+	struct vq_elem e;
+
+	(void)state;
+	avail_idx = 0;
+	desc(0, MEM - 4, 8, 0, 0);
+	offer(0);
+	assert_int_equal(pop_one(&e), -EFAULT);
+	desc(0, UINT64_MAX - 3, 8, 0, 0);
+	offer(0);
+	assert_int_equal(pop_one(&e), -EFAULT);
+}
+
+static void test_readable_after_writable_is_refused(void **state)
+{
+	struct vq_elem e;
+
+	(void)state;
+	avail_idx = 0;
+	desc(0, BUF_GPA, 10, VQ_DESC_F_WRITE | VQ_DESC_F_NEXT, 1);
+	desc(1, BUF_GPA, 10, 0, 0);
+	offer(0);
+	assert_int_equal(pop_one(&e), -EINVAL);
+}
+
+static void test_indirect_table_rules(void **state)
+{
+	const uint64_t tbl = 0x2000;
+	struct vq_elem e;
+	uint8_t *t = guest + tbl;
+
+	(void)state;
+	avail_idx = 0;
+	/* A good one: two entries, readable then writable */
+	memset(t, 0, 64);
+	{
+		uint64_t a = htole64(BUF_GPA);
+		uint32_t l = htole32(20);
+		uint16_t f = htole16(VQ_DESC_F_NEXT), n = htole16(1);
+
+		memcpy(t, &a, 8);
+		memcpy(t + 8, &l, 4);
+		memcpy(t + 12, &f, 2);
+		memcpy(t + 14, &n, 2);
+		f = htole16(VQ_DESC_F_WRITE);
+		memcpy(t + 16, &a, 8);
+		memcpy(t + 24, &l, 4);
+		memcpy(t + 28, &f, 2);
+	}
+	desc(0, tbl, 32, VQ_DESC_F_INDIRECT, 0);
+	offer(0);
+	assert_int_equal(pop_one(&e), 0);
+	assert_int_equal(e.out_len, 20);
+	assert_int_equal(e.in_len, 20);
+
+	/* Length not a multiple of 16 */
+	desc(0, tbl, 20, VQ_DESC_F_INDIRECT, 0);
+	offer(0);
+	assert_int_equal(pop_one(&e), -EINVAL);
+	/* Table outside memory */
+	desc(0, MEM + 0x1000, 32, VQ_DESC_F_INDIRECT, 0);
+	offer(0);
+	assert_int_equal(pop_one(&e), -EFAULT);
+	/* Nested indirection */
+	{
+		uint16_t f = htole16(VQ_DESC_F_INDIRECT);
+
+		memcpy(t + 12, &f, 2);
+	}
+	desc(0, tbl, 32, VQ_DESC_F_INDIRECT, 0);
+	offer(0);
+	assert_int_equal(pop_one(&e), -EINVAL);
+	/* Entry looping on itself inside the table */
+	{
+		uint16_t f = htole16(VQ_DESC_F_NEXT), n = 0;
+
+		memcpy(t + 12, &f, 2);
+		memcpy(t + 14, &n, 2);
+	}
+	offer(0);
+	assert_int_equal(pop_one(&e), -ELOOP);
+}
+
+static void test_impossible_avail_idx_is_eio(void **state)
+{
+	struct vq_elem e;
+	uint16_t i = htole16(Q + 1);
+
+	(void)state;
+	memcpy(guest + AVAIL_GPA + 2, &i, 2);
+	assert_int_equal(pop_one(&e), -EIO);
+	assert_int_equal(vq.last_avail, 0);	/* nothing taken */
+}
+
+static void test_ring_outside_memory_is_not_translated(void **state)
+{
+	(void)state;
+	vq.used_qva = 0x7000000 + MEM / 2 - 8;	/* runs off region 0 */
+	assert_int_equal(vq_translate(&vq, &m), -EFAULT);
+	assert_null(vq.desc);
+	assert_false(vq_ready(&vq));
+	vq.used_qva = 0x7000000 + USED_GPA + 2;	/* misaligned */
+	assert_int_equal(vq_translate(&vq, &m), -EFAULT);
+}
+
+static void test_used_ring_fill_publish_and_log(void **state)
+{
+	struct vq_elem e;
+	uint16_t idx;
+	uint32_t v;
+
+	(void)state;
+	m.log = logmap;
+	m.log_size = sizeof(logmap);
+	m.log_on = true;
+	avail_idx = 0;
+	desc(0, MEM / 2 + 0x1000, 64, VQ_DESC_F_WRITE, 0);
+	offer(0);
+	assert_int_equal(pop_one(&e), 0);
+	assert_int_equal(vq_copy_to(&m, &e, 0, "hello", 5), 5);
+	assert_memory_equal(guest + MEM / 2 + 0x1000, "hello", 5);
+	vq_fill(&vq, &m, 0, e.head, 5);
+	vq_publish(&vq, &m, 1);
+	memcpy(&idx, guest + USED_GPA + 2, 2);
+	assert_int_equal(le16toh(idx), 1);
+	memcpy(&v, guest + USED_GPA + 8, 4);
+	assert_int_equal(le32toh(v), 5);
+	/* Page of the buffer (GPA 0x9000 -> page 9) and of the used ring */
+	assert_true(logmap[1] & (1 << 1));
+	assert_true(logmap[0] & 1);
+	assert_true(m.log_dirty);
+	/* Copying more than the chain holds stops at its end */
+	assert_int_equal(vq_copy_to(&m, &e, 60, "hello", 5), 4);
+}
+
+static void test_unpop_gives_chains_back(void **state)
+{
+	struct vq_elem e;
+
+	(void)state;
+	avail_idx = 0;
+	desc(0, BUF_GPA, 10, VQ_DESC_F_WRITE, 0);
+	offer(0);
+	assert_int_equal(pop_one(&e), 0);
+	vq_unpop(&vq, 1);
+	assert_int_equal(vq_avail_count(&vq), 1);
+	assert_int_equal(pop_one(&e), 0);
+}
+
+static void test_log_never_writes_past_bitmap(void **state)
+{
+	uint8_t small[2] = { 0 };
+
+	(void)state;
+	m.log = small;
+	m.log_size = 1;
+	m.log_on = true;
+	vu_log_write(&m, 0, 64 * 4096);
+	assert_int_equal(small[0], 0xff);
+	assert_int_equal(small[1], 0);
+	vu_log_write(&m, UINT64_MAX - 10, 100);	/* wraps: ignored */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(t) cmocka_unit_test_setup(t, setup)
+		T(test_empty_ring_gives_enoent),
+		T(test_chain_of_two_readable_then_writable),
+		T(test_buffer_across_regions_is_split),
+		T(test_self_loop_is_refused),
+		T(test_cycle_of_two_is_refused),
+		T(test_next_and_head_out_of_range),
+		T(test_total_over_4g_is_refused),
+		T(test_buffer_outside_memory_is_refused),
+		T(test_readable_after_writable_is_refused),
+		T(test_indirect_table_rules),
+		T(test_impossible_avail_idx_is_eio),
+		T(test_ring_outside_memory_is_not_translated),
+		T(test_used_ring_fill_publish_and_log),
+		T(test_unpop_gives_chains_back),
+		T(test_log_never_writes_past_bitmap),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
