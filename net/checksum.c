@@ -11,6 +11,7 @@
  */
 #include <arpa/inet.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "checksum.h"
 
@@ -80,4 +81,41 @@ uint32_t csum_pseudo6(const struct in6_addr *src, const struct in6_addr *dst,
 	ph[36] = ph[37] = ph[38] = 0;
 	ph[39] = proto;
 	return csum_add(0, ph, sizeof(ph));
+}
+
+/**
+ * csum_add_iov() - add up to @len bytes spread over @n pieces to a sum
+ * @sum:	partial sum so far (of an even number of bytes)
+ * @iov:	pieces, of any length, odd ones included
+ * @n:		number of pieces
+ * @len:	bytes to add at most
+ *
+ * A piece that starts at an odd offset contributes its sum byte-swapped:
+ * its first byte is the low half of a 16-bit word.
+ *
+ * Return: new partial sum
+ */
+uint32_t csum_add_iov(uint32_t sum, const struct iovec *iov, unsigned n,
+		      size_t len)
+{
+	uint64_t acc = sum;
+	size_t off = 0;
+	unsigned i;
+
+	for (i = 0; i < n && off < len; i++) {
+		size_t l = iov[i].iov_len < len - off ? iov[i].iov_len
+						      : len - off;
+		uint32_t s = csum_add(0, iov[i].iov_base, l);
+
+		if (off & 1) {
+			while (s >> 16)
+				s = (s & 0xffff) + (s >> 16);
+			s = ((s & 0xff) << 8) | (s >> 8);
+		}
+		acc += s;
+		off += l;
+	}
+	while (acc >> 32)
+		acc = (acc & 0xffffffff) + (acc >> 32);
+	return (uint32_t)acc;
 }

@@ -12,6 +12,9 @@
 
 uint32_t csum_add(uint32_t sum, const void *buf, size_t len);
 uint16_t csum_fold(uint32_t sum);
+struct iovec;
+uint32_t csum_add_iov(uint32_t sum, const struct iovec *iov, unsigned n,
+		      size_t len);
 uint16_t csum(const void *buf, size_t len, uint32_t init);
 uint32_t csum_pseudo4(struct in_addr src, struct in_addr dst, uint8_t proto,
 		      uint16_t len);

@@ -16,9 +16,11 @@
 
 #include "log.h"
 #include "pcap.h"
+#include "util.h"
 
 #define PCAP_SNAPLEN 65535
 #define LINKTYPE_ETHERNET 1
+#define PCAP_IOV_MAX 64
 
 static int pcap_fd = -1;
 
@@ -48,6 +50,51 @@ int pcap_init(const char *path)
 	pcap_fd = fd;
 	info("Saving packet capture to %s", path);
 	return 0;
+}
+
+/**
+ * pcap_frame_iov() - append one frame made of headers and payload pieces
+ * @hdr:	contiguous start of the frame
+ * @hlen:	its length
+ * @iov:	payload pieces
+ * @n:		number of pieces
+ * @plen:	payload bytes, at most the pieces' total
+ */
+void pcap_frame_iov(const void *hdr, size_t hlen, const struct iovec *iov,
+		    unsigned n, size_t plen)
+{
+	struct {
+		uint32_t sec, usec, caplen, len;
+	} rec;
+	struct iovec v[PCAP_IOV_MAX + 2];
+	size_t left = plen, total = hlen + plen;
+	struct timespec ts;
+	unsigned i, k = 2;
+
+	if (pcap_fd < 0)
+		return;
+	if (total > PCAP_SNAPLEN)
+		return;		/* never, for frames we send */
+	for (i = 0; i < n && left && k < ARRAY_SIZE(v); i++, k++) {
+		v[k].iov_base = iov[i].iov_base;
+		v[k].iov_len = iov[i].iov_len < left ? iov[i].iov_len : left;
+		left -= v[k].iov_len;
+	}
+	if (left)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	rec.sec = (uint32_t)ts.tv_sec;
+	rec.usec = (uint32_t)(ts.tv_nsec / 1000);
+	rec.caplen = rec.len = (uint32_t)total;
+	v[0].iov_base = &rec;
+	v[0].iov_len = sizeof(rec);
+	v[1].iov_base = (void *)hdr;
+	v[1].iov_len = hlen;
+	if (writev(pcap_fd, v, (int)k) != (ssize_t)(sizeof(rec) + total)) {
+		warn_perror("pcap: write failed, capture stopped");
+		close(pcap_fd);
+		pcap_fd = -1;
+	}
 }
 
 /**

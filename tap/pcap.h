@@ -9,5 +9,8 @@
 
 int pcap_init(const char *path);
 void pcap_frame(const void *frame, size_t len);
+struct iovec;
+void pcap_frame_iov(const void *hdr, size_t hlen, const struct iovec *iov,
+		    unsigned n, size_t plen);
 
 #endif /* TAP_PCAP_H */

@@ -41,6 +41,7 @@
 #include "log.h"
 #include "loop.h"
 #include "tap/listen.h"
+#include "tap/pcap.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
 #include "util.h"
@@ -260,6 +261,83 @@ int stream_queue(struct ctx *c, const void *frame, size_t len)
 	memcpy(out_buf + out_tail, &prefix, 4);
 	memcpy(out_buf + out_tail + 4, frame, len);
 	out_tail += len + 4;
+	return 0;
+}
+
+/**
+ * stream_seg_reserve() - reserve frames in the output buffer, to be built
+ *			  in place (see tap_seg_reserve())
+ * @c:		execution context
+ * @hlen:	header bytes per frame
+ * @plen:	payload bytes per frame, at most
+ * @n:		frames wanted
+ * @seg:	filled with the frames
+ * @iov:	filled with one payload piece per frame
+ * @iov_max:	room in @iov
+ *
+ * Frames are laid out back to back, each after room for its prefix, so
+ * that frames sent in order, all full but the last, end up exactly where
+ * stream_queue() would have put them.
+ *
+ * Return: number of frames reserved
+ */
+unsigned stream_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
+			    unsigned n, struct tap_seg *seg, struct iovec *iov,
+			    unsigned iov_max)
+{
+	size_t slot = 4 + MAX(hlen + plen, (size_t)FRAME_MIN_LEN), room;
+	unsigned i;
+
+	if (c->fd_tap < 0 || hlen + plen > STREAM_FRAME_MAX)
+		return 0;
+	if (out_head == out_tail) {
+		out_head = out_tail = 0;
+	} else if (STREAM_OUT_SIZE - out_tail < slot * n && out_head) {
+		memmove(out_buf, out_buf + out_head, out_tail - out_head);
+		out_tail -= out_head;
+		out_head = 0;
+	}
+	room = STREAM_OUT_SIZE - out_tail;
+	n = MIN(n, (unsigned)(room / slot));
+	n = MIN(n, iov_max);
+	for (i = 0; i < n; i++) {
+		seg[i].l2 = out_buf + out_tail + i * slot + 4;
+		seg[i].hlen = hlen;
+		seg[i].iov = i;
+		seg[i].niov = 1;
+		seg[i].cap = plen;
+		iov[i].iov_base = seg[i].l2 + hlen;
+		iov[i].iov_len = plen;
+	}
+	return n;
+}
+
+/**
+ * stream_seg_commit() - queue a frame built in place
+ * @c:		execution context
+ * @seg:	frame from stream_seg_reserve()
+ * @len:	its length, from the Ethernet header on
+ *
+ * Return: 0, or -EINVAL if frames weren't sent in order
+ */
+int stream_seg_commit(struct ctx *c, struct tap_seg *seg, size_t len)
+{
+	uint32_t prefix;
+
+	if (c->fd_tap < 0)
+		return -ENOTCONN;
+	if (seg->l2 < out_buf + out_tail + 4)
+		return -EINVAL;
+	if (seg->l2 != out_buf + out_tail + 4)	/* after a short frame */
+		memmove(out_buf + out_tail + 4, seg->l2, len);
+	if (len < FRAME_MIN_LEN) {
+		memset(out_buf + out_tail + 4 + len, 0, FRAME_MIN_LEN - len);
+		len = FRAME_MIN_LEN;
+	}
+	prefix = htonl((uint32_t)len);
+	memcpy(out_buf + out_tail, &prefix, 4);
+	pcap_frame(out_buf + out_tail + 4, len);
+	out_tail += 4 + len;
 	return 0;
 }
 

@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 struct ctx;
+struct iovec;
+struct tap_seg;
 
 int stream_init(struct ctx *c);
 void stream_listen_handler(struct ctx *c);
@@ -16,6 +18,10 @@ void stream_handler(struct ctx *c, uint32_t events);
 int stream_queue(struct ctx *c, const void *frame, size_t len);
 void stream_flush(struct ctx *c);
 size_t stream_room(const struct ctx *c);
+unsigned stream_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
+			    unsigned n, struct tap_seg *seg, struct iovec *iov,
+			    unsigned iov_max);
+int stream_seg_commit(struct ctx *c, struct tap_seg *seg, size_t len);
 void stream_cleanup(struct ctx *c);
 
 /* Frames longer than this from the guest reset the connection */

@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "ctx.h"
 #include "log.h"
@@ -206,6 +207,42 @@ static void tap_ip6_hdr(uint8_t *ip, const struct in6_addr *src,
 	memcpy(ip + 24, dst, 16);
 }
 
+/* Ethernet and IP headers in front of a layer-4 message of @l4len bytes;
+ * returns the pseudo-header sum for the layer-4 checksum, or -1 if too long
+ */
+static int64_t tap_l3_hdrs(const struct ctx *c, int family, const void *src,
+			   const void *dst, uint8_t proto, uint8_t *frame,
+			   size_t l4len)
+{
+	uint8_t *ip = frame + ETH_HDR_LEN;
+	uint8_t mcast[6] = { 0x33, 0x33 };
+
+	if (family == AF_INET) {
+		struct in_addr s4, d4;
+
+		if (l4len > TAP_IP_MAX - IP4_HDR_LEN)
+			return -1;
+		memcpy(&s4, src, 4);
+		memcpy(&d4, dst, 4);
+		tap_eth_hdr(c, frame, NULL, ETHTYPE_IP);
+		tap_ip4_hdr(ip, s4, d4, proto, l4len);
+		return csum_pseudo4(s4, d4, proto, (uint16_t)l4len);
+	} else {
+		const struct in6_addr *d6 = dst;
+
+		if (l4len > TAP_IP_MAX)
+			return -1;
+		if (d6->s6_addr[0] == 0xff) {
+			memcpy(mcast + 2, &d6->s6_addr[12], 4);
+			tap_eth_hdr(c, frame, mcast, ETHTYPE_IPV6);
+		} else {
+			tap_eth_hdr(c, frame, NULL, ETHTYPE_IPV6);
+		}
+		tap_ip6_hdr(ip, src, d6, proto, l4len);
+		return csum_pseudo6(src, d6, proto, (uint32_t)l4len);
+	}
+}
+
 /**
  * tap_send_l4() - add headers and checksums to a layer-4 message in place,
  *		   and send the frame to the guest
@@ -222,37 +259,107 @@ static void tap_ip6_hdr(uint8_t *ip, const struct in6_addr *src,
 int tap_send_l4(struct ctx *c, int family, const void *src, const void *dst,
 		uint8_t proto, uint8_t *frame, size_t l4len)
 {
-	uint8_t *ip = frame + ETH_HDR_LEN, *l4 = frame + tap_hdr_len(family);
-	uint8_t mcast[6] = { 0x33, 0x33 };
-	uint32_t pseudo;
+	int64_t pseudo = tap_l3_hdrs(c, family, src, dst, proto, frame, l4len);
 
-	if (family == AF_INET) {
-		struct in_addr s4, d4;
-
-		if (l4len > TAP_IP_MAX - IP4_HDR_LEN)
-			return -EMSGSIZE;
-		memcpy(&s4, src, 4);
-		memcpy(&d4, dst, 4);
-		tap_eth_hdr(c, frame, NULL, ETHTYPE_IP);
-		tap_ip4_hdr(ip, s4, d4, proto, l4len);
-		pseudo = csum_pseudo4(s4, d4, proto, (uint16_t)l4len);
-	} else {
-		const struct in6_addr *d6 = dst;
-
-		if (l4len > TAP_IP_MAX)
-			return -EMSGSIZE;
-		if (d6->s6_addr[0] == 0xff) {
-			memcpy(mcast + 2, &d6->s6_addr[12], 4);
-			tap_eth_hdr(c, frame, mcast, ETHTYPE_IPV6);
-		} else {
-			tap_eth_hdr(c, frame, NULL, ETHTYPE_IPV6);
-		}
-		tap_ip6_hdr(ip, src, d6, proto, l4len);
-		pseudo = csum_pseudo6(src, d6, proto, (uint32_t)l4len);
-	}
-	if (tap_fill_l4_csum(l4, l4len, proto, pseudo))
+	if (pseudo < 0)
+		return -EMSGSIZE;
+	if (tap_fill_l4_csum(frame + tap_hdr_len(family), l4len, proto,
+			     (uint32_t)pseudo))
 		return -EINVAL;
 	return tap_send_frame(c, frame, tap_hdr_len(family) + l4len);
+}
+
+/**
+ * tap_seg_reserve() - reserve frames to be built in place
+ * @c:		execution context
+ * @hlen:	bytes of headers, from Ethernet on, each frame needs
+ *		contiguous at tap_seg.l2
+ * @plen:	payload bytes each frame may carry at most
+ * @n:		frames wanted
+ * @seg:	filled with the frames reserved
+ * @iov:	filled with their payload pieces, in order: a socket read
+ *		into @iov fills the frames one after the other
+ * @iov_max:	room in @iov
+ *
+ * Nothing else may be sent to the guest between this and tap_seg_done().
+ *
+ * Return: number of frames reserved, 0 if the front-end has no room now
+ */
+unsigned tap_seg_reserve(struct ctx *c, size_t hlen, size_t plen, unsigned n,
+			 struct tap_seg *seg, struct iovec *iov,
+			 unsigned iov_max)
+{
+	if (c->mode == MODE_VU)
+		return vu_net_seg_reserve(c, hlen, plen, n, seg, iov,
+					  iov_max);
+	return stream_seg_reserve(c, hlen, plen, n, seg, iov, iov_max);
+}
+
+/**
+ * tap_seg_send() - complete a reserved frame and send it
+ * @c:		execution context
+ * @family:	AF_INET or AF_INET6
+ * @src:	source address (struct in_addr or struct in6_addr)
+ * @dst:	destination address
+ * @proto:	layer-4 protocol
+ * @seg:	frame, with the layer-4 header written at tap_hdr_len(@family)
+ * @iov:	the iovec array given to tap_seg_reserve()
+ * @l4hlen:	length of the layer-4 header
+ * @plen:	payload bytes in the frame; only the last frame sent may be
+ *		shorter than its capacity
+ *
+ * Return: 0 or -errno
+ */
+int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
+		 uint8_t proto, struct tap_seg *seg, const struct iovec *iov,
+		 size_t l4hlen, size_t plen)
+{
+	size_t hdr = tap_hdr_len(family), len = hdr + l4hlen + plen;
+	uint8_t *l4 = seg->l2 + hdr;
+	int off = tap_l4_csum_off(proto);
+	int64_t pseudo;
+	uint32_t sum;
+	uint16_t s16;
+	int rc;
+
+	pseudo = tap_l3_hdrs(c, family, src, dst, proto, seg->l2,
+			     l4hlen + plen);
+	if (pseudo < 0 || off < 0 || l4hlen < (size_t)off + 2)
+		return -EINVAL;
+
+	memset(l4 + off, 0, 2);
+	if (c->mode == MODE_VU && vu_net_csum_partial(c)) {
+		/* The guest completes it, or trusts it (virtio NEEDS_CSUM) */
+		s16 = htons((uint16_t)~ntohs(csum_fold((uint32_t)pseudo)));
+		memcpy(l4 + off, &s16, 2);
+		rc = vu_net_seg_commit(c, seg, iov, len, (uint16_t)hdr,
+				       (uint16_t)off);
+	} else {
+		sum = csum_add((uint32_t)pseudo, l4, l4hlen);
+		sum = csum_add_iov(sum, iov + seg->iov, seg->niov, plen);
+		s16 = csum_fold(sum);
+		if (proto == IPPROTO_UDP && !s16)
+			s16 = 0xffff;
+		memcpy(l4 + off, &s16, 2);
+		rc = c->mode == MODE_VU ?
+		     vu_net_seg_commit(c, seg, iov, len, 0, 0) :
+		     stream_seg_commit(c, seg, len);
+	}
+	if (rc)
+		tap_stats.tx_fail++;
+	else
+		tap_stats.tx++;
+	return rc;
+}
+
+/**
+ * tap_seg_done() - give back what was reserved and not sent
+ * @c:		execution context
+ */
+void tap_seg_done(struct ctx *c)
+{
+	if (c->mode == MODE_VU)
+		vu_net_seg_done(c);
 }
 
 /**

@@ -22,6 +22,26 @@
 
 struct ctx;
 struct pkt;
+struct iovec;
+
+/**
+ * struct tap_seg - a frame built in place, in the front-end's own buffers
+ * @l2:		start of the frame: Ethernet, IP and layer-4 headers go here,
+ *		contiguous for the header length given at reservation
+ * @hlen:	header bytes reserved at @l2
+ * @iov:	index of the first payload piece in the caller's iovec array
+ * @niov:	number of payload pieces
+ * @cap:	payload capacity
+ * @fe_first:	front-end private: first buffer (chain) of the frame
+ * @fe_count:	front-end private: number of buffers (chains)
+ */
+struct tap_seg {
+	uint8_t *l2;
+	size_t hlen;
+	unsigned iov, niov;
+	size_t cap;
+	unsigned fe_first, fe_count;
+};
 
 void tap_input(struct ctx *c, const uint8_t *frame, size_t len);
 void tap_input_end(struct ctx *c);
@@ -35,6 +55,13 @@ size_t tap_hdr_len(int family);
 int tap_send_l4(struct ctx *c, int family, const void *src, const void *dst,
 		uint8_t proto, uint8_t *frame, size_t l4len);
 size_t tap_tx_room(const struct ctx *c);
+unsigned tap_seg_reserve(struct ctx *c, size_t hlen, size_t plen, unsigned n,
+			 struct tap_seg *seg, struct iovec *iov,
+			 unsigned iov_max);
+int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
+		 uint8_t proto, struct tap_seg *seg, const struct iovec *iov,
+		 size_t l4hlen, size_t plen);
+void tap_seg_done(struct ctx *c);
 void tap_flush(struct ctx *c);
 void tap_log_stats(void);
 /* tap_connected() - a guest front-end is attached and can take frames */

@@ -15,6 +15,7 @@
 struct ctx;
 
 /* Virtio/vhost feature bits */
+#define VIRTIO_NET_F_GUEST_CSUM 1
 #define VIRTIO_NET_F_MRG_RXBUF 15
 #define VHOST_F_LOG_ALL 26
 #define VHOST_USER_F_PROTOCOL_FEATURES 30
@@ -30,7 +31,8 @@ struct ctx;
 #define VU_FEATURES                                                    \
 	((1ULL << VIRTIO_F_VERSION_1) |                                \
 	 (1ULL << VHOST_USER_F_PROTOCOL_FEATURES) |                    \
-	 (1ULL << VHOST_F_LOG_ALL) | (1ULL << VIRTIO_NET_F_MRG_RXBUF))
+	 (1ULL << VHOST_F_LOG_ALL) | (1ULL << VIRTIO_NET_F_MRG_RXBUF) |   \
+	 (1ULL << VIRTIO_NET_F_GUEST_CSUM))
 #define VU_PROTOCOL_FEATURES                                           \
 	((1ULL << VHOST_USER_PROTOCOL_F_LOG_SHMFD) |                   \
 	 (1ULL << VHOST_USER_PROTOCOL_F_RARP) |                        \
@@ -78,5 +80,15 @@ int vu_net_send(struct ctx *c, const void *frame, size_t len);
 size_t vu_net_room(const struct ctx *c);
 void vu_net_flush(struct ctx *c);
 int vu_net_connected(const struct ctx *c);
+struct tap_seg;
+struct iovec;
+unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
+			    unsigned n, struct tap_seg *seg, struct iovec *iov,
+			    unsigned iov_max);
+int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
+		      const struct iovec *iov, size_t len, uint16_t csum_start,
+		      uint16_t csum_off);
+void vu_net_seg_done(struct ctx *c);
+bool vu_net_csum_partial(const struct ctx *c);
 
 #endif /* TAP_VHOST_USER_H */

@@ -36,6 +36,18 @@
  * vu_net_room() estimates the room as available chains times the average
  * chain capacity seen so far.
  *
+ * RX in place: TCP reads socket data straight into the guest's buffers.
+ * vu_net_seg_reserve() takes, for each frame, as many chains as its
+ * headers and maximum payload need (the headers must fit the first piece
+ * of the first chain) and hands out the pieces past the headers as
+ * iovecs; vu_net_seg_commit() writes the virtio-net header (num_buffers,
+ * and with VIRTIO_NET_F_GUEST_CSUM the NEEDS_CSUM flag, so the guest
+ * completes or trusts the checksum and we never read the payload again)
+ * and fills the used entries; vu_net_seg_done() gives the chains that
+ * were not needed back, and publishes. Frames are committed in order and
+ * only the last may be short, so unneeded chains are always the last ones
+ * taken.
+ *
  * Interrupts: publishing used entries only marks a ring; vu_net_flush()
  * (tap_flush(), once per loop round) writes the call eventfds of the
  * marked rings unless the driver asked for no interrupts, and the log
@@ -49,10 +61,12 @@
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "ctx.h"
 #include "log.h"
+#include "tap/pcap.h"
 #include "tap/tap.h"
 #include "tap/vhost_user.h"
 #include "util.h"
@@ -329,4 +343,221 @@ void vu_net_flush(struct ctx *c)
 			debug_rl("vhost-user: log fd write: %s",
 				 strerror(errno));
 	}
+}
+
+/* Chains reserved for frames built in place */
+#define VU_RES_MAX 512
+static struct vq_elem res_elem[VU_RES_MAX];
+static unsigned res_count;	/* chains taken */
+static unsigned res_used;	/* chains committed (a prefix) */
+static bool res_short;		/* a short frame was committed: no more */
+
+/**
+ * vu_net_csum_partial() - may frames to the guest carry a partial checksum?
+ * @c:		execution context
+ *
+ * Return: true if the guest negotiated VIRTIO_NET_F_GUEST_CSUM
+ */
+bool vu_net_csum_partial(const struct ctx *c)
+{
+	(void)c;
+	return vu_dev.features & (1ULL << VIRTIO_NET_F_GUEST_CSUM);
+}
+
+/* Writable pieces of chain @e from byte @off on, as iovecs */
+static unsigned vu_net_pieces(const struct vq_elem *e, size_t off,
+			      size_t max, struct iovec *iov, unsigned iov_max,
+			      size_t *got)
+{
+	unsigned i, n = 0;
+
+	*got = 0;
+	for (i = e->out_num; i < e->out_num + e->in_num && *got < max; i++) {
+		const struct vq_iov *v = &e->iov[i];
+		size_t l;
+
+		if (off >= v->len) {
+			off -= v->len;
+			continue;
+		}
+		if (n == iov_max)
+			break;
+		l = MIN(v->len - off, max - *got);
+		iov[n].iov_base = v->base + off;
+		iov[n].iov_len = l;
+		*got += l;
+		n++;
+		off = 0;
+	}
+	return n;
+}
+
+/**
+ * vu_net_seg_reserve() - take RX chains for frames built in place
+ * @c:		execution context
+ * @hlen:	header bytes per frame (after the virtio-net header)
+ * @plen:	payload bytes per frame, at most
+ * @n:		frames wanted
+ * @seg:	filled with the frames
+ * @iov:	filled with their payload pieces, in order
+ * @iov_max:	room in @iov
+ *
+ * Return: number of frames reserved, 0 if there are no buffers (or the
+ *	   guest's buffers can't hold the headers in one piece)
+ */
+unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
+			    unsigned n, struct tap_seg *seg, struct iovec *iov,
+			    unsigned iov_max)
+{
+	struct vu_dev *d = &vu_dev;
+	struct virtq *vq = &d->vq[VU_RX_Q];
+	bool mrg = d->features & (1ULL << VIRTIO_NET_F_MRG_RXBUF);
+	size_t need = VU_NET_HDR_LEN + hlen;
+	unsigned f, niov = 0;
+
+	res_count = res_used = 0;
+	res_short = false;
+	if (!vu_net_connected(c))
+		return 0;
+
+	for (f = 0; f < n; f++) {
+		unsigned first = res_count, first_iov = niov;
+		size_t cap = 0;
+
+		while (cap < plen) {
+			struct vq_elem *e;
+			size_t got, off;
+			unsigned k;
+			int rc;
+
+			if (res_count == VU_RES_MAX || niov == iov_max)
+				goto partial;
+			e = &res_elem[res_count];
+			rc = vq_pop(vq, &d->mem, e);
+			if (rc == -ENOENT)
+				goto partial;
+			if (rc || !e->in_num || e->out_num) {
+				vq_unpop(vq, res_count + (rc == -EIO ? 0 : 1));
+				res_count = 0;
+				vu_net_broken(vq, VU_RX_Q, rc == -EIO ?
+					      "impossible avail index" :
+					      "bad RX descriptor chain");
+				return 0;
+			}
+			res_count++;
+			vq->cap_est = vq->cap_est ?
+				(uint32_t)((vq->cap_est * 7ULL + e->in_len) / 8) :
+				(uint32_t)e->in_len;
+
+			off = 0;
+			if (res_count - 1 == first) {
+				/* Headers go in one piece of the first chain */
+				if (e->iov[e->out_num].len < need ||
+				    (!mrg && e->in_len < need + plen))
+					goto partial;
+				seg[f].l2 = e->iov[e->out_num].base +
+					    VU_NET_HDR_LEN;
+				off = need;
+			}
+			k = vu_net_pieces(e, off, plen - cap, iov + niov,
+					  iov_max - niov, &got);
+			niov += k;
+			cap += got;
+			if (!mrg)
+				break;
+		}
+		seg[f].hlen = hlen;
+		seg[f].iov = first_iov;
+		seg[f].niov = niov - first_iov;
+		seg[f].cap = cap;
+		seg[f].fe_first = first;
+		seg[f].fe_count = res_count - first;
+		continue;
+partial:
+		/* This frame can't be completed: give its chains back */
+		vq_unpop(vq, res_count - first);
+		res_count = first;
+		break;
+	}
+	return f;
+}
+
+/**
+ * vu_net_seg_commit() - finish a frame built in place in guest buffers
+ * @c:		execution context
+ * @seg:	frame from vu_net_seg_reserve()
+ * @iov:	the iovec array given to vu_net_seg_reserve()
+ * @len:	frame length, from the Ethernet header on
+ * @csum_start:	offset of the layer-4 header for a partial checksum, or 0
+ *		if the checksum is complete
+ * @csum_off:	offset of the checksum field in the layer-4 header
+ *
+ * Return: 0, or -EINVAL if frames weren't committed in order
+ */
+int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
+		      const struct iovec *iov, size_t len, uint16_t csum_start,
+		      uint16_t csum_off)
+{
+	struct vu_dev *d = &vu_dev;
+	struct virtq *vq = &d->vq[VU_RX_Q];
+	uint8_t *vhdr = seg->l2 - VU_NET_HDR_LEN;
+	size_t left = VU_NET_HDR_LEN + len;
+	unsigned i, used = 0;
+	uint16_t v;
+
+	if (!vu_net_connected(c) || seg->fe_first != res_used || res_short)
+		return -EINVAL;
+
+	if (len < seg->hlen)
+		return -EINVAL;
+	pcap_frame_iov(seg->l2, seg->hlen, iov + seg->iov, seg->niov,
+		       len - seg->hlen);
+
+	memset(vhdr, 0, VU_NET_HDR_LEN);
+	if (csum_start) {
+		vhdr[0] = 1;	/* VIRTIO_NET_HDR_F_NEEDS_CSUM */
+		v = htole16(csum_start);
+		memcpy(vhdr + 6, &v, 2);
+		v = htole16(csum_off);
+		memcpy(vhdr + 8, &v, 2);
+	}
+
+	for (i = 0; i < seg->fe_count && left; i++) {
+		const struct vq_elem *e = &res_elem[seg->fe_first + i];
+		size_t w = MIN(left, (size_t)e->in_len), done = 0;
+		unsigned k;
+
+		for (k = e->out_num; done < w; k++) {
+			size_t l = MIN((size_t)e->iov[k].len, w - done);
+
+			vu_log_write(&d->mem, e->iov[k].gpa, l);
+			done += l;
+		}
+		vq_fill(vq, &d->mem, seg->fe_first + i, e->head, (uint32_t)w);
+		left -= w;
+		used++;
+	}
+	if (d->features & (1ULL << VIRTIO_NET_F_MRG_RXBUF)) {
+		v = htole16((uint16_t)used);
+		memcpy(vhdr + 10, &v, 2);
+	}
+	res_used += used;
+	if (used < seg->fe_count)
+		res_short = true;
+	return left ? -EINVAL : 0;
+}
+
+/**
+ * vu_net_seg_done() - give back unneeded chains, publish the frames
+ * @c:		execution context
+ */
+void vu_net_seg_done(struct ctx *c)
+{
+	struct virtq *vq = &vu_dev.vq[VU_RX_Q];
+
+	if (!vu_net_connected(c) || !res_count)
+		return;
+	vq_unpop(vq, res_count - res_used);
+	vq_publish(vq, &vu_dev.mem, res_used);
+	res_count = res_used = 0;
 }

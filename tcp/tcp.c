@@ -98,7 +98,7 @@
 #define TCP_IDLE_MS (2 * 3600 * 1000ULL)
 #define TCP_WS_OURS 8			/* our window scale when offered */
 #define TCP_BATCH 64			/* segments per socket read */
-#define TCP_FRAME_ROOM (14 + 40 + 60 + 65536)
+#define TCP_IOV_MAX 1024		/* buffer pieces per socket read */
 #define TCP_DEFER_MAX 1024		/* connections with a pending ACK */
 #define TCP_RESUME_ROOM (16 * 1024)	/* retry blocked ones past this room */
 
@@ -107,8 +107,6 @@
 #define SEQ_GT(a, b) ((int32_t)((a) - (b)) > 0)
 #define SEQ_GE(a, b) ((int32_t)((a) - (b)) >= 0)
 
-/* Frames for socket data: headers are filled in around peeked payload */
-static uint8_t tcp_frames[TCP_BATCH][TCP_FRAME_ROOM];
 /* One frame for control segments (SYN, ACK, FIN, RST) */
 static uint8_t tcp_ctl_frame[128];
 
@@ -409,15 +407,23 @@ static bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
  * tcp_data_to_guest() - send what the socket has and the guest may take
  * @c:		execution context
  * @conn:	connection in ESTABLISHED state
+ *
+ * Frames are reserved in the front-end's own buffers (the guest's, with
+ * vhost-user) and the socket data is peeked straight into them: the
+ * kernel's copy is the only one.
+ *
+ * Return: 0, or -1 if the connection was reset and is gone
  */
 static int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 {
 	size_t hdr = tap_hdr_len(conn->f.key.family);
-	struct iovec iov[TCP_BATCH + TCP_DISCARD_IOV];
-	uint32_t inflight, wnd, room, want, w;
+	struct iovec iov[TCP_DISCARD_IOV + TCP_IOV_MAX];
 	struct msghdr mh = { .msg_iov = iov };
-	unsigned nseg, i;
-	ssize_t n;
+	struct tap_seg seg[TCP_BATCH];
+	uint32_t inflight, wnd, want, w;
+	unsigned nseg = 0, nskip = 0, i;
+	size_t got;
+	ssize_t n = 0;
 
 	if (conn->f.state != TCP_ST_ESTABLISHED || (conn->flags & TCP_F_FIN_SENT))
 		return 0;
@@ -428,49 +434,48 @@ static int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 	    inflight + wnd > sizeof(tcp_discard) * TCP_DISCARD_IOV)
 		wnd = inflight < sizeof(tcp_discard) * TCP_DISCARD_IOV ?
 		      sizeof(tcp_discard) * TCP_DISCARD_IOV - inflight : 0;
-	room = (uint32_t)tap_tx_room(c);
-	want = MIN(wnd, (uint32_t)TCP_BATCH * conn->mss);
-	/* Leave room for prefixes and headers of every segment */
-	if ((uint64_t)want + (want / conn->mss + 1) * (hdr + TCP_HDR_LEN + 4)
-	    > room) {
-		if (room < 2 * (hdr + TCP_HDR_LEN + 4) + conn->mss) {
-			conn->flags |= TCP_F_BLOCKED;
-			tcp_blocked_any = true;
-			return 0;
-		}
-		want = (uint32_t)(room / 2);
-	}
+	if (!wnd)
+		goto fin;
 
-	if (!want && !(conn->flags & TCP_F_SOCK_EOF))
-		return 0;
-
-	nseg = want ? (want + conn->mss - 1) / conn->mss : 0;
-	i = 0;
 	if (!peek_offset_ok) {
 		/* Skip what was sent already by peeking it into a scratch area */
-		for (uint32_t skip = inflight; skip; i++) {
-			iov[i].iov_base = tcp_discard;
-			iov[i].iov_len = MIN(skip, sizeof(tcp_discard));
-			skip -= iov[i].iov_len;
+		for (uint32_t skip = inflight; skip; nskip++) {
+			iov[nskip].iov_base = tcp_discard;
+			iov[nskip].iov_len = MIN(skip, sizeof(tcp_discard));
+			skip -= iov[nskip].iov_len;
 		}
 	}
-	for (unsigned s = 0; s < nseg; s++, i++) {
-		iov[i].iov_base = tcp_frames[s] + hdr + TCP_HDR_LEN;
-		iov[i].iov_len = MIN(conn->mss, want - s * conn->mss);
+
+	nseg = MIN((wnd + conn->mss - 1) / conn->mss, (uint32_t)TCP_BATCH);
+	nseg = tap_seg_reserve(c, hdr + TCP_HDR_LEN, conn->mss, nseg, seg,
+			       iov + nskip, ARRAY_SIZE(iov) - nskip);
+	if (!nseg) {
+		conn->flags |= TCP_F_BLOCKED;
+		tcp_blocked_any = true;
+		return 0;
+	}
+
+	/* Peek at most the window: trim the pieces past it */
+	want = MIN(wnd, nseg * (uint32_t)conn->mss);
+	for (i = nskip, got = 0; got < want; i++) {
+		if (iov[i].iov_len > want - got)
+			iov[i].iov_len = want - got;
+		got += iov[i].iov_len;
 	}
 	mh.msg_iovlen = i;
 
-	n = want ? recvmsg(conn->sock, &mh, MSG_PEEK | MSG_DONTWAIT) : 0;
+	n = recvmsg(conn->sock, &mh, MSG_PEEK | MSG_DONTWAIT);
 	if (n < 0) {
+		tap_seg_done(c);
 		if (errno != EAGAIN && errno != EWOULDBLOCK) {
 			debug("TCP flow %u: recv: %s", tcp_idx(conn),
 			      strerror(errno));
 			tcp_rst(c, conn);
 			return -1;
 		}
-		return 0;
+		goto fin;
 	}
-	if (!peek_offset_ok && inflight) {
+	if (!peek_offset_ok) {
 		if ((size_t)n <= inflight)
 			n = 0;
 		else
@@ -480,15 +485,13 @@ static int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 	w = n > 0 ? tcp_wnd_to_guest(c, conn) : 0;
 	for (uint32_t off = 0, s = 0; off < (uint32_t)n; s++) {
 		uint32_t len = MIN(conn->mss, (uint32_t)n - off);
-		uint8_t *th = tcp_frames[s] + hdr;
 
-		tcp_fill_hdr(th, conn, conn->seq_to_guest,
+		tcp_fill_hdr(seg[s].l2 + hdr, conn, conn->seq_to_guest,
 			     TCP_ACK | (off + len == (uint32_t)n ? TCP_PSH : 0),
 			     (uint16_t)w, TCP_HDR_LEN);
-
-		if (tap_send_l4(c, conn->f.key.family, tcp_raddr(conn),
-				tcp_gaddr(conn), IPPROTO_TCP, tcp_frames[s],
-				TCP_HDR_LEN + len)) {
+		if (tap_seg_send(c, conn->f.key.family, tcp_raddr(conn),
+				 tcp_gaddr(conn), IPPROTO_TCP, &seg[s],
+				 iov + nskip, TCP_HDR_LEN, len)) {
 			/* Not queued: rewind, the data is still in the socket */
 			if (peek_offset_ok) {
 				int po = (int)(conn->seq_to_guest -
@@ -505,10 +508,12 @@ static int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 		conn->flags &= ~TCP_F_ACK_DUE; /* data carries the ACK */
 		off += len;
 	}
+	tap_seg_done(c);
 
 	if (n > 0 && !conn->timer)
 		tcp_timer_arm(conn, now_ms());
 
+fin:
 	/* Peer closed and everything before the FIN went out: send our FIN */
 	if ((conn->flags & TCP_F_SOCK_EOF) && !(conn->flags & TCP_F_BLOCKED)) {
 		int pending = 0;
