@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # make            build ./passt (and the test tools)
-# make check      unit + integration tests, plain and under ASan+UBSan
+# make check      unit, integration and QEMU tests, plain and under ASan+UBSan
+# make demo       boot a real guest through passt (DEMO_OPTS=--vhost-user)
 # make asan       sanitizer build in build-asan/
 # make install    PREFIX=/usr/local DESTDIR=
 # make clean
@@ -35,7 +36,7 @@ TOOL_SRCS := $(wildcard test/tools/*.c)
 TOOL_BINS := $(TOOL_SRCS:test/tools/%.c=$(BUILD)/test/tools/%)
 
 .PHONY: all asan check unit integration unit-asan integration-asan \
-        install clean format tools demo
+        install clean format tools guest e2e e2e-asan demo
 
 all: $(BUILD)/passt passt tools
 
@@ -79,11 +80,32 @@ integration: $(BUILD)/passt tools
 integration-asan:
 	$(MAKE) BUILD=build-asan SAN=1 integration
 
+guest: tools
+	TOOLS=$(abspath $(BUILD)/test/tools) test/guest/build.sh
+
+# QEMU 10 with a real guest, in stream and vhost-user mode
+e2e: $(BUILD)/passt tools
+	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
+		test/e2e/run.sh
+
+# The sanitizer daemon, with the plain tools (sockio goes into the guest)
+e2e-asan: tools
+	$(MAKE) BUILD=build-asan SAN=1 build-asan/passt
+	PASST=$(abspath build-asan/passt) TOOLS=$(abspath build/test/tools) \
+		test/e2e/run.sh
+
+# The README's "run" command: a real guest online through passt
+demo: $(BUILD)/passt tools
+	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
+		test/demo.sh $(DEMO_OPTS)
+
 check: all
 	$(MAKE) unit
 	$(MAKE) unit-asan
 	$(MAKE) integration
 	$(MAKE) integration-asan
+	$(MAKE) e2e
+	$(MAKE) e2e-asan
 
 install: $(BUILD)/passt
 	install -D -m 0755 $(BUILD)/passt $(DESTDIR)$(PREFIX)/bin/passt
