@@ -21,6 +21,7 @@
  * (both turn it away: one front-end at a time).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -127,4 +128,22 @@ void tap_listen_cleanup(struct ctx *c)
 {
 	if (listen_path_ours && c->sock_path[0])
 		unlink(c->sock_path);
+}
+
+/**
+ * tap_inherited() - prepare the --fd socket for the loop
+ * @c:		execution context
+ *
+ * Return: the inherited fd, now non-blocking and close-on-exec; dies if
+ *	   it isn't usable, which is a configuration error
+ */
+int tap_inherited(struct ctx *c)
+{
+	int fl = fcntl(c->fd_inherited, F_GETFL);
+
+	if (fl < 0 || fcntl(c->fd_inherited, F_SETFL, fl | O_NONBLOCK))
+		die_perror("--fd %i", c->fd_inherited);
+	fcntl(c->fd_inherited, F_SETFD, FD_CLOEXEC);
+	info("Using inherited connected socket, fd %i", c->fd_inherited);
+	return c->fd_inherited;
 }

@@ -9,6 +9,7 @@
 struct ctx;
 
 int tap_listen(struct ctx *c);
+int tap_inherited(struct ctx *c);
 int tap_accept(struct ctx *c);
 void tap_listen_cleanup(struct ctx *c);
 

@@ -30,7 +30,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -99,15 +98,7 @@ static void stream_attach(struct ctx *c, int fd)
 int stream_init(struct ctx *c)
 {
 	if (c->fd_inherited >= 0) {
-		int fl = fcntl(c->fd_inherited, F_GETFL);
-
-		if (fl < 0 || fcntl(c->fd_inherited, F_SETFL,
-				    fl | O_NONBLOCK))
-			die_perror("--fd %i", c->fd_inherited);
-		fcntl(c->fd_inherited, F_SETFD, FD_CLOEXEC);
-		info("Using inherited connected socket, fd %i",
-		     c->fd_inherited);
-		stream_attach(c, c->fd_inherited);
+		stream_attach(c, tap_inherited(c));
 		return 0;
 	}
 	return stream_listen(c);

@@ -50,7 +50,6 @@
  * The data path (RX/TX) is in vu_net.c.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -275,15 +274,7 @@ int vu_init(struct ctx *c)
 		vq_reset(&vu_dev.vq[i]);
 
 	if (c->fd_inherited >= 0) {
-		int fl = fcntl(c->fd_inherited, F_GETFL);
-
-		if (fl < 0 || fcntl(c->fd_inherited, F_SETFL,
-				    fl | O_NONBLOCK))
-			die_perror("--fd %i", c->fd_inherited);
-		fcntl(c->fd_inherited, F_SETFD, FD_CLOEXEC);
-		info("vhost-user: using inherited connected socket, fd %i",
-		     c->fd_inherited);
-		vu_attach(c, c->fd_inherited);
+		vu_attach(c, tap_inherited(c));
 		return 0;
 	}
 

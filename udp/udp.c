@@ -209,6 +209,23 @@ static void udp_report_unreach(struct ctx *c, const struct udp_flow *uf, int e)
 			 k->gport, udp_key_addr(k, &k->raddr), k->rport, 0, e);
 }
 
+/* A flow table entry for key @k, no sockets yet. Return: flow or NULL */
+static struct udp_flow *udp_flow_alloc(const struct flow_key *k)
+{
+	union flow *flow = flow_alloc();
+	struct udp_flow *uf;
+
+	if (!flow) {
+		warn_rl("UDP: flow table full, datagram dropped");
+		return NULL;
+	}
+	uf = &flow->udp;
+	uf->f.type = FLOW_UDP;
+	uf->f.key = *k;
+	uf->sock = uf->lsock = -1;
+	return uf;
+}
+
 /* New guest-initiated flow with a connected socket. Return: flow or NULL */
 static struct udp_flow *udp_flow_new_outbound(struct ctx *c,
 					      const struct flow_key *k)
@@ -224,15 +241,10 @@ static struct udp_flow *udp_flow_new_outbound(struct ctx *c,
 		return NULL;
 	}
 
-	flow = flow_alloc();
-	if (!flow) {
-		warn_rl("UDP: flow table full, datagram dropped");
+	uf = udp_flow_alloc(k);
+	if (!uf)
 		return NULL;
-	}
-	uf = &flow->udp;
-	uf->f.type = FLOW_UDP;
-	uf->f.key = *k;
-	uf->sock = uf->lsock = -1;
+	flow = (union flow *)uf;
 
 	s = fwd_socket(c, k->family, SOCK_DGRAM);
 	if (s < 0) {
@@ -419,15 +431,10 @@ static struct udp_flow *udp_flow_inbound(const struct flow_key *k, int lsock,
 		return uf;
 	}
 
-	flow = flow_alloc();
-	if (!flow) {
-		warn_rl("UDP: flow table full, datagram dropped");
+	uf = udp_flow_alloc(k);
+	if (!uf)
 		return NULL;
-	}
-	uf = &flow->udp;
-	uf->f.type = FLOW_UDP;
-	uf->f.key = *k;
-	uf->sock = -1;
+	flow = (union flow *)uf;
 	uf->lsock = lsock;
 	uf->peer = *peer;
 	if (flow_hash_insert(flow)) {
