@@ -12,19 +12,24 @@
  *
  *  socket -> guest: data stays in the socket's receive queue until the
  *	guest ACKs it. We read it with MSG_PEEK (the peek offset, SO_PEEK_OFF,
- *	marks what was sent already) straight into the payload area of the
- *	frames we send, at most as much as the guest's window allows. An ACK
- *	from the guest discards the acknowledged bytes from the queue
- *	(recv with MSG_TRUNC). A retransmission rewinds the peek offset to
- *	the first unacknowledged byte: the queue IS the retransmission buffer.
+ *	marks what was sent already) straight into frames reserved in the
+ *	front-end's own buffers (tap_seg_reserve(): with vhost-user, the
+ *	guest's receive buffers, so the kernel's copy is the only one), at
+ *	most as much as the guest's window allows. An ACK from the guest
+ *	discards the acknowledged bytes from the queue (recv with
+ *	MSG_TRUNC). A retransmission rewinds the peek offset to the first
+ *	unacknowledged byte: the queue IS the retransmission buffer.
  *
- *  guest -> socket: an in-order segment is written to the socket at once;
+ *  guest -> socket: in-order segments are written to the socket, those of
+ *	one batch of frames with a single sendmsg() (tcp_flush_pending());
  *	we ACK to the guest exactly what the kernel took into its send
- *	queue, never more. The window we advertise is the free room of the
- *	socket's send buffer, so the guest rarely sends what can't be taken;
- *	if it does, the rest is simply not ACKed and the guest retransmits
- *	it. Out-of-order segments are dropped with a duplicate ACK, which
- *	makes the guest retransmit quickly.
+ *	queue, never more. The window we advertise is the room the kernel
+ *	is sure to have (SO_MEMINFO: buffer size minus queued memory, less a
+ *	margin for overhead), so the guest practically never sends what
+ *	can't be taken; if it does, the rest isn't ACKed, and once there is
+ *	room a window update and three duplicate ACKs make the guest
+ *	retransmit it at once. Out-of-order segments are dropped with a
+ *	duplicate ACK.
  *
  * Sequence numbers towards the guest are our own (RFC 6528: a keyed hash
  * of the four-tuple plus a 4 µs clock); sequence numbers from the guest
