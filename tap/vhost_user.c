@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * vhost_user.c - the vhost-user control protocol, back-end side, for one
- * virtio-net device (see /work/shared/docs/vhost-user-net.md, "the doc").
+ * virtio-net device, as QEMU 10 drives it (the vhost-user specification in
+ * QEMU's docs/interop/vhost-user.rst, "the spec").
  *
  * Theory of operation
  *
@@ -31,7 +32,7 @@
  * connection instead, as there is no answer QEMU could act on. Unknown
  * requests are refused the same way and the connection goes on.
  *
- * Ring life cycle (doc §4): SET_VRING_NUM, _BASE, _ADDR configure a ring,
+ * Ring life cycle (the spec, "Starting and stopping rings"): SET_VRING_NUM, _BASE, _ADDR configure a ring,
  * SET_VRING_KICK starts it (its eventfd joins the event loop), with
  * protocol features negotiated SET_VRING_ENABLE turns processing on and
  * off, GET_VRING_BASE stops it and reports where we are: after it we

@@ -8,14 +8,14 @@
 #                   linux-image-amd64 depends on (apt-get download, dpkg -x:
 #                   never installed)
 #   initramfs.gz    cpio (newc), gzip: busybox-static, the virtio-net
-#                   modules with their dependencies in load order, iperf3
-#                   and our sockio (if built) with the libraries ldd lists,
-#                   and /init (test/guest/init)
+#                   modules with their dependencies in load order, iperf3,
+#                   sockperf (bench/qemu.sh) and our sockio (if built) with
+#                   the libraries ldd lists, and /init (test/guest/init)
 #   kernel.version  the kernel release, e.g. 6.1.0-57-amd64
 #
 # Rebuilds only when an input changed: this script, init, udhcpc.script,
-# the kernel package version, busybox, iperf3, sockio. The downloaded
-# package is kept in out/cache/.
+# the kernel package version, busybox, iperf3, sockperf, sockio. The
+# downloaded package is kept in out/cache/.
 #
 # Usage: build.sh [-f]      (-f: rebuild even if up to date)
 # Environment: TOOLS (directory with sockio, default build/test/tools),
@@ -52,6 +52,7 @@ case "$bbldd" in
 *) die "$BUSYBOX is not static: install busybox-static" ;;
 esac
 IPERF3=$(command -v iperf3 || :)
+SOCKPERF=$(command -v sockperf || :)
 SOCKIO=$TOOLS/sockio
 [ -x "$SOCKIO" ] || SOCKIO=
 
@@ -87,9 +88,11 @@ fi
 # What the image is made of, hashed: same stamp, nothing to do
 inputs() {
 	sha256sum "$DIR/build.sh" "$DIR/init" "$DIR/udhcpc.script" \
-		"$BUSYBOX" ${IPERF3:+"$IPERF3"} ${SOCKIO:+"$SOCKIO"}
+		"$BUSYBOX" ${IPERF3:+"$IPERF3"} ${SOCKPERF:+"$SOCKPERF"} \
+		${SOCKIO:+"$SOCKIO"}
 	echo "kernel $(basename "$deb")"
-	echo "sockio ${SOCKIO:-none} iperf3 ${IPERF3:-none}"
+	echo "sockio ${SOCKIO:-none} iperf3 ${IPERF3:-none}" \
+		"sockperf ${SOCKPERF:-none}"
 }
 stamp=$(inputs | sha256sum | cut -d' ' -f1)
 if [ "$FORCE" = 0 ] && [ -s "$OUT/vmlinuz" ] && [ -s "$OUT/initramfs.gz" ] &&
@@ -183,6 +186,11 @@ if [ -n "$IPERF3" ]; then
 	copy_bin "$IPERF3"
 else
 	log "no iperf3: not in the image"
+fi
+if [ -n "$SOCKPERF" ]; then
+	copy_bin "$SOCKPERF"
+else
+	log "no sockperf: not in the image (bench/qemu.sh has no latency)"
 fi
 if [ -n "$SOCKIO" ]; then
 	copy_bin "$SOCKIO"
