@@ -115,6 +115,6 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-asan passt
+	rm -rf build build-asan build-clang build-fuzz passt
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
