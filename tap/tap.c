@@ -307,12 +307,14 @@ unsigned tap_seg_reserve(struct ctx *c, size_t hlen, size_t plen, unsigned n,
  * @l4hlen:	length of the layer-4 header
  * @plen:	payload bytes in the frame; only the last frame sent may be
  *		shorter than its capacity
+ * @gso_size:	for a TCP frame carrying more than the guest's MSS (see
+ *		tap_seg_tcp_max()), the MSS; else 0
  *
  * Return: 0 or -errno
  */
 int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
 		 uint8_t proto, struct tap_seg *seg, const struct iovec *iov,
-		 size_t l4hlen, size_t plen)
+		 size_t l4hlen, size_t plen, uint16_t gso_size)
 {
 	size_t hdr = tap_hdr_len(family), len = hdr + l4hlen + plen;
 	uint8_t *l4 = seg->l2 + hdr;
@@ -333,7 +335,8 @@ int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
 		s16 = htons((uint16_t)~ntohs(csum_fold((uint32_t)pseudo)));
 		memcpy(l4 + off, &s16, 2);
 		rc = vu_net_seg_commit(c, seg, iov, len, (uint16_t)hdr,
-				       (uint16_t)off);
+				       (uint16_t)off,
+				       plen > gso_size ? gso_size : 0, family);
 	} else {
 		sum = csum_add((uint32_t)pseudo, l4, l4hlen);
 		sum = csum_add_iov(sum, iov + seg->iov, seg->niov, plen);
@@ -342,7 +345,7 @@ int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
 			s16 = 0xffff;
 		memcpy(l4 + off, &s16, 2);
 		rc = c->mode == MODE_VU ?
-		     vu_net_seg_commit(c, seg, iov, len, 0, 0) :
+		     vu_net_seg_commit(c, seg, iov, len, 0, 0, 0, family) :
 		     stream_seg_commit(c, seg, len);
 	}
 	if (rc)
@@ -350,6 +353,25 @@ int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
 	else
 		tap_stats.tx++;
 	return rc;
+}
+
+/**
+ * tap_seg_tcp_max() - TCP payload one frame to the guest may carry
+ * @c:		execution context
+ * @family:	AF_INET or AF_INET6
+ * @mss:	the guest's MSS on the connection
+ *
+ * Return: @mss, or up to a 64 KiB IP packet's worth if the front-end can
+ *	   hand the guest larger segments (vhost-user with GUEST_TSO), which
+ *	   must then be sent with tap_seg_send()'s @gso_size set to @mss
+ */
+size_t tap_seg_tcp_max(const struct ctx *c, int family, size_t mss)
+{
+	size_t max = family == AF_INET ? 65535 - IP4_HDR_LEN - 20 : 65535 - 20;
+
+	if (c->mode != MODE_VU || !vu_net_gso(c, family) || mss >= max)
+		return mss;
+	return max / mss * mss;
 }
 
 /**

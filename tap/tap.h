@@ -60,7 +60,8 @@ unsigned tap_seg_reserve(struct ctx *c, size_t hlen, size_t plen, unsigned n,
 			 unsigned iov_max);
 int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
 		 uint8_t proto, struct tap_seg *seg, const struct iovec *iov,
-		 size_t l4hlen, size_t plen);
+		 size_t l4hlen, size_t plen, uint16_t gso_size);
+size_t tap_seg_tcp_max(const struct ctx *c, int family, size_t mss);
 void tap_seg_done(struct ctx *c);
 void tap_flush(struct ctx *c);
 void tap_log_stats(void);

@@ -15,7 +15,12 @@
 struct ctx;
 
 /* Virtio/vhost feature bits */
+#define VIRTIO_NET_F_CSUM 0
 #define VIRTIO_NET_F_GUEST_CSUM 1
+#define VIRTIO_NET_F_GUEST_TSO4 7
+#define VIRTIO_NET_F_GUEST_TSO6 8
+#define VIRTIO_NET_F_HOST_TSO4 11
+#define VIRTIO_NET_F_HOST_TSO6 12
 #define VIRTIO_NET_F_MRG_RXBUF 15
 #define VHOST_F_LOG_ALL 26
 #define VHOST_USER_F_PROTOCOL_FEATURES 30
@@ -32,7 +37,9 @@ struct ctx;
 	((1ULL << VIRTIO_F_VERSION_1) |                                \
 	 (1ULL << VHOST_USER_F_PROTOCOL_FEATURES) |                    \
 	 (1ULL << VHOST_F_LOG_ALL) | (1ULL << VIRTIO_NET_F_MRG_RXBUF) |   \
-	 (1ULL << VIRTIO_NET_F_GUEST_CSUM))
+	 (1ULL << VIRTIO_NET_F_GUEST_CSUM) | (1ULL << VIRTIO_NET_F_CSUM) |  \
+	 (1ULL << VIRTIO_NET_F_HOST_TSO4) | (1ULL << VIRTIO_NET_F_HOST_TSO6) |  \
+	 (1ULL << VIRTIO_NET_F_GUEST_TSO4) | (1ULL << VIRTIO_NET_F_GUEST_TSO6))
 #define VU_PROTOCOL_FEATURES                                           \
 	((1ULL << VHOST_USER_PROTOCOL_F_LOG_SHMFD) |                   \
 	 (1ULL << VHOST_USER_PROTOCOL_F_RARP) |                        \
@@ -87,7 +94,8 @@ unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 			    unsigned iov_max);
 int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 		      const struct iovec *iov, size_t len, uint16_t csum_start,
-		      uint16_t csum_off);
+		      uint16_t csum_off, uint16_t gso_size, int family);
+bool vu_net_gso(const struct ctx *c, int family);
 void vu_net_seg_done(struct ctx *c);
 bool vu_net_csum_partial(const struct ctx *c);
 

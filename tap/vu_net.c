@@ -6,9 +6,15 @@
  * Theory of operation
  *
  * Every buffer the guest posts carries a 12-byte virtio-net header (VIRTIO
- * 1.x, section 5.1.6) before the Ethernet frame. We offer no offloads, so
- * frames are plain and at most the MTU long, the header's only field that
- * matters is num_buffers on RX, and its flags are always zero.
+ * 1.x, section 5.1.6) before the Ethernet frame. We offer the guest checksum
+ * and TCP segmentation offload for what it sends (VIRTIO_NET_F_CSUM,
+ * HOST_TSO4/6): we terminate its TCP and never look at its checksums, so
+ * a 64 KiB segment with a partial checksum costs us one frame instead of
+ * forty, and the guest computes nothing. Its header is then ignored. On
+ * RX the header carries num_buffers, and NEEDS_CSUM when the guest took
+ * VIRTIO_NET_F_GUEST_CSUM (see vu_net_seg_commit()), and with GUEST_TSO4/6
+ * TCP frames may carry up to 64 KiB: the guest takes them as one
+ * super-segment of gso_size pieces, as if it had merged them itself.
  *
  * TX (guest to us, ring 1): on a kick, chains are taken from the ring, at
  * most VU_TX_BUDGET per call. A frame that lies in one piece of guest
@@ -61,6 +67,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -73,8 +80,10 @@
 
 /* Chains taken from the TX ring per call, before yielding to the loop */
 #define VU_TX_BUDGET 256
-/* Frames up to this long (after the header) are accepted from the guest */
-#define VU_FRAME_MAX 65535
+/* Frames up to this long (after the header) are accepted from the guest:
+ * with TSO, an IP packet of up to 64 KiB plus its Ethernet header
+ */
+#define VU_FRAME_MAX (14 + 65535)
 /* Guess of the capacity of one RX chain until we've seen some */
 #define VU_RX_CAP_GUESS 1536
 
@@ -353,6 +362,22 @@ static unsigned res_used;	/* chains committed (a prefix) */
 static bool res_short;		/* a short frame was committed: no more */
 
 /**
+ * vu_net_gso() - may TCP frames to the guest be larger than its MSS?
+ * @c:		execution context
+ * @family:	AF_INET or AF_INET6
+ *
+ * Return: true if the guest takes TCP segmentation offload for @family
+ *	   (VIRTIO_NET_F_GUEST_TSO4/6), which requires partial checksums
+ */
+bool vu_net_gso(const struct ctx *c, int family)
+{
+	int bit = family == AF_INET ? VIRTIO_NET_F_GUEST_TSO4
+				    : VIRTIO_NET_F_GUEST_TSO6;
+
+	return vu_net_csum_partial(c) && (vu_dev.features & (1ULL << bit));
+}
+
+/**
  * vu_net_csum_partial() - may frames to the guest carry a partial checksum?
  * @c:		execution context
  *
@@ -491,12 +516,15 @@ partial:
  * @csum_start:	offset of the layer-4 header for a partial checksum, or 0
  *		if the checksum is complete
  * @csum_off:	offset of the checksum field in the layer-4 header
+ * @gso_size:	payload bytes per segment if the frame is a TCP segment
+ *		larger than the guest's MSS (see vu_net_gso()), else 0
+ * @family:	AF_INET or AF_INET6, for @gso_size
  *
  * Return: 0, or -EINVAL if frames weren't committed in order
  */
 int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 		      const struct iovec *iov, size_t len, uint16_t csum_start,
-		      uint16_t csum_off)
+		      uint16_t csum_off, uint16_t gso_size, int family)
 {
 	struct vu_dev *d = &vu_dev;
 	struct virtq *vq = &d->vq[VU_RX_Q];
@@ -520,6 +548,14 @@ int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 		memcpy(vhdr + 6, &v, 2);
 		v = htole16(csum_off);
 		memcpy(vhdr + 8, &v, 2);
+	}
+	if (gso_size && csum_start) {
+		/* A TCP super-segment the guest takes as if it had merged it */
+		vhdr[1] = family == AF_INET ? 1 : 4;	/* GSO_TCPV4, _TCPV6 */
+		v = htole16((uint16_t)seg->hlen);	/* hdr_len */
+		memcpy(vhdr + 2, &v, 2);
+		v = htole16(gso_size);
+		memcpy(vhdr + 4, &v, 2);
 	}
 
 	for (i = 0; i < seg->fe_count && left; i++) {

@@ -425,7 +425,7 @@ static int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 	struct iovec iov[TCP_DISCARD_IOV + TCP_IOV_MAX];
 	struct msghdr mh = { .msg_iov = iov };
 	struct tap_seg seg[TCP_BATCH];
-	uint32_t inflight, wnd, want, w;
+	uint32_t inflight, wnd, want, w, fmax;
 	unsigned nseg = 0, nskip = 0, i;
 	size_t got;
 	ssize_t n = 0;
@@ -451,8 +451,9 @@ static int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 		}
 	}
 
-	nseg = MIN((wnd + conn->mss - 1) / conn->mss, (uint32_t)TCP_BATCH);
-	nseg = tap_seg_reserve(c, hdr + TCP_HDR_LEN, conn->mss, nseg, seg,
+	fmax = (uint32_t)tap_seg_tcp_max(c, conn->f.key.family, conn->mss);
+	nseg = MIN((wnd + fmax - 1) / fmax, (uint32_t)TCP_BATCH);
+	nseg = tap_seg_reserve(c, hdr + TCP_HDR_LEN, fmax, nseg, seg,
 			       iov + nskip, ARRAY_SIZE(iov) - nskip);
 	if (!nseg) {
 		conn->flags |= TCP_F_BLOCKED;
@@ -461,7 +462,7 @@ static int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 	}
 
 	/* Peek at most the window: trim the pieces past it */
-	want = MIN(wnd, nseg * (uint32_t)conn->mss);
+	want = MIN(wnd, nseg * fmax);
 	for (i = nskip, got = 0; got < want; i++) {
 		if (iov[i].iov_len > want - got)
 			iov[i].iov_len = want - got;
@@ -489,14 +490,14 @@ static int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 
 	w = n > 0 ? tcp_wnd_to_guest(c, conn) : 0;
 	for (uint32_t off = 0, s = 0; off < (uint32_t)n; s++) {
-		uint32_t len = MIN(conn->mss, (uint32_t)n - off);
+		uint32_t len = MIN(fmax, (uint32_t)n - off);
 
 		tcp_fill_hdr(seg[s].l2 + hdr, conn, conn->seq_to_guest,
 			     TCP_ACK | (off + len == (uint32_t)n ? TCP_PSH : 0),
 			     (uint16_t)w, TCP_HDR_LEN);
 		if (tap_seg_send(c, conn->f.key.family, tcp_raddr(conn),
 				 tcp_gaddr(conn), IPPROTO_TCP, &seg[s],
-				 iov + nskip, TCP_HDR_LEN, len)) {
+				 iov + nskip, TCP_HDR_LEN, len, conn->mss)) {
 			/* Not queued: rewind, the data is still in the socket */
 			if (peek_offset_ok) {
 				int po = (int)(conn->seq_to_guest -
