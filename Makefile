@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # make            build ./passt (and the test tools)
-# make check      unit, integration and QEMU tests, plain and under ASan+UBSan
+# make check      unit, integration and QEMU tests, plain and under ASan+UBSan,
+#                 and a short run of every fuzzer (make fuzz: FUZZ_SECS each)
 # make demo       boot a real guest through passt (DEMO_OPTS=--vhost-user)
 # make asan       sanitizer build in build-asan/
 # make install    PREFIX=/usr/local DESTDIR=
@@ -36,7 +37,7 @@ TOOL_SRCS := $(wildcard test/tools/*.c)
 TOOL_BINS := $(TOOL_SRCS:test/tools/%.c=$(BUILD)/test/tools/%)
 
 .PHONY: all asan check unit integration unit-asan integration-asan \
-        install clean format tools guest e2e e2e-asan demo
+        install clean format tools guest e2e e2e-asan demo fuzz
 
 all: $(BUILD)/passt passt tools
 
@@ -99,6 +100,12 @@ demo: $(BUILD)/passt tools
 	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
 		test/demo.sh $(DEMO_OPTS)
 
+# libFuzzer harnesses (clang, ASan+UBSan) over everything that parses guest
+# or front-end input, FUZZ_SECS seconds each: see test/fuzz/build.sh
+FUZZ_SECS ?= 20
+fuzz:
+	FUZZ_SECS=$(FUZZ_SECS) test/fuzz/build.sh run
+
 check: all
 	$(MAKE) unit
 	$(MAKE) unit-asan
@@ -106,6 +113,7 @@ check: all
 	$(MAKE) integration-asan
 	$(MAKE) e2e
 	$(MAKE) e2e-asan
+	$(MAKE) fuzz FUZZ_SECS=10
 
 install: $(BUILD)/passt
 	install -D -m 0755 $(BUILD)/passt $(DESTDIR)$(PREFIX)/bin/passt
