@@ -20,10 +20,10 @@
  * Guest to host: only Echo Request (type 8, or 128 for ICMPv6) with code 0
  * is translated; the whole ICMP message (header and data) is handed to
  * sendto() unchanged, and the kernel replaces the identifier and checksum.
- * Destinations on loopback, unspecified or limited broadcast are refused:
- * the guest does not reach the host's loopback this way (mapping addresses
- * to the host is the business of a later layer). Any other ICMP message from
- * the guest is dropped (rate-limited debug message).
+ * Destinations on loopback, unspecified or limited broadcast are refused;
+ * the rest are mapped like any of the guest's traffic (fwd_nat_outbound():
+ * the gateway address answers from the host's loopback). Any other ICMP
+ * message from the guest is dropped (rate-limited debug message).
  *
  * Host to guest: on EPOLLIN we read up to ICMP_RECV_BATCH replies, put the
  * guest's identifier back (icmp_reply_rewrite()), and send each to the
@@ -45,6 +45,7 @@
 
 #include "ctx.h"
 #include "flow.h"
+#include "fwd/fwd.h"
 #include "log.h"
 #include "net/icmp.h"
 #include "net/packet.h"
@@ -244,14 +245,10 @@ static bool icmp_dst_refused(const struct pkt *p)
  */
 void icmp_input(struct ctx *c, const struct pkt *p)
 {
-	union {
-		struct sockaddr_in v4;
-		struct sockaddr_in6 v6;
-	} sa;
+	union sockaddr_inany sa;
 	struct flow_key key;
 	union flow *flow;
 	const void *msg;
-	socklen_t salen;
 	uint16_t id;
 	int rc;
 
@@ -275,22 +272,19 @@ void icmp_input(struct ctx *c, const struct pkt *p)
 		return;
 	}
 
-	memset(&sa, 0, sizeof(sa));
-	if (p->family == AF_INET) {
+	/* The gateway (--map-host-loopback) answers from the host itself */
+	if (fwd_nat_outbound(c, p->family, p->family == AF_INET ?
+			     (const void *)&p->dst4 : (const void *)&p->dst6,
+			     0, &sa)) {
+		debug_rl("ICMP: echo request to unmapped destination dropped");
+		return;
+	}
+	if (p->family == AF_INET)
 		flow_key_set(&key, FLOW_ICMP, AF_INET, &p->src4, id, &p->dst4,
 			     0);
-		sa.v4.sin_family = AF_INET;
-		sa.v4.sin_addr = p->dst4;
-		salen = sizeof(sa.v4);
-	} else {
+	else
 		flow_key_set(&key, FLOW_ICMP, AF_INET6, &p->src6, id, &p->dst6,
 			     0);
-		sa.v6.sin6_family = AF_INET6;
-		sa.v6.sin6_addr = p->dst6;
-		if (IN6_IS_ADDR_LINKLOCAL(&p->dst6))
-			sa.v6.sin6_scope_id = c->ifi6;
-		salen = sizeof(sa.v6);
-	}
 
 	flow = flow_hash_lookup(&key);
 	if (!flow) {
@@ -301,8 +295,8 @@ void icmp_input(struct ctx *c, const struct pkt *p)
 	flow->icmp.last_ms = now_ms();
 
 	msg = pv_at(p->l4, 0, p->l4.len);
-	if (sendto(flow->icmp.sock, msg, p->l4.len, MSG_NOSIGNAL,
-		   (struct sockaddr *)&sa, salen) < 0)
+	if (sendto(flow->icmp.sock, msg, p->l4.len, MSG_NOSIGNAL, &sa.sa,
+		   sockaddr_len(&sa)) < 0)
 		debug_rl("ICMP: echo request not sent: %s", strerror(errno));
 }
 
