@@ -573,10 +573,9 @@ int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 		left -= w;
 		used++;
 	}
-	if (d->features & (1ULL << VIRTIO_NET_F_MRG_RXBUF)) {
-		v = htole16((uint16_t)used);
-		memcpy(vhdr + 10, &v, 2);
-	}
+	/* Without MRG_RXBUF a frame is one chain, and num_buffers must be 1 */
+	v = htole16((uint16_t)used);
+	memcpy(vhdr + 10, &v, 2);
 	res_used += used;
 	if (used < seg->fe_count)
 		res_short = true;

@@ -26,7 +26,7 @@ FUZZ_SECS=${FUZZ_SECS:-20}
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 FUZZ_CC=${FUZZ_CC:-clang}
 FUZZ_ARGS=${FUZZ_ARGS:-}
-ALL="packet arp dhcp dhcpv6 ndp tap virtqueue"
+ALL="packet arp dhcp dhcpv6 ndp tap virtqueue vhost_user"
 SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -I. \
 	-Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers"
@@ -41,6 +41,7 @@ max_len() {
 	case "$1" in
 	virtqueue) echo 16416 ;;	# header + both 8 KiB regions
 	tap) echo 8192 ;;
+	vhost_user) echo 16384 ;;	# operations, frames of up to 8 KiB
 	*) echo 4096 ;;
 	esac
 }

@@ -3,8 +3,10 @@
  * gen_corpus.c - write the seed corpus of the fuzz harnesses: valid guest
  * frames (ARP request, DHCP DISCOVER/REQUEST/INFORM, DHCPv6 SOLICIT/
  * REQUEST/INFORMATION-REQUEST/CONFIRM, NDP RS/NS, TCP SYN and handshake,
- * UDP datagrams, ICMP and ICMPv6 echo requests) and a virtqueue with good
- * chains, each in the input format of its harness (see fuzz_*.c).
+ * UDP datagrams, ICMP and ICMPv6 echo requests), a virtqueue with good
+ * chains, and vhost-user sessions (set-up, then frames both ways, dirty
+ * log, stop and restart, reconnect), each in the input format of its
+ * harness (see fuzz_*.c).
  *
  * Usage: gen_corpus DIR -- creates DIR/NAME/seed-* for every harness.
  * Addresses match fuzz_common.h: guest 192.0.2.10 / 2001:db8:1:2::15 /
@@ -384,11 +386,189 @@ static void virtqueue_seed(void)
 #undef DESC
 }
 
+
+/* vhost_user: operation codes of fuzz_vhost_user.c (op byte bits 0-4) */
+enum {
+	VU_GET_FEATURES = 1, VU_SET_FEATURES = 2, VU_SET_MEM_TABLE = 5,
+	VU_SET_LOG_BASE = 6, VU_SET_VRING_NUM = 8, VU_SET_VRING_ADDR = 9,
+	VU_SET_VRING_BASE = 10, VU_SET_VRING_KICK = 12, VU_SET_VRING_CALL = 13,
+	VU_SET_VRING_ENABLE = 18, VU_OP_RAW = 20, VU_OP_SETUP = 21,
+	VU_OP_TX = 22, VU_OP_RX = 23, VU_OP_ROUND = 24, VU_OP_RECONNECT = 25,
+	VU_OP_SEG = 26, VU_OP_GET_BASE = 30,
+};
+#define VU_NEED_REPLY 0x20
+
+/* Little endian, as the harness reads its multi-byte fields */
+static void put16le(struct buf *b, uint16_t v)
+{
+	put8(b, (uint8_t)v);
+	put8(b, (uint8_t)(v >> 8));
+}
+
+/* Set-up macro: features byte (bit 1 MRG_RXBUF, 2 GUEST_CSUM, 3-4
+ * GUEST_TSO4/6, 5 LOG_ALL, 6 host offloads), memory table (one region),
+ * queue size 2^qexp
+ */
+static void vu_setup(struct buf *b, uint8_t feat, uint8_t qexp, bool reply)
+{
+	put8(b, VU_OP_SETUP | (reply ? VU_NEED_REPLY : 0));
+	put8(b, feat);
+	put8(b, 0);
+	put8(b, qexp);
+}
+
+/* RX buffers: count - 1, size variant (0: 1 KiB), pieces - 1 */
+static void vu_rx(struct buf *b, uint8_t n, uint8_t size, uint8_t pieces)
+{
+	put8(b, VU_OP_RX);
+	put8(b, n);
+	put8(b, size);
+	put8(b, pieces);
+}
+
+/* One TX frame: control byte (bits 0-1: pieces - 1, 2: header in its own
+ * descriptor, 3: indirect), then the frame
+ */
+static void vu_tx(struct buf *b, uint8_t ctl, const struct buf *f)
+{
+	put8(b, VU_OP_TX);
+	put8(b, 0);
+	put8(b, ctl);
+	put16le(b, (uint16_t)f->len);
+	put(b, f->b, f->len);
+}
+
+static void vhost_user_seeds(const struct buf *arp, const struct buf *dhcp,
+			     const struct buf *rs)
+{
+	static struct buf b;
+
+	/* Set-up, buffers, ARP request in one piece (handed over in place) */
+	b.len = 0;
+	put8(&b, 0);
+	vu_setup(&b, 0x02, 8, false);
+	vu_rx(&b, 63, 0, 1);
+	vu_tx(&b, 0, arp);
+	put8(&b, VU_OP_ROUND);
+	write_seed("vhost_user", "arp", NULL, 0, b.b, b.len);
+
+	/* DHCP in three pieces, header apart (gathered), REPLY_ACK */
+	b.len = 0;
+	put8(&b, 0);
+	vu_setup(&b, 0x02, 6, true);
+	vu_rx(&b, 31, 0, 1);
+	vu_tx(&b, 0x06, dhcp);
+	write_seed("vhost_user", "dhcp", NULL, 0, b.b, b.len);
+
+	/* No MRG_RXBUF, small buffers; NDP RS through an indirect table */
+	b.len = 0;
+	put8(&b, 0);
+	vu_setup(&b, 0x00, 4, false);
+	vu_rx(&b, 7, 0, 3);
+	vu_tx(&b, 0x08, rs);
+	vu_rx(&b, 7, 3, 3);
+	vu_tx(&b, 0x01, arp);
+	write_seed("vhost_user", "nomrg-rs", NULL, 0, b.b, b.len);
+
+	/* Offloads: frames built in place (TSO), IPv4 and IPv6 */
+	b.len = 0;
+	put8(&b, 0);
+	vu_setup(&b, 0x5e, 8, false);
+	vu_rx(&b, 127, 0, 3);
+	put8(&b, VU_OP_SEG);
+	put8(&b, 0x04); /* IPv4, 3 frames */
+	put16le(&b, 1460 - 536);
+	put16le(&b, 3000);
+	put8(&b, VU_OP_SEG);
+	put8(&b, 0x03); /* IPv6, 2 frames */
+	put16le(&b, 1440 - 536);
+	put16le(&b, 100);
+	write_seed("vhost_user", "seg-tso", NULL, 0, b.b, b.len);
+
+	/* Dirty logging: LOG_ALL, a log, frames both ways */
+	b.len = 0;
+	put8(&b, 0);
+	vu_setup(&b, 0x22, 5, false);
+	put8(&b, VU_SET_LOG_BASE | VU_NEED_REPLY);
+	put8(&b, 0);
+	vu_rx(&b, 15, 0, 1);
+	vu_tx(&b, 0x05, dhcp);
+	write_seed("vhost_user", "log", NULL, 0, b.b, b.len);
+
+	/* Stop TX (GET_VRING_BASE), frames and a kick: untouched; restart */
+	b.len = 0;
+	put8(&b, 0);
+	vu_setup(&b, 0x02, 3, false);
+	vu_rx(&b, 7, 0, 1);
+	put8(&b, VU_OP_GET_BASE);
+	put8(&b, 1);
+	vu_tx(&b, 0, arp);
+	put8(&b, VU_SET_VRING_BASE);
+	put8(&b, 1);
+	put8(&b, VU_SET_VRING_KICK);
+	put8(&b, 1);
+	vu_tx(&b, 0, arp);
+	write_seed("vhost_user", "stop-restart", NULL, 0, b.b, b.len);
+
+	/* Reconnect: the device starts from scratch */
+	b.len = 0;
+	put8(&b, 0);
+	vu_setup(&b, 0x02, 3, false);
+	vu_rx(&b, 7, 0, 1);
+	put8(&b, VU_OP_RECONNECT);
+	put8(&b, 0);
+	vu_setup(&b, 0x02, 3, false);
+	vu_rx(&b, 7, 0, 1);
+	vu_tx(&b, 0, arp);
+	write_seed("vhost_user", "reconnect", NULL, 0, b.b, b.len);
+
+	/* Step by step, two memory regions, no protocol features */
+	b.len = 0;
+	put8(&b, 0);
+	put8(&b, VU_GET_FEATURES);
+	put8(&b, 0);
+	put8(&b, VU_SET_FEATURES);
+	put8(&b, 0x02);
+	put8(&b, VU_SET_MEM_TABLE);
+	put8(&b, 1 | 1 << 3);
+	{
+		uint8_t r;
+
+		for (r = 0; r < 2; r++) {
+			put8(&b, VU_SET_VRING_CALL);
+			put8(&b, r);
+			put8(&b, VU_SET_VRING_NUM);
+			put8(&b, (uint8_t)(r | 6 << 1));
+			put8(&b, VU_SET_VRING_BASE);
+			put8(&b, r);
+			put8(&b, VU_SET_VRING_ADDR);
+			put8(&b, r);
+			put8(&b, VU_SET_VRING_KICK);
+			put8(&b, r);
+		}
+	}
+	put8(&b, VU_SET_VRING_ENABLE);
+	put8(&b, 3);
+	vu_rx(&b, 31, 0, 1);
+	vu_tx(&b, 0x02, arp);
+	write_seed("vhost_user", "steps", NULL, 0, b.b, b.len);
+
+	/* A header announcing a payload too large: connection closed */
+	b.len = 0;
+	put8(&b, 0);
+	put8(&b, VU_OP_RAW);
+	put(&b, "\x05\x00\x00\x00\x01\x00\x00\x00\x00\x00\x01\x00", 12);
+	put16le(&b, 0);
+	put8(&b, 0);
+	vu_setup(&b, 0x02, 3, false);
+	write_seed("vhost_user", "raw-oversize", NULL, 0, b.b, b.len);
+}
+
 int main(int argc, char **argv)
 {
 	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	static const uint8_t pre2[2] = {0, 0};
-	struct buf f, l4, pl, tapin;
+	struct buf f, l4, pl, tapin, vu_arp, vu_dhcp, vu_rs;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s DIR\n", argv[0]);
@@ -405,6 +585,7 @@ int main(int argc, char **argv)
 	put(&f, "\0\0\0\0\0\0", 6);
 	put_a4(&f, "192.0.2.1");
 	frame_seed("arp-request", &f);
+	vu_arp = f;
 	write_seed("arp", "request", pre2, 1, f.b + 14, f.len - 14);
 
 	/* DHCP */
@@ -432,6 +613,8 @@ int main(int argc, char **argv)
 				  "255.255.255.255", 17, &l4);
 			snprintf(name, sizeof(name), "dhcp-%s", m[i].name);
 			frame_seed(name, &f);
+			if (m[i].type == 1)
+				vu_dhcp = f;
 		}
 	}
 
@@ -477,6 +660,7 @@ int main(int argc, char **argv)
 		put(&l4, guest_mac, 6);
 		ip6_frame(&f, mc_r, "fe80::2", "ff02::2", 58, 255, &l4);
 		frame_seed("ndp-rs", &f);
+		vu_rs = f;
 		write_seed("ndp", "rs", pre2, 2, f.b, f.len);
 
 		l4.len = 8;
@@ -564,5 +748,6 @@ int main(int argc, char **argv)
 	write_seed("tap", "tcp4-session", NULL, 0, tapin.b, tapin.len);
 
 	virtqueue_seed();
+	vhost_user_seeds(&vu_arp, &vu_dhcp, &vu_rs);
 	return 0;
 }
