@@ -152,61 +152,7 @@ static size_t gbytes(void *d, size_t n)
 
 /* ---- our event loop --------------------------------------------------- */
 
-static struct {
-	int fd;
-	uint32_t events;
-	union epoll_ref ref;
-} regs[MAX_REGS];
-static unsigned n_regs;
-
-static int reg_find(int fd)
-{
-	unsigned i;
-
-	for (i = 0; i < n_regs; i++)
-		if (regs[i].fd == fd)
-			return (int)i;
-	return -1;
-}
-
-int loop_add(struct ctx *cx, int fd, uint32_t events, enum ref_type type,
-	     uint32_t idx)
-{
-	FZ_CHECK(cx == &c && fd >= 0);
-	FZ_CHECK(reg_find(fd) < 0); /* epoll would say EEXIST */
-	FZ_CHECK(fcntl(fd, F_GETFD) >= 0);
-	if (n_regs >= MAX_REGS)
-		return -ENOSPC;
-	regs[n_regs].fd = fd;
-	regs[n_regs].events = events;
-	regs[n_regs].ref.type = type;
-	regs[n_regs].ref.idx = idx;
-	regs[n_regs].ref.fd = fd;
-	n_regs++;
-	return 0;
-}
-
-int loop_mod(struct ctx *cx, int fd, uint32_t events, enum ref_type type,
-	     uint32_t idx)
-{
-	int i = reg_find(fd);
-
-	if (i < 0)
-		return loop_add(cx, fd, events, type, idx);
-	regs[i].events = events;
-	regs[i].ref.type = type;
-	regs[i].ref.idx = idx;
-	return 0;
-}
-
-void loop_del(struct ctx *cx, int fd)
-{
-	int i = reg_find(fd);
-
-	(void)cx;
-	if (i >= 0)
-		regs[i] = regs[--n_regs];
-}
+#include "fuzz_loop.h"
 
 /* poll() rounds over the registrations until nothing happens, like
  * loop_run(); returns the number of events dispatched
