@@ -78,6 +78,12 @@ run() {
 			-max_len="$(max_len "$n")" -print_final_stats=1 \
 			-artifact_prefix="$OUT/artifacts/$n/" $FUZZ_ARGS \
 			"$OUT/corpus/$n" "$OUT/seeds/$n" >"$log" 2>&1; then
+			grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 |
+				sed 's/^/  /'
+			npass=$((npass + 1))
+		else
+			nfail=$((nfail + 1))
+			failed="$failed $n"
 			grep -E -A40 '^==[0-9]+==ERROR|runtime error|check failed' \
 				"$log" | head -60 | sed 's/^/  /'
 			for a in "$OUT/artifacts/$n"/*; do
