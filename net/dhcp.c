@@ -50,6 +50,7 @@
 #include "log.h"
 #include "util.h"
 #include "tap/tap.h"
+#include "udp/udp.h"
 #include "dhcp.h"
 
 #define BOOTREQUEST 1
@@ -544,13 +545,7 @@ void dhcp_input(struct ctx *c, const struct pkt *p)
 		return;
 
 	ulen = (uint16_t)(UDP_HDR_LEN + n);
-	buf[0] = DHCP_SERVER_PORT >> 8;
-	buf[1] = DHCP_SERVER_PORT & 0xff;
-	buf[2] = DHCP_CLIENT_PORT >> 8;
-	buf[3] = DHCP_CLIENT_PORT & 0xff;
-	buf[4] = ulen >> 8;
-	buf[5] = ulen & 0xff;
-	buf[6] = buf[7] = 0;	/* checksum: tap_send_ip4() fills it in */
+	udp_hdr_set(buf, DHCP_SERVER_PORT, DHCP_CLIENT_PORT, (size_t)n);
 
 	if (tap_send_ip4(c, dhcp_server_id(c), dst, IPPROTO_UDP, buf, ulen))
 		debug_rl("DHCP: failed to send reply");

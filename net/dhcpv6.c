@@ -48,6 +48,7 @@
 #include "log.h"
 #include "util.h"
 #include "tap/tap.h"
+#include "udp/udp.h"
 #include "dhcp.h"
 #include "dhcpv6.h"
 
@@ -582,13 +583,7 @@ void dhcpv6_input(struct ctx *c, const struct pkt *p)
 		return;
 
 	ulen = (uint16_t)(UDP_HDR_LEN + n);
-	buf[0] = DHCPV6_SERVER_PORT >> 8;
-	buf[1] = DHCPV6_SERVER_PORT & 0xff;
-	buf[2] = DHCPV6_CLIENT_PORT >> 8;
-	buf[3] = DHCPV6_CLIENT_PORT & 0xff;
-	buf[4] = ulen >> 8;
-	buf[5] = ulen & 0xff;
-	buf[6] = buf[7] = 0;	/* checksum: tap_send_ip6() fills it in */
+	udp_hdr_set(buf, DHCPV6_SERVER_PORT, DHCPV6_CLIENT_PORT, (size_t)n);
 
 	if (tap_send_ip6(c, &c->ip6.our_ll, &p->src6, IPPROTO_UDP, buf, ulen))
 		debug_rl("DHCPv6: failed to send reply");

@@ -243,7 +243,6 @@ static uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 
 	if (low && conn->f.state == TCP_ST_ESTABLISHED)
 		tcp_out_wait(c, conn);
-	conn->wnd_sent = room;
 	return (uint16_t)MIN(room >> conn->ws_ours, 65535U);
 }
 

@@ -47,7 +47,6 @@ enum tcp_state {
  * @seq_isn:		our initial sequence number
  * @seq_from_guest:	next sequence number we expect from the guest
  * @wnd_guest:		guest's receive window, bytes
- * @wnd_sent:		last window we advertised, bytes
  * @timer:		deadline (ms) of the retransmission/handshake timer
  * @last_ms:		last activity, for the idle timeout
  */
@@ -65,7 +64,6 @@ struct tcp_conn {
 	uint32_t seq_isn;
 	uint32_t seq_from_guest;
 	uint32_t wnd_guest;
-	uint32_t wnd_sent;
 	uint64_t timer;
 	uint64_t last_ms;
 };
