@@ -573,9 +573,6 @@ static int conf_check(struct conf_opt *o, struct ctx *c)
 		if (c->repair_path[0])
 			return conf_err(o, "--repair-path requires "
 					"--vhost-user");
-		if (c->print_capabilities)
-			return conf_err(o, "--print-capabilities requires "
-					"--vhost-user");
 	}
 	if (c->mtu && c->mtu < MTU_MIN_IPV6 && !c->no_v6) {
 		if (c->no_v4 || c->ip6.addr_given || c->ip6.gw_given)
