@@ -5,7 +5,7 @@
 #                 and a short run of every fuzzer (make fuzz: FUZZ_SECS each)
 # make demo       boot a real guest through passt (DEMO_OPTS=--vhost-user)
 # make asan       sanitizer build in build-asan/
-# make install    PREFIX=/usr/local DESTDIR=
+# make install    PREFIX=/usr/local DESTDIR= (make uninstall: the same)
 # make clean
 
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
@@ -37,7 +37,7 @@ TOOL_SRCS := $(wildcard test/tools/*.c)
 TOOL_BINS := $(TOOL_SRCS:test/tools/%.c=$(BUILD)/test/tools/%)
 
 .PHONY: all asan check unit integration unit-asan integration-asan \
-        install clean format tools guest e2e e2e-asan demo fuzz
+        install uninstall libvirt clean format tools guest e2e e2e-asan demo fuzz
 
 all: $(BUILD)/passt passt tools
 
@@ -115,9 +115,27 @@ check: all
 	$(MAKE) e2e-asan
 	$(MAKE) fuzz FUZZ_SECS=10
 
+# passt-repair and its page go in when they are there (built, written)
+BINDIR   := $(PREFIX)/bin
+MAN1DIR  := $(PREFIX)/share/man/man1
+VUDIR    := $(PREFIX)/share/qemu/vhost-user
 install: $(BUILD)/passt
-	install -D -m 0755 $(BUILD)/passt $(DESTDIR)$(PREFIX)/bin/passt
-	install -D -m 0644 doc/passt.1 $(DESTDIR)$(PREFIX)/share/man/man1/passt.1
+	install -D -m 0755 $(BUILD)/passt $(DESTDIR)$(BINDIR)/passt
+	if [ -x $(BUILD)/passt-repair ]; then install -D -m 0755 \
+		$(BUILD)/passt-repair $(DESTDIR)$(BINDIR)/passt-repair; fi
+	install -D -m 0644 doc/passt.1 $(DESTDIR)$(MAN1DIR)/passt.1
+	if [ -f doc/passt-repair.1 ]; then install -D -m 0644 \
+		doc/passt-repair.1 $(DESTDIR)$(MAN1DIR)/passt-repair.1; fi
+	install -d -m 0755 $(DESTDIR)$(VUDIR)
+	sed 's|@BINDIR@|$(BINDIR)|' contrib/qemu/50-passt.json \
+		>$(DESTDIR)$(VUDIR)/50-passt.json
+	chmod 0644 $(DESTDIR)$(VUDIR)/50-passt.json
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/passt $(DESTDIR)$(BINDIR)/passt-repair \
+		$(DESTDIR)$(MAN1DIR)/passt.1 $(DESTDIR)$(MAN1DIR)/passt-repair.1 \
+		$(DESTDIR)$(VUDIR)/50-passt.json
+	rmdir $(DESTDIR)$(VUDIR) $(DESTDIR)$(PREFIX)/share/qemu 2>/dev/null || :
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
