@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * flow.c - flow table and flow hash.
+ * flow.c - flow table, flow lifetime and flow hash.
  *
  * Theory of operation
  *
@@ -14,6 +14,28 @@
  * of the statics is a valid empty table, so flow_init() only re-seeds the
  * hash and is safe to call again (tests do).
  *
+ * Lifetime rules
+ *
+ *  1. flow_alloc() gives a zeroed entry with a fresh generation (f.gen,
+ *     never 0). The protocol sets f.type and registers its sockets with
+ *     flow_ref(), which puts index and generation in the epoll reference.
+ *  2. A protocol closes a flow by releasing what it owns (epoll
+ *     registration, socket, any per-flow pending state it keeps outside
+ *     the entry) and calling flow_close(). That removes the flow from the
+ *     hash at once, so a new flow with the same addresses can be created
+ *     in the same round, and marks it closing. The entry itself is NOT
+ *     freed: its index can't be handed out again in this loop round.
+ *  3. The main loop calls flow_defer_free() once per round, after every
+ *     event of the round and every end-of-round hook has run. Only there
+ *     do closing entries return to the free list.
+ *  4. Whoever holds an index across calls (an epoll reference, a list of
+ *     ACKs due, a batched write) looks the flow up with flow_live() or
+ *     flow_from_ref(), which refuse free and closing entries, entries of
+ *     another type, and (flow_from_ref) another generation. So an event
+ *     or a pending action for a flow that is gone can never be taken for
+ *     the flow that later gets its slot, and a slot can never be reused
+ *     within the round in which it was closed.
+ *
  * Hash: open addressing with linear probing over FLOW_HASH_SIZE buckets
  * (twice the table, so the load factor never exceeds 1/2 and probe
  * sequences stay short). A bucket holds a flow index plus one, 0 meaning
@@ -25,8 +47,9 @@
  *
  * Invariants: an entry is in the hash if and only if f.hashed is set, and
  * then under exactly the key stored in f.key; a free entry has type
- * FLOW_NONE and is never hashed. Nothing here allocates memory or does I/O
- * beyond the one getrandom() call in flow_init().
+ * FLOW_NONE and is never hashed; a closing entry is never hashed. Nothing
+ * here allocates memory or does I/O beyond the one getrandom() call in
+ * flow_init().
  */
 #include <errno.h>
 #include <string.h>
@@ -42,6 +65,9 @@ static uint32_t flow_hashtab[FLOW_HASH_SIZE]; /* flow index + 1, 0: empty */
 static uint32_t flow_free_head; /* index + 1 of a freed entry, 0: none */
 static unsigned flow_first_unused;
 static unsigned flow_active;
+static uint32_t flow_gen;
+static uint32_t flow_closed[FLOW_MAX];	/* indices closed in this round */
+static unsigned flow_closed_n;
 static uint64_t flow_hash_k0, flow_hash_k1;
 
 _Static_assert(FLOW_MAX <= (1 << 24), "flow index must fit epoll_ref.idx");
@@ -65,6 +91,7 @@ void flow_init(void)
 	flow_free_head = 0;
 	flow_first_unused = 0;
 	flow_active = 0;
+	flow_closed_n = 0;
 
 	if (getrandom(k, sizeof(k), GRND_NONBLOCK) != sizeof(k))
 		warn("flow: no random hash secret, using a fixed one");
@@ -92,21 +119,32 @@ union flow *flow_alloc(void)
 	}
 
 	memset(flow, 0, sizeof(*flow));
+	if (!++flow_gen)
+		flow_gen = 1;
+	flow->f.gen = flow_gen;
 	flow_active++;
 	return flow;
 }
 
 /**
- * flow_free() - return an entry to the table
- * @flow:	entry from flow_alloc(); removed from the hash if still there
+ * flow_close() - a flow is over: unhash it now, free it after this round
+ * @flow:	entry from flow_alloc(), not closing yet
  *
  * The caller has released the flow's resources (sockets, epoll) already.
  */
-void flow_free(union flow *flow)
+void flow_close(union flow *flow)
 {
+	if (flow->f.closing)
+		return;
 	if (flow->f.hashed)
 		flow_hash_remove(flow);
+	flow->f.closing = 1;
+	flow_closed[flow_closed_n++] = flow_idx(flow);
+}
 
+/* Return an entry to the free list: only from flow_defer_free() */
+static void flow_free(union flow *flow)
+{
 	memset(flow, 0, sizeof(*flow));
 	flow->free.next_free = flow_free_head;
 	flow_free_head = flow_idx(flow) + 1;
@@ -116,6 +154,18 @@ void flow_free(union flow *flow)
 		flow_free_head = 0;
 		flow_first_unused = 0;
 	}
+}
+
+/**
+ * flow_defer_free() - end of a loop round: free the flows closed in it
+ */
+void flow_defer_free(void)
+{
+	unsigned i;
+
+	for (i = 0; i < flow_closed_n; i++)
+		flow_free(&flowtab[flow_closed[i]]);
+	flow_closed_n = 0;
 }
 
 /**
@@ -140,6 +190,52 @@ union flow *flow_at(unsigned idx)
 	if (idx >= FLOW_MAX)
 		return NULL;
 	return &flowtab[idx];
+}
+
+/**
+ * flow_live() - flow at an index, if it is in use, open, and of a type
+ * @idx:	index, e.g. kept in a list of pending actions
+ * @type:	enum flow_type expected
+ *
+ * Return: the flow, NULL if @idx is out of range, free, closing, or of
+ *	   another type
+ */
+union flow *flow_live(unsigned idx, enum flow_type type)
+{
+	union flow *flow = flow_at(idx);
+
+	if (!flow || flow->f.type != type || flow->f.closing)
+		return NULL;
+	return flow;
+}
+
+/**
+ * flow_from_ref() - the flow an epoll reference was registered for
+ * @ref:	reference from an epoll event
+ * @type:	enum flow_type expected
+ *
+ * Return: the flow, NULL if it is gone (closed, freed, or its slot now
+ *	   holds a later flow)
+ */
+union flow *flow_from_ref(union epoll_ref ref, enum flow_type type)
+{
+	union flow *flow = flow_live(ref.idx, type);
+
+	if (!flow || flow->f.gen != ref.gen)
+		return NULL;
+	return flow;
+}
+
+/**
+ * flow_ref() - epoll reference for a socket of a flow
+ * @flow:	flow
+ * @type:	enum ref_type of the socket
+ *
+ * Return: reference carrying the flow's index and generation
+ */
+union epoll_ref flow_ref(const union flow *flow, enum ref_type type)
+{
+	return loop_ref(type, flow_idx(flow), flow->f.gen);
 }
 
 /**

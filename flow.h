@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * flow.h - the one flow table shared by every translated protocol (ICMP
- * echo now, TCP and UDP next), and the hash that finds a flow by its
- * addresses.
+ * echo, TCP, UDP), and the hash that finds a flow by its addresses.
  *
  * A flow is one conversation between the guest and a remote endpoint. Its
- * index in the table is what epoll references carry (24 bits), so the
- * table is a fixed-size static array and an index stays valid for the
- * flow's whole life. Every per-protocol flow structure starts with a
- * struct flow_common, so any entry can be inspected through the common
- * part before its type is known.
+ * index in the table and its generation are what epoll references carry,
+ * so the table is a fixed-size static array and an index stays valid for
+ * the flow's whole life (see flow.c for the lifetime rules). Every
+ * per-protocol flow structure starts with a struct flow_common, so any
+ * entry can be inspected through the common part before its type is
+ * known.
  */
 #ifndef FLOW_H
 #define FLOW_H
@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "flow_common.h"
+#include "loop.h"
 #include "tcp/tcp_conn.h"
 #include "udp/udp_flow.h"
 
@@ -55,9 +56,13 @@ union flow {
 
 void flow_init(void);
 union flow *flow_alloc(void);
-void flow_free(union flow *flow);
+void flow_close(union flow *flow);
+void flow_defer_free(void);
 unsigned flow_idx(const union flow *flow);
 union flow *flow_at(unsigned idx);
+union flow *flow_live(unsigned idx, enum flow_type type);
+union flow *flow_from_ref(union epoll_ref ref, enum flow_type type);
+union epoll_ref flow_ref(const union flow *flow, enum ref_type type);
 unsigned flow_count(void);
 unsigned flow_span(void);
 void flow_log_stats(void);

@@ -51,12 +51,17 @@ struct flow_key {
  * @type:	enum flow_type, FLOW_NONE when free
  * @state:	protocol-specific state
  * @hashed:	the flow is in the hash table under @key
+ * @closing:	closed in this loop round, freed after it (see flow.c)
+ * @gen:	generation: epoll references carry it, and an event whose
+ *		generation differs belongs to an earlier flow in this slot
  * @key:	addresses and ports (or echo identifier) of the flow
  */
 struct flow_common {
 	uint8_t type;
 	uint8_t state;
 	uint8_t hashed;
+	uint8_t closing;
+	uint32_t gen;
 	struct flow_key key;
 };
 

@@ -9,7 +9,7 @@
  * groups are cleared first, the group before the user, and we check that
  * the switch can't be undone.
  *
- * Not here yet: seccomp and capability bounding (DESIGN.md lists them).
+ * Not here yet: seccomp and capability bounding.
  */
 #include <errno.h>
 #include <grp.h>

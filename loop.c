@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * loop.c - epoll registration helpers and the main loop.
+ * loop.c - epoll plumbing, and nothing else.
  *
  * Theory of operation: one epoll instance; every registered fd carries a
- * union epoll_ref (type, index, fd). loop_run() waits, then hands each event
- * to the owner of its type. Two fds are always there: a signalfd for
- * SIGTERM/SIGINT/SIGHUP/SIGUSR1 (so signals are just events, never async handlers)
- * and a timerfd ticking every LOOP_TICK_MS, which drives every module's
- * timeouts. After each batch of events, frames queued for the guest are
- * flushed in one go (tap_flush()).
+ * union epoll_ref (type, index, generation). This file registers,
+ * modifies and removes fds, and waits. It owns two fds of its own: a
+ * timerfd ticking every LOOP_TICK_MS, and a signalfd for SIGTERM, SIGINT,
+ * SIGHUP, SIGUSR1 and SIGUSR2 (so signals are just events, never
+ * asynchronous handlers). It knows no module: which handler takes which
+ * reference type, what the tick drives and what runs at the end of each
+ * round is decided by the main loop in passt.c.
  *
- * The loop never blocks anywhere but in epoll_wait().
+ * Generations: loop_gen_next() hands out numbers that are never zero and
+ * don't repeat for 2^32 - 1 calls. An owner that replaces an object (a
+ * new front-end connection, a new kick fd) takes a new generation and
+ * registers it with the fd; an event carrying an older one is stale.
+ *
+ * Nothing here blocks but loop_wait().
  */
 #include <errno.h>
 #include <signal.h>
@@ -21,24 +27,17 @@
 #include <unistd.h>
 
 #include "ctx.h"
-#include "flow.h"
 #include "log.h"
 #include "loop.h"
-#include "util.h"
-#include "tap/tap.h"
-#include "tap/stream.h"
-#include "tap/vhost_user.h"
-#include "net/icmp.h"
-#include "net/ndp.h"
-#include "tcp/tcp.h"
-#include "udp/udp.h"
 
-#define LOOP_EVENTS 64
+static sigset_t loop_sigmask;
+static int loop_timer_fd = -1;
+static int loop_signal_fd = -1;
+static uint32_t loop_gen;
 
 static int loop_ctl(struct ctx *c, int op, int fd, uint32_t events,
-		    enum ref_type type, uint32_t idx)
+		    union epoll_ref ref)
 {
-	union epoll_ref ref = { .type = type, .idx = idx, .fd = fd };
 	struct epoll_event ev = { .events = events, .data.u64 = ref.u64 };
 
 	if (epoll_ctl(c->epollfd, op, fd, &ev))
@@ -47,42 +46,64 @@ static int loop_ctl(struct ctx *c, int op, int fd, uint32_t events,
 }
 
 /**
- * loop_add() - register @fd with epoll, tagged with @type and @idx
+ * loop_add() - register @fd with epoll, tagged with @ref
+ * @c:		execution context
+ * @fd:		file descriptor
+ * @events:	epoll events
+ * @ref:	reference handed back with each event
+ *
  * Return: 0 or -errno
  */
-int loop_add(struct ctx *c, int fd, uint32_t events, enum ref_type type,
-	     uint32_t idx)
+int loop_add(struct ctx *c, int fd, uint32_t events, union epoll_ref ref)
 {
-	return loop_ctl(c, EPOLL_CTL_ADD, fd, events, type, idx);
+	return loop_ctl(c, EPOLL_CTL_ADD, fd, events, ref);
 }
 
 /**
  * loop_mod() - change the events (or reference) of a registered fd
+ * @c:		execution context
+ * @fd:		file descriptor, registered
+ * @events:	epoll events
+ * @ref:	reference handed back with each event
+ *
  * Return: 0 or -errno
  */
-int loop_mod(struct ctx *c, int fd, uint32_t events, enum ref_type type,
-	     uint32_t idx)
+int loop_mod(struct ctx *c, int fd, uint32_t events, union epoll_ref ref)
 {
-	return loop_ctl(c, EPOLL_CTL_MOD, fd, events, type, idx);
+	return loop_ctl(c, EPOLL_CTL_MOD, fd, events, ref);
 }
 
 /**
  * loop_del() - unregister @fd (before closing it)
+ * @c:		execution context
+ * @fd:		file descriptor
  */
 void loop_del(struct ctx *c, int fd)
 {
 	epoll_ctl(c->epollfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
-static sigset_t loop_sigmask;
+/**
+ * loop_gen_next() - a fresh generation number for a reference
+ *
+ * Return: non-zero number, different from the last 2^32 - 2 ones
+ */
+uint32_t loop_gen_next(void)
+{
+	if (!++loop_gen)
+		loop_gen = 1;
+	return loop_gen;
+}
 
 /**
  * loop_init() - create the epoll instance and the timer, block signals
- * Return: 0 or -errno
+ * @c:		execution context
  *
  * Signals are blocked from here on, so none is lost, but their signalfd
  * comes from loop_signals_init(), after daemonizing: a signalfd only
  * wakes epoll for the process that created it.
+ *
+ * Return: 0 or -errno
  */
 int loop_init(struct ctx *c)
 {
@@ -90,7 +111,6 @@ int loop_init(struct ctx *c)
 		.it_interval = { 0, LOOP_TICK_MS * 1000000L },
 		.it_value = { 0, LOOP_TICK_MS * 1000000L },
 	};
-	int fd;
 
 	c->epollfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->epollfd < 0)
@@ -101,127 +121,78 @@ int loop_init(struct ctx *c)
 	sigaddset(&loop_sigmask, SIGINT);
 	sigaddset(&loop_sigmask, SIGHUP);
 	sigaddset(&loop_sigmask, SIGUSR1);
+	sigaddset(&loop_sigmask, SIGUSR2);
 	if (sigprocmask(SIG_BLOCK, &loop_sigmask, NULL))
 		return -errno;
 
-	fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (fd < 0)
+	loop_timer_fd = timerfd_create(CLOCK_MONOTONIC,
+				       TFD_NONBLOCK | TFD_CLOEXEC);
+	if (loop_timer_fd < 0)
 		return -errno;
-	if (timerfd_settime(fd, 0, &its, NULL))
+	if (timerfd_settime(loop_timer_fd, 0, &its, NULL))
 		return -errno;
-	return loop_add(c, fd, EPOLLIN, REF_TIMER, 0);
+	return loop_add(c, loop_timer_fd, EPOLLIN, loop_ref(REF_TIMER, 0, 0));
 }
 
 /**
- * loop_signals_init() - receive SIGTERM, SIGINT, SIGHUP, SIGUSR1 as events
+ * loop_signals_init() - receive the signals blocked by loop_init() as events
+ * @c:		execution context
+ *
  * Return: 0 or -errno
  */
 int loop_signals_init(struct ctx *c)
 {
-	int fd = signalfd(-1, &loop_sigmask, SFD_NONBLOCK | SFD_CLOEXEC);
-
-	if (fd < 0)
+	loop_signal_fd = signalfd(-1, &loop_sigmask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (loop_signal_fd < 0)
 		return -errno;
-	return loop_add(c, fd, EPOLLIN, REF_SIGNAL, 0);
-}
-
-static void loop_signal(struct ctx *c, int fd)
-{
-	struct signalfd_siginfo si;
-
-	while (read(fd, &si, sizeof(si)) == sizeof(si)) {
-		switch (si.ssi_signo) {
-		case SIGTERM:
-		case SIGINT:
-			info("Signal %u received, exiting", si.ssi_signo);
-			c->quit = true;
-			break;
-		case SIGUSR1:
-			flow_log_stats();
-			tap_log_stats();
-			break;
-		default:
-			debug("Signal %u ignored", si.ssi_signo);
-		}
-	}
-}
-
-static void loop_timer(struct ctx *c, int fd)
-{
-	uint64_t expirations, now = now_ms();
-
-	if (read(fd, &expirations, sizeof(expirations)) < 0)
-		return;
-	icmp_timer(c, now);
-	ndp_timer(c, now);
-	tcp_timer(c, now);
-	udp_timer(c, now);
-}
-
-static void loop_dispatch(struct ctx *c, union epoll_ref ref, uint32_t events)
-{
-	switch (ref.type) {
-	case REF_SIGNAL:
-		loop_signal(c, ref.fd);
-		break;
-	case REF_TIMER:
-		loop_timer(c, ref.fd);
-		break;
-	case REF_TAP_LISTEN:
-		if (c->mode == MODE_VU)
-			vu_listen_handler(c);
-		else
-			stream_listen_handler(c);
-		break;
-	case REF_VU_CTRL:
-		vu_ctrl_handler(c, events);
-		break;
-	case REF_VU_KICK:
-		vu_kick_handler(c, ref.idx, ref.fd);
-		break;
-	case REF_TAP:
-		stream_handler(c, events);
-		break;
-	case REF_ICMP:
-		icmp_sock_handler(c, ref, events);
-		break;
-	case REF_TCP:
-		tcp_sock_handler(c, ref, events);
-		break;
-	case REF_TCP_LISTEN:
-		tcp_listen_handler(c, ref);
-		break;
-	case REF_UDP:
-	case REF_UDP_LISTEN:
-		udp_sock_handler(c, ref, events);
-		break;
-	default:
-		debug("event for unhandled reference type %u", ref.type);
-		break;
-	}
+	return loop_add(c, loop_signal_fd, EPOLLIN,
+			loop_ref(REF_SIGNAL, 0, 0));
 }
 
 /**
- * loop_run() - run until a signal or a front-end event asks us to stop
+ * loop_signal_next() - take the next pending signal (REF_SIGNAL events)
+ *
+ * Return: signal number, 0 if none is pending
  */
-void loop_run(struct ctx *c)
+int loop_signal_next(void)
 {
-	struct epoll_event ev[LOOP_EVENTS];
-	int n, i;
+	struct signalfd_siginfo si;
 
-	while (!c->quit) {
-		n = epoll_wait(c->epollfd, ev, LOOP_EVENTS, -1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			die_perror("epoll_wait");
-		}
-		for (i = 0; i < n && !c->quit; i++) {
-			union epoll_ref ref = { .u64 = ev[i].data.u64 };
+	if (loop_signal_fd < 0 ||
+	    read(loop_signal_fd, &si, sizeof(si)) != sizeof(si))
+		return 0;
+	return (int)si.ssi_signo;
+}
 
-			loop_dispatch(c, ref, ev[i].events);
-		}
-		tcp_defer_handler(c);
-		tap_flush(c);
+/**
+ * loop_timer_read() - acknowledge the timer tick (REF_TIMER events)
+ *
+ * Return: 1 if the tick had expired, 0 if not (spurious wake-up)
+ */
+int loop_timer_read(void)
+{
+	uint64_t expirations;
+
+	return read(loop_timer_fd, &expirations, sizeof(expirations)) ==
+	       sizeof(expirations);
+}
+
+/**
+ * loop_wait() - wait for the next round of events
+ * @c:		execution context
+ * @ev:		events, filled in
+ * @max:	size of @ev
+ *
+ * Return: number of events, 0 if interrupted; dies on other errors
+ */
+int loop_wait(struct ctx *c, struct epoll_event *ev, int max)
+{
+	int n = epoll_wait(c->epollfd, ev, max, -1);
+
+	if (n < 0) {
+		if (errno == EINTR)
+			return 0;
+		die_perror("epoll_wait");
 	}
+	return n;
 }

@@ -3,14 +3,29 @@
  * passt.c - main: configuration, then the front-end, then the event loop.
  *
  * passt gives one virtual machine a network without privileges or a tap
- * device: QEMU hands us the guest's Ethernet frames (stream socket, later
+ * device: QEMU hands us the guest's Ethernet frames (stream socket or
  * vhost-user), we answer ARP, NDP, DHCP and DHCPv6 ourselves and translate
- * the guest's traffic into ordinary sockets of our network namespace.
+ * the guest's TCP, UDP and ICMP echo traffic into ordinary sockets of our
+ * network namespace.
  *
  * Start-up order matters to libvirt: the front-end socket is listening
  * before we daemonize, and the pid file names the daemon before the
  * parent exits, so once the parent is gone QEMU can connect and libvirt
  * can read the pid file.
+ *
+ * The event loop, as a picture in words:
+ *  - who registers: each module registers its own fds (loop_add()) with a
+ *    reference built from its object: flow_ref() for flows (index and
+ *    generation), loop_ref() with a fresh loop_gen_next() for front-end
+ *    connections and rings, the fd itself for listeners that never close;
+ *  - who dispatches: main_dispatch() below, one switch from reference type
+ *    to handler; each handler checks the reference against its object and
+ *    drops stale events;
+ *  - per round: after the events of one epoll_wait(), main_round_end()
+ *    sends coalesced TCP ACKs, flushes frames to the guest, and only then
+ *    frees the flows closed during the round (flow_defer_free()), so an
+ *    index is never reused within the round that closed it;
+ *  - timers: the loop's tick (every LOOP_TICK_MS) calls main_timer().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,8 +49,116 @@
 #include "tap/tap.h"
 #include "tap/vhost_user.h"
 #include "tcp/tcp.h"
+#include "udp/udp.h"
+#include "icmp/icmp.h"
+#include "net/ndp.h"
+#include "util.h"
 
 static struct ctx ctx;
+
+/* Signals, as events: SIGTERM/SIGINT end the loop, SIGUSR1 logs counters */
+static void main_signal(struct ctx *c)
+{
+	int sig;
+
+	while ((sig = loop_signal_next())) {
+		switch (sig) {
+		case SIGTERM:
+		case SIGINT:
+			info("Signal %i received, exiting", sig);
+			c->quit = true;
+			break;
+		case SIGUSR1:
+			flow_log_stats();
+			tap_log_stats();
+			break;
+		default:
+			debug("Signal %i ignored", sig);
+		}
+	}
+}
+
+/* The timer tick: every module's timeouts */
+static void main_timer(struct ctx *c)
+{
+	uint64_t now = now_ms();
+
+	if (!loop_timer_read())
+		return;
+	icmp_timer(c, now);
+	ndp_timer(c, now);
+	tcp_timer(c, now);
+	udp_timer(c, now);
+}
+
+/* Which handler takes which reference type */
+static void main_dispatch(struct ctx *c, union epoll_ref ref, uint32_t events)
+{
+	switch (ref.type) {
+	case REF_SIGNAL:
+		main_signal(c);
+		break;
+	case REF_TIMER:
+		main_timer(c);
+		break;
+	case REF_TAP_LISTEN:
+		if (c->mode == MODE_VU)
+			vu_listen_handler(c);
+		else
+			stream_listen_handler(c);
+		break;
+	case REF_TAP:
+		stream_handler(c, ref, events);
+		break;
+	case REF_VU_CTRL:
+		vu_ctrl_handler(c, ref, events);
+		break;
+	case REF_VU_KICK:
+		vu_kick_handler(c, ref);
+		break;
+	case REF_ICMP:
+		icmp_sock_handler(c, ref, events);
+		break;
+	case REF_TCP:
+		tcp_sock_handler(c, ref, events);
+		break;
+	case REF_TCP_LISTEN:
+		tcp_listen_handler(c, ref);
+		break;
+	case REF_UDP:
+	case REF_UDP_LISTEN:
+		udp_sock_handler(c, ref, events);
+		break;
+	default:
+		debug("event for unhandled reference type %u", ref.type);
+		break;
+	}
+}
+
+/* End of a loop round: coalesced ACKs, frames out, then deferred frees */
+static void main_round_end(struct ctx *c)
+{
+	tcp_defer_handler(c);
+	tap_flush(c);
+	flow_defer_free();
+}
+
+/* Run until a signal or a front-end event asks us to stop */
+static void main_loop(struct ctx *c)
+{
+	struct epoll_event ev[LOOP_EVENTS];
+	int n, i;
+
+	while (!c->quit) {
+		n = loop_wait(c, ev, LOOP_EVENTS);
+		for (i = 0; i < n && !c->quit; i++) {
+			union epoll_ref ref = { .u64 = ev[i].data.u64 };
+
+			main_dispatch(c, ref, ev[i].events);
+		}
+		main_round_end(c);
+	}
+}
 
 /* Write our pid to @path with a single write; die naming -P on failure */
 static void pid_file_write(const char *path, pid_t pid)
@@ -133,7 +256,7 @@ int main(int argc, char **argv)
 		die_perror("signal set-up");
 	}
 
-	loop_run(c);
+	main_loop(c);
 
 	tap_log_stats();
 	if (c->mode == MODE_VU)

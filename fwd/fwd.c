@@ -298,7 +298,11 @@ static int fwd_listen_one(struct ctx *c, const struct fwd_ports *fwd,
 		goto fail;
 	if (type == SOCK_STREAM && listen(s, 128))
 		goto fail;
-	if (loop_add(c, s, EPOLLIN, ref, FWD_REF(port, family)))
+	/* Listeners live as long as the process: the reference carries
+	 * the fd itself (see union epoll_ref)
+	 */
+	if (loop_add(c, s, EPOLLIN, loop_ref(ref, FWD_REF(port, family),
+					     (uint32_t)s)))
 		goto fail;
 	return 1;
 fail:

@@ -50,7 +50,6 @@
 #include "log.h"
 #include "util.h"
 #include "tap/tap.h"
-#include "udp/udp.h"
 #include "dhcp.h"
 
 #define BOOTREQUEST 1

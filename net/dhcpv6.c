@@ -48,7 +48,6 @@
 #include "log.h"
 #include "util.h"
 #include "tap/tap.h"
-#include "udp/udp.h"
 #include "dhcp.h"
 #include "dhcpv6.h"
 

@@ -157,3 +157,23 @@ int pkt_udp(const struct pkt *p, uint16_t *sport, uint16_t *dport,
 	*payload = pv_sub(p->l4, UDP_HDR_LEN, ulen - UDP_HDR_LEN);
 	return 0;
 }
+
+/**
+ * udp_hdr_set() - write a UDP header, checksum left zero (tap fills it)
+ * @uh:		room for UDP_HDR_LEN bytes
+ * @sport:	source port, host order
+ * @dport:	destination port, host order
+ * @plen:	payload length, at most 65527
+ */
+void udp_hdr_set(uint8_t *uh, uint16_t sport, uint16_t dport, size_t plen)
+{
+	size_t len = UDP_HDR_LEN + plen;
+
+	uh[0] = sport >> 8;
+	uh[1] = sport & 0xff;
+	uh[2] = dport >> 8;
+	uh[3] = dport & 0xff;
+	uh[4] = (len >> 8) & 0xff;
+	uh[5] = len & 0xff;
+	uh[6] = uh[7] = 0;
+}

@@ -133,6 +133,7 @@ int pkt_parse(const void *frame, size_t len, struct pkt *p);
  * pkt_udp() - UDP ports and payload of a parsed packet
  * Return: 0, or -EINVAL if the UDP header or its length is inconsistent
  */
+void udp_hdr_set(uint8_t *uh, uint16_t sport, uint16_t dport, size_t plen);
 int pkt_udp(const struct pkt *p, uint16_t *sport, uint16_t *dport,
 	    struct pview *payload);
 

@@ -99,7 +99,7 @@ int tap_listen(struct ctx *c)
 	if (listen(fd, 1))
 		die_perror("listen on %s", c->sock_path);
 	c->fd_listen = fd;
-	if (loop_add(c, fd, EPOLLIN, REF_TAP_LISTEN, 0))
+	if (loop_add(c, fd, EPOLLIN, loop_ref(REF_TAP_LISTEN, 0, 0)))
 		die_perror("epoll_ctl");
 
 	info("UNIX domain socket bound at %s", c->sock_path);

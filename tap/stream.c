@@ -2,7 +2,7 @@
 /*
  * stream.c - the qemu stream front-end: Ethernet frames, each prefixed by
  * a 4-byte big-endian length, over a connected UNIX stream socket
- * (QEMU's -netdev stream / -netdev socket; see doc/ and qemu-stream.md).
+ * (QEMU's -netdev stream and -netdev socket back-ends; see passt(1)).
  *
  * Theory of operation
  *
@@ -57,6 +57,7 @@ static size_t out_head, out_tail;	/* pending bytes: [out_head, out_tail) */
 static bool out_waiting;		/* EPOLLOUT requested */
 
 static uint64_t stream_dropped;		/* frames dropped: buffer full */
+static uint32_t stream_gen;		/* generation of the connection */
 
 static void stream_reset_buffers(void)
 {
@@ -84,7 +85,9 @@ static void stream_attach(struct ctx *c, int fd)
 
 	stream_reset_buffers();
 	c->fd_tap = fd;
-	if (loop_add(c, fd, EPOLLIN | EPOLLRDHUP, REF_TAP, 0))
+	stream_gen = loop_gen_next();
+	if (loop_add(c, fd, EPOLLIN | EPOLLRDHUP,
+		     loop_ref(REF_TAP, 0, stream_gen)))
 		die_perror("epoll_ctl");
 	tap_guest_appeared(c);
 }
@@ -204,10 +207,16 @@ static void stream_read(struct ctx *c)
 /**
  * stream_handler() - events on the connected front-end socket
  * @c:		execution context
+ * @ref:	epoll reference: generation of the connection
  * @events:	epoll events
+ *
+ * An event queued for a connection that has since been closed (and
+ * perhaps replaced by a new client with the same fd) is dropped.
  */
-void stream_handler(struct ctx *c, uint32_t events)
+void stream_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 {
+	if (c->fd_tap < 0 || ref.gen != stream_gen)
+		return;
 	if (events & EPOLLOUT)
 		stream_flush(c);
 	if (c->fd_tap >= 0 && (events & EPOLLIN))
@@ -378,7 +387,7 @@ void stream_flush(struct ctx *c)
 	if (want_out != out_waiting) {
 		loop_mod(c, c->fd_tap,
 			 EPOLLIN | EPOLLRDHUP | (want_out ? EPOLLOUT : 0),
-			 REF_TAP, 0);
+			 loop_ref(REF_TAP, 0, stream_gen));
 		out_waiting = want_out;
 	}
 }

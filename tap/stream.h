@@ -8,13 +8,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "loop.h"
+
 struct ctx;
 struct iovec;
 struct tap_seg;
 
 int stream_init(struct ctx *c);
 void stream_listen_handler(struct ctx *c);
-void stream_handler(struct ctx *c, uint32_t events);
+void stream_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 int stream_queue(struct ctx *c, const void *frame, size_t len);
 void stream_flush(struct ctx *c);
 size_t stream_room(const struct ctx *c);

@@ -40,7 +40,7 @@
 #include "net/checksum.h"
 #include "net/dhcp.h"
 #include "net/dhcpv6.h"
-#include "net/icmp.h"
+#include "icmp/icmp.h"
 #include "net/ndp.h"
 #include "net/packet.h"
 #include "tap/pcap.h"

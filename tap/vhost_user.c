@@ -253,11 +253,13 @@ static void vu_attach(struct ctx *c, int fd)
 	unsigned i;
 
 	vu_dev.fd = fd;
+	vu_dev.gen = loop_gen_next();
 	vu_dev.appeared = false;
 	for (i = 0; i < VU_QUEUES; i++)
 		vq_reset(&vu_dev.vq[i]);
 	vu_rx_reset();
-	if (loop_add(c, fd, EPOLLIN | EPOLLRDHUP, REF_VU_CTRL, 0))
+	if (loop_add(c, fd, EPOLLIN | EPOLLRDHUP,
+		     loop_ref(REF_VU_CTRL, 0, vu_dev.gen)))
 		die_perror("epoll_ctl");
 }
 
@@ -770,7 +772,8 @@ static int vu_set_vring_kick(struct ctx *c, const struct vu_msg *m)
 		return -EINVAL;
 	}
 	vu_vq_stop(c, vq);
-	if (loop_add(c, fd, EPOLLIN, REF_VU_KICK, i)) {
+	vq->kick_gen = loop_gen_next();
+	if (loop_add(c, fd, EPOLLIN, loop_ref(REF_VU_KICK, i, vq->kick_gen))) {
 		warn_perror("vhost-user: epoll_ctl on kick fd");
 		close(fd);
 		return -EINVAL;
@@ -1048,13 +1051,16 @@ static int vu_recv(void)
  * vu_ctrl_handler() - events on the control socket: read and handle
  *		       messages
  * @c:		execution context
+ * @ref:	epoll reference: generation of the connection
  * @events:	epoll events
  */
-void vu_ctrl_handler(struct ctx *c, uint32_t events)
+void vu_ctrl_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 {
 	unsigned i;
 	int rc;
 
+	if (vu_dev.fd < 0 || ref.gen != vu_dev.gen)
+		return;		/* for a connection that is gone */
 	if (!(events & EPOLLIN)) {
 		if (events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP))
 			vu_disconnect(c);
@@ -1093,14 +1099,23 @@ void vu_ctrl_handler(struct ctx *c, uint32_t events)
 /**
  * vu_kick_handler() - the driver kicked a ring
  * @c:		execution context
- * @idx:	ring index
- * @fd:		its kick eventfd
+ * @ref:	epoll reference: ring index, generation of its kick fd
+ *
+ * The ring may have been stopped, or given another kick fd, since the
+ * event was queued: then the event is stale and dropped.
  */
-void vu_kick_handler(struct ctx *c, unsigned idx, int fd)
+void vu_kick_handler(struct ctx *c, union epoll_ref ref)
 {
+	unsigned idx = ref.idx;
+	struct virtq *vq;
 	uint64_t v;
 
-	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	if (idx >= VU_QUEUES)
+		return;
+	vq = &vu_dev.vq[idx];
+	if (vq->kick_fd < 0 || vq->kick_gen != ref.gen)
+		return;
+	if (read(vq->kick_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		debug("vhost-user: kick read: %s", strerror(errno));
 	if (idx == VU_TX_Q)
 		vu_net_tx(c);

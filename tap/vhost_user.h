@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "loop.h"
 #include "tap/virtqueue.h"
 
 struct ctx;
@@ -54,6 +55,36 @@ struct ctx;
 #define VU_NET_HDR_LEN 12
 
 /**
+ * struct vu_net_hdr - virtio-net header (VIRTIO 1.x 5.1.6), little-endian
+ * @flags:	VU_NET_HDR_F_*
+ * @gso_type:	VU_NET_HDR_GSO_*
+ * @hdr_len:	length of the headers of a GSO frame
+ * @gso_size:	payload per segment of a GSO frame
+ * @csum_start:	where checksumming starts, with NEEDS_CSUM
+ * @csum_offset: where the checksum goes, from @csum_start
+ * @num_buffers: RX: descriptor chains the frame takes (always 1 without
+ *		MRG_RXBUF)
+ *
+ * Packed: it sits right before the Ethernet frame, at any alignment.
+ */
+struct vu_net_hdr {
+	uint8_t flags;
+	uint8_t gso_type;
+	uint16_t hdr_len;
+	uint16_t gso_size;
+	uint16_t csum_start;
+	uint16_t csum_offset;
+	uint16_t num_buffers;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct vu_net_hdr) == VU_NET_HDR_LEN,
+	       "virtio-net header with VERSION_1 is 12 bytes");
+
+#define VU_NET_HDR_F_NEEDS_CSUM	1
+#define VU_NET_HDR_GSO_TCPV4	1
+#define VU_NET_HDR_GSO_TCPV6	4
+
+/**
  * struct vu_dev - the device as the current front-end configured it
  * @fd:		connected control socket, -1 if none
  * @features:	acked virtio/vhost features (SET_FEATURES)
@@ -62,9 +93,11 @@ struct ctx;
  * @vq:		the queues
  * @log_call_fd: SET_LOG_FD eventfd, -1 if none
  * @appeared:	tap_guest_appeared() was called for this connection
+ * @gen:	generation of @fd's epoll reference
  */
 struct vu_dev {
 	int fd;
+	uint32_t gen;
 	uint64_t features, protocol_features;
 	struct vu_mem mem;
 	struct virtq vq[VU_QUEUES];
@@ -77,8 +110,8 @@ extern struct vu_dev vu_dev;
 /* vhost_user.c */
 int vu_init(struct ctx *c);
 void vu_listen_handler(struct ctx *c);
-void vu_ctrl_handler(struct ctx *c, uint32_t events);
-void vu_kick_handler(struct ctx *c, unsigned idx, int fd);
+void vu_ctrl_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
+void vu_kick_handler(struct ctx *c, union epoll_ref ref);
 void vu_cleanup(struct ctx *c);
 
 /* vu_net.c */

@@ -106,6 +106,7 @@ struct vq_elem {
  * @enabled:	SET_VRING_ENABLE 1 (or no protocol features)
  * @broken:	the driver broke the ring: ignore it until set up again
  * @kick_fd, @call_fd, @err_fd: eventfds, -1 if none
+ * @kick_gen:	generation of @kick_fd's epoll reference
  * @need_call:	used entries published since the last interrupt
  * @cap_est:	estimated writable bytes per chain (RX room)
  */
@@ -118,6 +119,7 @@ struct virtq {
 	uint16_t last_avail, used_idx;
 	bool started, enabled, broken;
 	int kick_fd, call_fd, err_fd;
+	uint32_t kick_gen;
 	bool need_call;
 	uint32_t cap_est;
 };

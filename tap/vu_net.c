@@ -66,6 +66,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -220,7 +221,8 @@ int vu_net_send(struct ctx *c, const void *frame, size_t len)
 	struct vu_dev *d = &vu_dev;
 	struct virtq *vq = &d->vq[VU_RX_Q];
 	bool mrg = d->features & (1ULL << VIRTIO_NET_F_MRG_RXBUF);
-	uint8_t hdr[VU_NET_HDR_LEN] = { 0 };
+	struct vu_net_hdr hdr = { .num_buffers = htole16(1) };
+	const uint8_t *hdr_bytes = (const uint8_t *)&hdr;
 	size_t total = VU_NET_HDR_LEN + len, done = 0;
 	unsigned n = 0, i;
 	uint16_t nbuf;
@@ -228,7 +230,7 @@ int vu_net_send(struct ctx *c, const void *frame, size_t len)
 	if (!vu_net_connected(c))
 		return -ENOTCONN;
 
-	hdr[10] = 1;	/* num_buffers, patched below if more */
+	/* num_buffers is patched below if the frame takes more chains */
 	while (done < total) {
 		struct vq_elem *e = n ? &rx_elem : &rx_first;
 		size_t w = 0, hw;
@@ -260,7 +262,7 @@ int vu_net_send(struct ctx *c, const void *frame, size_t len)
 		}
 
 		if (done < VU_NET_HDR_LEN) {
-			hw = vq_copy_to(&d->mem, e, 0, hdr + done,
+			hw = vq_copy_to(&d->mem, e, 0, hdr_bytes + done,
 					VU_NET_HDR_LEN - done);
 			done += hw;
 			w += hw;
@@ -285,7 +287,9 @@ int vu_net_send(struct ctx *c, const void *frame, size_t len)
 		nbuf = htole16((uint16_t)n);
 		/* The header may itself span chains if they're tiny */
 		if (rx_first.in_len >= VU_NET_HDR_LEN) {
-			vq_copy_to(&d->mem, &rx_first, 10, &nbuf, 2);
+			vq_copy_to(&d->mem, &rx_first,
+				   offsetof(struct vu_net_hdr, num_buffers),
+				   &nbuf, sizeof(nbuf));
 		} else {
 			vq_unpop(vq, n);
 			return -ENOBUFS;
@@ -528,10 +532,10 @@ int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 {
 	struct vu_dev *d = &vu_dev;
 	struct virtq *vq = &d->vq[VU_RX_Q];
-	uint8_t *vhdr = seg->l2 - VU_NET_HDR_LEN;
+	struct vu_net_hdr *vhdr = (struct vu_net_hdr *)(seg->l2 -
+							 VU_NET_HDR_LEN);
 	size_t left = VU_NET_HDR_LEN + len;
 	unsigned i, used = 0;
-	uint16_t v;
 
 	if (!vu_net_connected(c) || seg->fe_first != res_used || res_short)
 		return -EINVAL;
@@ -541,21 +545,18 @@ int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 	pcap_frame_iov(seg->l2, seg->hlen, iov + seg->iov, seg->niov,
 		       len - seg->hlen);
 
-	memset(vhdr, 0, VU_NET_HDR_LEN);
+	memset(vhdr, 0, sizeof(*vhdr));
 	if (csum_start) {
-		vhdr[0] = 1;	/* VIRTIO_NET_HDR_F_NEEDS_CSUM */
-		v = htole16(csum_start);
-		memcpy(vhdr + 6, &v, 2);
-		v = htole16(csum_off);
-		memcpy(vhdr + 8, &v, 2);
+		vhdr->flags = VU_NET_HDR_F_NEEDS_CSUM;
+		vhdr->csum_start = htole16(csum_start);
+		vhdr->csum_offset = htole16(csum_off);
 	}
 	if (gso_size && csum_start) {
 		/* A TCP super-segment the guest takes as if it had merged it */
-		vhdr[1] = family == AF_INET ? 1 : 4;	/* GSO_TCPV4, _TCPV6 */
-		v = htole16((uint16_t)seg->hlen);	/* hdr_len */
-		memcpy(vhdr + 2, &v, 2);
-		v = htole16(gso_size);
-		memcpy(vhdr + 4, &v, 2);
+		vhdr->gso_type = family == AF_INET ? VU_NET_HDR_GSO_TCPV4
+						   : VU_NET_HDR_GSO_TCPV6;
+		vhdr->hdr_len = htole16((uint16_t)seg->hlen);
+		vhdr->gso_size = htole16(gso_size);
 	}
 
 	for (i = 0; i < seg->fe_count && left; i++) {
@@ -574,8 +575,7 @@ int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 		used++;
 	}
 	/* Without MRG_RXBUF a frame is one chain, and num_buffers must be 1 */
-	v = htole16((uint16_t)used);
-	memcpy(vhdr + 10, &v, 2);
+	vhdr->num_buffers = htole16((uint16_t)used);
 	res_used += used;
 	if (used < seg->fe_count)
 		res_short = true;

@@ -112,6 +112,8 @@
 #define SEQ_GT(a, b) ((int32_t)((a) - (b)) > 0)
 #define SEQ_GE(a, b) ((int32_t)((a) - (b)) >= 0)
 
+static void tcp_rst(struct ctx *c, struct tcp_conn *conn);
+
 /* One frame for control segments (SYN, ACK, FIN, RST) */
 static uint8_t tcp_ctl_frame[128];
 
@@ -131,6 +133,7 @@ static bool peek_offset_ok;		/* kernel supports SO_PEEK_OFF */
 #define TCP_WBATCH 128
 static struct {
 	int idx;			/* flow index, -1 if nothing pending */
+	uint32_t gen;			/* generation of that flow */
 	uint32_t next;			/* sequence number that may follow */
 	unsigned niov;
 	size_t len;
@@ -140,11 +143,12 @@ static uint32_t defer_list[TCP_DEFER_MAX];
 static unsigned defer_count;
 static bool tcp_blocked_any;		/* some connection waits for room */
 
+/* Connection at a flow index, NULL if it's gone (closed in this round) */
 static struct tcp_conn *tcp_conn_at(unsigned idx)
 {
-	union flow *flow = flow_at(idx);
+	union flow *flow = flow_live(idx, FLOW_TCP);
 
-	return flow && flow->f.type == FLOW_TCP ? &flow->tcp : NULL;
+	return flow ? &flow->tcp : NULL;
 }
 
 static unsigned tcp_idx(const struct tcp_conn *conn)
@@ -216,7 +220,7 @@ static void tcp_conn_events(struct ctx *c, struct tcp_conn *conn,
 {
 	uint32_t ev = EPOLLIN | EPOLLRDHUP | EPOLLET | extra;
 
-	loop_mod(c, conn->sock, ev, REF_TCP, tcp_idx(conn));
+	loop_mod(c, conn->sock, ev, flow_ref((union flow *)conn, REF_TCP));
 }
 
 /* tcp_out_wait() - wake us when the socket has room again */
@@ -357,14 +361,32 @@ static void tcp_ack_later(struct ctx *c, struct tcp_conn *conn)
 	defer_list[defer_count++] = tcp_idx(conn);
 }
 
-/* tcp_conn_free() - forget a connection; the socket is already handled */
+/*
+ * tcp_conn_free() - forget a connection; the socket is already handled.
+ * Guest data held for it in a batch dies with it: it must never reach
+ * the socket of a connection that later gets the same slot.
+ */
 static void tcp_conn_free(struct tcp_conn *conn)
 {
 	union flow *flow = (union flow *)conn;
 
-	if (flow->f.hashed)
-		flow_hash_remove(flow);
-	flow_free(flow);
+	if (tcp_pend.idx == (int)tcp_idx(conn))
+		tcp_pend.idx = -1;
+	conn->flags &= ~TCP_F_ACK_DUE;
+	flow_close(flow);
+}
+
+/*
+ * tcp_desync() - a socket call we rely on to keep both sides in step
+ * failed: reset this connection rather than go on with wrong sequence
+ * numbers, and say which call it was (once: the connection is gone then)
+ */
+static void tcp_desync(struct ctx *c, struct tcp_conn *conn,
+		       const char *what, int e)
+{
+	warn_rl("TCP flow %u: %s failed (%s), resetting the connection",
+		tcp_idx(conn), what, e ? strerror(e) : "short");
+	tcp_rst(c, conn);
 }
 
 /* tcp_close() - close the socket gracefully, or with RST if @rst */
@@ -502,8 +524,13 @@ static int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 				int po = (int)(conn->seq_to_guest -
 					       conn->seq_acked);
 
-				setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF,
-					   &po, sizeof(po));
+				if (setsockopt(conn->sock, SOL_SOCKET,
+					       SO_PEEK_OFF, &po, sizeof(po))) {
+					tap_seg_done(c);
+					tcp_desync(c, conn, "SO_PEEK_OFF rewind",
+						   errno);
+					return -1;
+				}
 			}
 			conn->flags |= TCP_F_BLOCKED;
 			tcp_blocked_any = true;
@@ -537,7 +564,10 @@ fin:
 	return 0;
 }
 
-/* tcp_rewind() - retransmit from the oldest unacknowledged byte */
+/*
+ * tcp_rewind() - retransmit from the oldest unacknowledged byte
+ * Return: 0, or -1 if the connection was reset and is gone
+ */
 static int tcp_rewind(struct ctx *c, struct tcp_conn *conn)
 {
 	int zero = 0;
@@ -545,9 +575,12 @@ static int tcp_rewind(struct ctx *c, struct tcp_conn *conn)
 	if (conn->flags & TCP_F_FIN_SENT && !(conn->flags & TCP_F_FIN_ACKED))
 		conn->flags &= ~TCP_F_FIN_SENT;
 	conn->seq_to_guest = conn->seq_acked;
-	if (peek_offset_ok)
-		setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &zero,
-			   sizeof(zero));
+	if (peek_offset_ok &&
+	    setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &zero,
+		       sizeof(zero))) {
+		tcp_desync(c, conn, "SO_PEEK_OFF rewind", errno);
+		return -1;
+	}
 	conn->dup_acks = 0;
 	return tcp_data_to_guest(c, conn);
 }
@@ -662,7 +695,7 @@ static void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 	s = fwd_socket(c, sa.sa.sa_family, SOCK_STREAM);
 	if (s < 0) {
 		warn_rl("TCP: can't create socket: %s", strerror(-s));
-		flow_free(flow);
+		flow_close(flow);
 		tcp_rst_unknown(c, p, k->gport, k->rport, seq, 0, TCP_SYN, 0);
 		return;
 	}
@@ -685,8 +718,8 @@ static void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 	conn->timer = conn->last_ms + TCP_CONNECT_TIMEOUT_MS;
 
 	if (flow_hash_insert(flow) ||
-	    loop_add(c, s, EPOLLOUT | EPOLLRDHUP | EPOLLET, REF_TCP,
-		     flow_idx(flow))) {
+	    loop_add(c, s, EPOLLOUT | EPOLLRDHUP | EPOLLET,
+		     flow_ref(flow, REF_TCP))) {
 		tcp_close(c, conn, true);
 		return;
 	}
@@ -771,7 +804,7 @@ int tcp_flush_pending(struct ctx *c)
 		return 0;
 	conn = tcp_conn_at((unsigned)tcp_pend.idx);
 	tcp_pend.idx = -1;
-	if (!conn)
+	if (!conn || conn->f.gen != tcp_pend.gen)
 		return 0;
 	return tcp_write(c, conn, tcp_pend.iov, tcp_pend.niov, tcp_pend.len);
 }
@@ -800,10 +833,16 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 			conn->flags |= TCP_F_FIN_ACKED;
 			acked--;
 		}
-		if (acked &&
-		    recv(conn->sock, NULL, acked, MSG_TRUNC | MSG_DONTWAIT) < 0)
-			debug("TCP flow %u: discard: %s", tcp_idx(conn),
-			      strerror(errno));
+		if (acked) {
+			ssize_t n = recv(conn->sock, NULL, acked,
+					 MSG_TRUNC | MSG_DONTWAIT);
+
+			if (n != (ssize_t)acked) {
+				tcp_desync(c, conn, "discarding ACKed data",
+					   n < 0 ? errno : 0);
+				return;
+			}
+		}
 		conn->seq_acked = ack;
 		conn->retries = 0;
 		conn->dup_acks = 0;
@@ -860,6 +899,7 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 			    !tcp_conn_at(tcp_idx(conn)))
 				return;
 			tcp_pend.idx = (int)tcp_idx(conn);
+			tcp_pend.gen = conn->f.gen;
 			tcp_pend.iov[0].iov_base = (void *)(payload.p + skip);
 			tcp_pend.iov[0].iov_len = plen - skip;
 			tcp_pend.niov = 1;
@@ -878,7 +918,10 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 	/* FIN: only once every byte before it is in the socket */
 	if ((flags & TCP_FIN) && !(conn->flags & TCP_F_GUEST_FIN) &&
 	    seq + plen == conn->seq_from_guest) {
-		shutdown(conn->sock, SHUT_WR);
+		if (shutdown(conn->sock, SHUT_WR)) {
+			tcp_desync(c, conn, "shutdown", errno);
+			return;
+		}
 		conn->seq_from_guest++;
 		conn->flags |= TCP_F_GUEST_FIN;
 		tcp_ack_later(c, conn);
@@ -1009,11 +1052,12 @@ void tcp_input(struct ctx *c, const struct pkt *p)
  */
 void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 {
-	struct tcp_conn *conn = tcp_conn_at(ref.idx);
+	union flow *flow = flow_from_ref(ref, FLOW_TCP);
+	struct tcp_conn *conn = flow ? &flow->tcp : NULL;
 	int e = 0;
 	socklen_t sl = sizeof(e);
 
-	if (!conn || conn->sock != ref.fd)
+	if (!conn || conn->sock < 0)
 		return;
 
 	if (conn->f.state == TCP_ST_CONNECTING) {
@@ -1111,8 +1155,8 @@ void tcp_listen_handler(struct ctx *c, union epoll_ref ref)
 		conn->last_ms = now_ms();
 		tcp_sock_tune(s);
 		if (flow_hash_insert(flow) ||
-		    loop_add(c, s, EPOLLIN | EPOLLRDHUP | EPOLLET, REF_TCP,
-			     flow_idx(flow))) {
+		    loop_add(c, s, EPOLLIN | EPOLLRDHUP | EPOLLET,
+			     flow_ref(flow, REF_TCP))) {
 			tcp_close(c, conn, true);
 			continue;
 		}

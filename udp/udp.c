@@ -89,11 +89,12 @@ static struct mmsghdr udp_mmh[UDP_BATCH];
 static struct iovec udp_iov[UDP_BATCH];
 static union sockaddr_inany udp_peers[UDP_BATCH];
 
+/* Flow at an index, NULL if it's not an open UDP flow */
 static struct udp_flow *udp_flow_at(unsigned idx)
 {
-	union flow *flow = flow_at(idx);
+	union flow *flow = flow_live(idx, FLOW_UDP);
 
-	return flow && flow->f.type == FLOW_UDP ? &flow->udp : NULL;
+	return flow ? &flow->udp : NULL;
 }
 
 static unsigned udp_idx(const struct udp_flow *uf)
@@ -137,26 +138,6 @@ int udp_flow_key(const struct pkt *p, struct flow_key *k, struct pview *payload)
 	return 0;
 }
 
-/**
- * udp_hdr_set() - write a UDP header, checksum left zero (tap fills it)
- * @uh:		room for UDP_HDR_LEN bytes
- * @sport:	source port, host order
- * @dport:	destination port, host order
- * @plen:	payload length, at most 65527
- */
-void udp_hdr_set(uint8_t *uh, uint16_t sport, uint16_t dport, size_t plen)
-{
-	size_t len = UDP_HDR_LEN + plen;
-
-	uh[0] = sport >> 8;
-	uh[1] = sport & 0xff;
-	uh[2] = dport >> 8;
-	uh[3] = dport & 0xff;
-	uh[4] = (len >> 8) & 0xff;
-	uh[5] = len & 0xff;
-	uh[6] = uh[7] = 0;
-}
-
 /* Sources no guest datagram may carry, and destinations we don't
  * translate even where the host would route them (fwd_nat_outbound()
  * refuses the others: unspecified, multicast, limited broadcast)
@@ -189,7 +170,7 @@ static void udp_flow_close(struct ctx *c, struct udp_flow *uf)
 		uf->sock = -1;
 	}
 	debug("UDP flow %u closed", udp_idx(uf));
-	flow_free((union flow *)uf);
+	flow_close((union flow *)uf);
 }
 
 /* Errors that mean "unreachable", as ICMP would have told a router */
@@ -263,7 +244,7 @@ static struct udp_flow *udp_flow_new_outbound(struct ctx *c,
 	}
 	if (flow_hash_insert(flow))
 		goto fail; /* cannot happen: we looked it up */
-	if (loop_add(c, s, EPOLLIN, REF_UDP, flow_idx(flow))) {
+	if (loop_add(c, s, EPOLLIN, flow_ref(flow, REF_UDP))) {
 		debug_rl("UDP: can't add socket to epoll");
 		goto fail;
 	}
@@ -275,7 +256,7 @@ static struct udp_flow *udp_flow_new_outbound(struct ctx *c,
 fail:
 	if (s >= 0)
 		close(s);
-	flow_free(flow);
+	flow_close(flow);
 	return NULL;
 }
 
@@ -438,7 +419,7 @@ static struct udp_flow *udp_flow_inbound(const struct flow_key *k, int lsock,
 	uf->lsock = lsock;
 	uf->peer = *peer;
 	if (flow_hash_insert(flow)) {
-		flow_free(flow);
+		flow_close(flow);
 		return NULL;
 	}
 	debug("UDP flow %u opened, inbound to guest port %u", flow_idx(flow),
@@ -501,14 +482,16 @@ static void udp_listen_recv(struct ctx *c, union epoll_ref ref)
 void udp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 {
 	struct udp_flow *uf;
+	union flow *flow;
 
 	if (ref.type == REF_UDP_LISTEN) {
 		udp_listen_recv(c, ref);
 		return;
 	}
 
-	uf = udp_flow_at(ref.idx);
-	if (!uf || uf->sock < 0 || uf->sock != ref.fd)
+	flow = flow_from_ref(ref, FLOW_UDP);
+	uf = flow ? &flow->udp : NULL;
+	if (!uf || uf->sock < 0)
 		return;
 
 	if (events & EPOLLERR) {

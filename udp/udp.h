@@ -22,7 +22,6 @@ struct flow_key;
 
 int udp_flow_key(const struct pkt *p, struct flow_key *k,
 		 struct pview *payload);
-void udp_hdr_set(uint8_t *uh, uint16_t sport, uint16_t dport, size_t plen);
 void udp_input(struct ctx *c, const struct pkt *p);
 void udp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 void udp_timer(struct ctx *c, uint64_t now);

@@ -32,8 +32,7 @@ static int reg_find(int fd)
 	return -1;
 }
 
-int loop_add(struct ctx *cx, int fd, uint32_t events, enum ref_type type,
-	     uint32_t idx)
+int loop_add(struct ctx *cx, int fd, uint32_t events, union epoll_ref ref)
 {
 	FZ_CHECK(cx == &c && fd >= 0);
 	FZ_CHECK(reg_find(fd) < 0); /* epoll would say EEXIST */
@@ -42,23 +41,19 @@ int loop_add(struct ctx *cx, int fd, uint32_t events, enum ref_type type,
 		return -ENOSPC;
 	regs[n_regs].fd = fd;
 	regs[n_regs].events = events;
-	regs[n_regs].ref.type = type;
-	regs[n_regs].ref.idx = idx;
-	regs[n_regs].ref.fd = fd;
+	regs[n_regs].ref = ref;
 	n_regs++;
 	return 0;
 }
 
-int loop_mod(struct ctx *cx, int fd, uint32_t events, enum ref_type type,
-	     uint32_t idx)
+int loop_mod(struct ctx *cx, int fd, uint32_t events, union epoll_ref ref)
 {
 	int i = reg_find(fd);
 
 	if (i < 0)
-		return loop_add(cx, fd, events, type, idx);
+		return loop_add(cx, fd, events, ref);
 	regs[i].events = events;
-	regs[i].ref.type = type;
-	regs[i].ref.idx = idx;
+	regs[i].ref = ref;
 	return 0;
 }
 
@@ -69,6 +64,16 @@ void loop_del(struct ctx *cx, int fd)
 	(void)cx;
 	if (i >= 0)
 		regs[i] = regs[--n_regs];
+}
+
+/* Generations, as loop.c hands them out */
+uint32_t loop_gen_next(void)
+{
+	static uint32_t gen;
+
+	if (!++gen)
+		gen = 1;
+	return gen;
 }
 
 #endif /* FUZZ_LOOP_H */

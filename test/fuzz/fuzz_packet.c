@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 
 #include "fuzz_common.h"
-#include "net/icmp.h"
+#include "icmp/icmp.h"
 #include "net/packet.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -45,7 +45,7 @@
 #include "flow.h"
 #include "loop.h"
 #include "net/checksum.h"
-#include "net/icmp.h"
+#include "icmp/icmp.h"
 #include "tap/tap.h"
 #include "tcp/tcp.h"
 #include "udp/udp.h"
@@ -92,12 +92,12 @@ static void loop_round(void)
 
 		if (!ev)
 			continue;
-		/* Still registered, as the same thing? (a handler before
-		 * this one may have closed it, and the fd may be reused)
+		/* Events for what a handler before this one closed (or
+		 * replaced, with the same fd) are delivered all the same,
+		 * as epoll may: the handlers must drop them themselves
 		 */
 		r = reg_find(pf[i].fd);
-		if (r < 0 || regs[r].ref.u64 != ref[i].u64)
-			continue;
+		(void)r;
 		switch (ref[i].type) {
 		case REF_TCP:
 			tcp_sock_handler(&c, ref[i], ev);
@@ -119,6 +119,7 @@ static void loop_round(void)
 	}
 defer:
 	tcp_defer_handler(&c);
+	flow_defer_free();
 }
 
 /* Our loopback servers: accept and write, echo datagrams */

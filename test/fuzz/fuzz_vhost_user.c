@@ -187,11 +187,10 @@ static unsigned loop_round(void)
 				got++;
 				switch (ref[i].type) {
 				case REF_VU_CTRL:
-					vu_ctrl_handler(&c, ev);
+					vu_ctrl_handler(&c, ref[i], ev);
 					break;
 				case REF_VU_KICK:
-					vu_kick_handler(&c, ref[i].idx,
-							ref[i].fd);
+					vu_kick_handler(&c, ref[i]);
 					break;
 				default:
 					FZ_CHECK(0);
@@ -320,7 +319,8 @@ static void disconnect(void)
 		peer = -1;
 	}
 	for (i = 0; i < 256 && vu_dev.fd >= 0; i++)
-		vu_ctrl_handler(&c, EPOLLIN | EPOLLRDHUP);
+		vu_ctrl_handler(&c, loop_ref(REF_VU_CTRL, 0, vu_dev.gen),
+				EPOLLIN | EPOLLRDHUP);
 	FZ_CHECK(vu_dev.fd < 0);
 	rings_reset();
 }
@@ -1446,7 +1446,8 @@ static void op_reconnect(void)
 	case 0: /* we close: EOF */
 		break;
 	case 1: /* hang-up without EPOLLIN */
-		vu_ctrl_handler(&c, EPOLLHUP);
+		vu_ctrl_handler(&c, loop_ref(REF_VU_CTRL, 0, vu_dev.gen),
+				EPOLLHUP);
 		break;
 	default: /* half close, then EOF with whatever was left */
 		if (peer >= 0)

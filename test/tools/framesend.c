@@ -14,7 +14,7 @@
  *   the connection must stay up, and a probe after them must get an answer.
  *
  * - prefix cases break the framing itself (length 5, 0, 1 MiB, 4 GiB). The
- *   qemu-stream contract (doc: qemu-stream.md, as upstream passt does it)
+ *   qemu-stream contract (QEMU's stream framing, as upstream passt does it)
  *   is that the back-end resets the connection on a frame shorter than 14 or
  *   longer than 65535 bytes: once the framing is lost there is no frame
  *   boundary to resynchronise on. Follow them with "expect-close", then

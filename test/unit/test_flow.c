@@ -31,6 +31,13 @@ static void key4(struct flow_key *k, uint32_t g, uint16_t gp, uint32_t r,
 	flow_key_set(k, FLOW_UDP, AF_INET, &ga, gp, &ra, rp);
 }
 
+/* Close, and end the loop round: the entry is free again */
+static void free_now(union flow *f)
+{
+	flow_close(f);
+	flow_defer_free();
+}
+
 static union flow *new_hashed(const struct flow_key *k)
 {
 	union flow *f = flow_alloc();
@@ -59,9 +66,9 @@ static void test_alloc_gives_distinct_entries_and_counts_them(void **state)
 	assert_ptr_equal(flow_at(flow_idx(b)), b);
 	assert_true(flow_span() >= 2);
 
-	flow_free(a);
+	free_now(a);
 	assert_int_equal(flow_count(), 1);
-	flow_free(b);
+	free_now(b);
 }
 
 static void test_freeing_all_returns_table_to_baseline(void **state)
@@ -74,14 +81,14 @@ static void test_freeing_all_returns_table_to_baseline(void **state)
 		f[i] = flow_alloc();
 	assert_int_equal(flow_span(), 10);
 	for (i = 0; i < 10; i++)
-		flow_free(f[i]);
+		free_now(f[i]);
 	assert_int_equal(flow_count(), 0);
 	assert_int_equal(flow_span(), 0);
 
 	/* And it starts over from index 0 */
 	f[0] = flow_alloc();
 	assert_int_equal(flow_idx(f[0]), 0);
-	flow_free(f[0]);
+	free_now(f[0]);
 }
 
 static void test_freed_entry_is_reused_and_zeroed(void **state)
@@ -95,13 +102,13 @@ static void test_freed_entry_is_reused_and_zeroed(void **state)
 	idx = flow_idx(b);
 	b->f.type = FLOW_ICMP;
 	b->icmp.sock = 42;
-	flow_free(b);
+	free_now(b);
 	c = flow_alloc();
 	assert_int_equal(flow_idx(c), idx);
 	assert_int_equal(c->f.type, FLOW_NONE);
 	assert_int_equal(c->icmp.sock, 0);
-	flow_free(c);
-	flow_free(a);
+	free_now(c);
+	free_now(a);
 }
 
 static void test_full_table_returns_null_then_recovers(void **state)
@@ -119,13 +126,13 @@ static void test_full_table_returns_null_then_recovers(void **state)
 	assert_int_equal(flow_count(), FLOW_MAX);
 
 	idx = flow_idx(all[1234]);
-	flow_free(all[1234]);
+	free_now(all[1234]);
 	all[1234] = flow_alloc();
 	assert_non_null(all[1234]);
 	assert_int_equal(flow_idx(all[1234]), idx);
 
 	for (i = 0; i < FLOW_MAX; i++)
-		flow_free(all[i]);
+		free_now(all[i]);
 	assert_int_equal(flow_count(), 0);
 }
 
@@ -153,7 +160,7 @@ static void test_hash_finds_inserted_flow_and_forgets_removed(void **state)
 
 	flow_hash_remove(f);
 	assert_null(flow_hash_lookup(&k));
-	flow_free(f);
+	free_now(f);
 }
 
 static void test_hash_rejects_duplicate_key(void **state)
@@ -168,8 +175,8 @@ static void test_hash_rejects_duplicate_key(void **state)
 	b->f.key = k;
 	assert_int_equal(flow_hash_insert(b), -EEXIST);
 	assert_int_equal(flow_hash_insert(a), -EINVAL);
-	flow_free(b);
-	flow_free(a);
+	free_now(b);
+	free_now(a);
 	assert_int_equal(flow_count(), 0);
 }
 
@@ -181,8 +188,74 @@ static void test_free_removes_flow_from_hash(void **state)
 	(void)state;
 	key4(&k, 5, 6, 7, 8);
 	f = new_hashed(&k);
-	flow_free(f);
+	free_now(f);
 	assert_null(flow_hash_lookup(&k));
+}
+
+static void test_closed_slot_not_reused_within_the_round(void **state)
+{
+	union flow *a, *b;
+	unsigned idx;
+
+	(void)state;
+	a = flow_alloc();
+	a->f.type = FLOW_TCP;
+	idx = flow_idx(a);
+	flow_close(a);
+	/* Still taken until the round ends, and no longer "live" */
+	b = flow_alloc();
+	assert_int_not_equal(flow_idx(b), idx);
+	assert_null(flow_live(idx, FLOW_TCP));
+	assert_int_equal(flow_count(), 2);
+	flow_defer_free();
+	assert_int_equal(flow_count(), 1);
+	free_now(b);
+	assert_int_equal(flow_count(), 0);
+}
+
+static void test_close_unhashes_at_once(void **state)
+{
+	struct flow_key k;
+	union flow *a, *b;
+
+	(void)state;
+	key4(&k, 9, 10, 11, 12);
+	a = new_hashed(&k);
+	flow_close(a);
+	assert_null(flow_hash_lookup(&k));
+	/* The same addresses may open a new flow in the same round */
+	b = new_hashed(&k);
+	assert_ptr_not_equal(a, b);
+	assert_ptr_equal(flow_hash_lookup(&k), b);
+	flow_defer_free();
+	free_now(b);
+	assert_int_equal(flow_count(), 0);
+}
+
+static void test_reference_of_earlier_flow_in_slot_is_refused(void **state)
+{
+	union epoll_ref ref_a, ref_b;
+	union flow *a, *b;
+
+	(void)state;
+	a = flow_alloc();
+	a->f.type = FLOW_TCP;
+	ref_a = flow_ref(a, REF_TCP);
+	assert_ptr_equal(flow_from_ref(ref_a, FLOW_TCP), a);
+	assert_null(flow_from_ref(ref_a, FLOW_UDP));
+	free_now(a);
+	assert_null(flow_from_ref(ref_a, FLOW_TCP));
+
+	/* The slot comes back with a new generation */
+	b = flow_alloc();
+	b->f.type = FLOW_TCP;
+	assert_int_equal(flow_idx(b), ref_a.idx);
+	ref_b = flow_ref(b, REF_TCP);
+	assert_int_not_equal(ref_b.gen, ref_a.gen);
+	assert_int_not_equal(ref_b.gen, 0);
+	assert_null(flow_from_ref(ref_a, FLOW_TCP));
+	assert_ptr_equal(flow_from_ref(ref_b, FLOW_TCP), b);
+	free_now(b);
 }
 
 static void test_key_distinguishes_family_and_type(void **state)
@@ -207,7 +280,7 @@ static void test_key_distinguishes_family_and_type(void **state)
 	assert_ptr_equal(flow_hash_lookup(&k4), f);
 	assert_null(flow_hash_lookup(&k6));
 	assert_null(flow_hash_lookup(&kt));
-	flow_free(f);
+	free_now(f);
 }
 
 /* Find @n keys whose home bucket is @bucket */
@@ -239,14 +312,14 @@ static void test_colliding_keys_survive_removal_of_first(void **state)
 	for (i = 0; i < 3; i++)
 		assert_ptr_equal(flow_hash_lookup(&k[i]), f[i]);
 
-	flow_free(f[0]);
+	free_now(f[0]);
 	assert_null(flow_hash_lookup(&k[0]));
 	assert_ptr_equal(flow_hash_lookup(&k[1]), f[1]);
 	assert_ptr_equal(flow_hash_lookup(&k[2]), f[2]);
 
-	flow_free(f[2]);
+	free_now(f[2]);
 	assert_ptr_equal(flow_hash_lookup(&k[1]), f[1]);
-	flow_free(f[1]);
+	free_now(f[1]);
 	assert_int_equal(flow_count(), 0);
 }
 
@@ -262,17 +335,17 @@ static void test_collision_run_wrapping_past_last_bucket(void **state)
 	for (i = 0; i < 4; i++)
 		f[i] = new_hashed(&k[i]);
 
-	flow_free(f[1]);
+	free_now(f[1]);
 	for (i = 0; i < 4; i++) {
 		if (i != 1)
 			assert_ptr_equal(flow_hash_lookup(&k[i]), f[i]);
 	}
-	flow_free(f[0]);
+	free_now(f[0]);
 	assert_ptr_equal(flow_hash_lookup(&k[2]), f[2]);
 	assert_ptr_equal(flow_hash_lookup(&k[3]), f[3]);
-	flow_free(f[3]);
+	free_now(f[3]);
 	assert_ptr_equal(flow_hash_lookup(&k[2]), f[2]);
-	flow_free(f[2]);
+	free_now(f[2]);
 	assert_int_equal(flow_count(), 0);
 }
 
@@ -292,7 +365,7 @@ static void test_many_flows_stay_findable_through_churn(void **state)
 
 	for (round = 0; round < 3; round++) {
 		for (i = round; i < N; i += 3) {
-			flow_free(f[i]);
+			free_now(f[i]);
 			f[i] = NULL;
 		}
 		for (i = 0; i < N; i++) {
@@ -306,7 +379,7 @@ static void test_many_flows_stay_findable_through_churn(void **state)
 	}
 
 	for (i = 0; i < N; i++)
-		flow_free(f[i]);
+		free_now(f[i]);
 	assert_int_equal(flow_count(), 0);
 }
 
@@ -329,6 +402,12 @@ int main(void)
 			setup),
 		cmocka_unit_test_setup(test_hash_rejects_duplicate_key, setup),
 		cmocka_unit_test_setup(test_free_removes_flow_from_hash, setup),
+		cmocka_unit_test_setup(test_closed_slot_not_reused_within_the_round,
+				       setup),
+		cmocka_unit_test_setup(test_close_unhashes_at_once, setup),
+		cmocka_unit_test_setup(
+			test_reference_of_earlier_flow_in_slot_is_refused,
+			setup),
 		cmocka_unit_test_setup(test_key_distinguishes_family_and_type,
 				       setup),
 		cmocka_unit_test_setup(

@@ -23,7 +23,7 @@
 #include "ctx.h"
 #include "flow.h"
 #include "loop.h"
-#include "net/icmp.h"
+#include "icmp/icmp.h"
 #include "net/packet.h"
 #include "tap/tap.h"
 #include "util.h"
@@ -40,7 +40,7 @@ static struct {
 
 static struct {
 	int fd;
-	uint32_t idx;
+	uint32_t idx, gen;
 	int type;
 	int adds, dels;
 } reg;
@@ -76,14 +76,14 @@ int tap_send_ip6(struct ctx *c, const struct in6_addr *src,
 	return 0;
 }
 
-int loop_add(struct ctx *c, int fd, uint32_t events, enum ref_type type,
-	     uint32_t idx)
+int loop_add(struct ctx *c, int fd, uint32_t events, union epoll_ref ref)
 {
 	(void)c;
 	(void)events;
 	reg.fd = fd;
-	reg.type = type;
-	reg.idx = idx;
+	reg.type = ref.type;
+	reg.idx = ref.idx;
+	reg.gen = ref.gen;
 	reg.adds++;
 	return 0;
 }
@@ -389,6 +389,7 @@ static void round_trip(int family)
 		else
 			frame6(&p, f, guest, dst, m, icmp_msg(m, 128, 0, 1, 1));
 		icmp_input(&c, &p);
+		flow_defer_free();	/* the end of the loop round */
 		assert_int_equal(flow_count(), 0);
 		assert_int_equal(reg.adds, 0);
 		skip();
@@ -416,7 +417,7 @@ static void round_trip(int family)
 		assert_int_equal(poll(&pfd, 1, 2000), 1);
 		ref.type = REF_ICMP;
 		ref.idx = reg.idx;
-		ref.fd = reg.fd;
+		ref.gen = reg.gen;
 		sent.count = 0;
 		icmp_sock_handler(&c, ref, POLLIN);
 
@@ -440,6 +441,10 @@ static void round_trip(int family)
 	icmp_timer(&c, now_ms() + 2000);
 	assert_int_equal(flow_count(), 1);
 	icmp_timer(&c, timer_base + ICMP_IDLE_MS);
+	/* Closed now, freed at the end of the loop round */
+	assert_int_equal(flow_count(), 1);
+	assert_null(flow_live(reg.idx, FLOW_ICMP));
+	flow_defer_free();
 	assert_int_equal(flow_count(), 0);
 	assert_int_equal(reg.dels, 1);
 }

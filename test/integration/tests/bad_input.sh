@@ -3,7 +3,7 @@
 #
 # bad_input.sh - malformed frames from the guest are dropped and the
 # daemon goes on serving on the same connection; broken framing resets
-# the connection (qemu-stream.md: frames < 14 or > 65535 bytes) and a new
+# the connection (frames < 14 or > 65535 bytes cannot be resynchronised) and a new
 # client is served. The log stays bounded (rate-limited warnings).
 set -eu
 # shellcheck source-path=SCRIPTDIR/..

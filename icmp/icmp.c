@@ -15,7 +15,8 @@
  * FLOW_ICMP entry that owns one ping socket. The socket is bound to
  * c->ip4.addr_out / c->ip6.addr_out (and c->ifname_out) when configured and
  * otherwise left for the kernel to bind on first send, which picks a free
- * identifier. The epoll reference of the socket carries the flow index.
+ * identifier. The epoll reference of the socket carries the flow index
+ * and generation.
  *
  * Guest to host: only Echo Request (type 8, or 128 for ICMPv6) with code 0
  * is translated; the whole ICMP message (header and data) is handed to
@@ -32,7 +33,7 @@
  * deliver Echo Replies only; anything else read from them is dropped.
  *
  * Lifetime: a flow with neither requests nor replies for ICMP_IDLE_MS is
- * closed by icmp_timer() (epoll deregistration, close, flow freed). If the
+ * closed by icmp_timer() (epoll deregistration, close, flow_close()). If the
  * flow table is full, or a ping socket cannot be made, the request is
  * dropped; if ping sockets are not permitted at all, we say so once, with
  * the sysctl that fixes it.
@@ -47,7 +48,7 @@
 #include "flow.h"
 #include "fwd/fwd.h"
 #include "log.h"
-#include "net/icmp.h"
+#include "icmp/icmp.h"
 #include "net/packet.h"
 #include "tap/tap.h"
 #include "util.h"
@@ -188,8 +189,9 @@ static void icmp_flow_close(struct ctx *c, union flow *flow)
 	if (flow->icmp.sock >= 0) {
 		loop_del(c, flow->icmp.sock);
 		close(flow->icmp.sock);
+		flow->icmp.sock = -1;
 	}
-	flow_free(flow);
+	flow_close(flow);
 }
 
 /* New flow for @key, with its socket registered. Return: flow or NULL */
@@ -211,7 +213,7 @@ static union flow *icmp_flow_new(struct ctx *c, const struct flow_key *key)
 		goto fail;
 	flow->icmp.sock = s;
 
-	if (loop_add(c, s, EPOLLIN, REF_ICMP, flow_idx(flow)) < 0) {
+	if (loop_add(c, s, EPOLLIN, flow_ref(flow, REF_ICMP)) < 0) {
 		debug_rl("ICMP: cannot add ping socket to epoll");
 		goto fail;
 	}
@@ -329,17 +331,18 @@ static void icmp_reply_to_guest(struct ctx *c, const union flow *flow,
  */
 void icmp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 {
-	union flow *flow = flow_at(ref.idx);
+	union flow *flow = flow_from_ref(ref, FLOW_ICMP);
 	int i;
 
 	(void)events; /* errors are consumed by recv() below */
 
-	if (!flow || flow->f.type != FLOW_ICMP || flow->icmp.sock != ref.fd)
+	if (!flow || flow->icmp.sock < 0)
 		return;
 
 	for (i = 0; i < ICMP_RECV_BATCH; i++) {
 		ssize_t n =
-			recv(ref.fd, icmp_buf, sizeof(icmp_buf), MSG_DONTWAIT);
+			recv(flow->icmp.sock, icmp_buf, sizeof(icmp_buf),
+			     MSG_DONTWAIT);
 
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -372,9 +375,9 @@ void icmp_timer(struct ctx *c, uint64_t now)
 	last_scan = now;
 
 	for (i = 0; i < flow_span(); i++) {
-		union flow *flow = flow_at(i);
+		union flow *flow = flow_live(i, FLOW_ICMP);
 
-		if (flow->f.type != FLOW_ICMP)
+		if (!flow)
 			continue;
 		if (now > flow->icmp.last_ms &&
 		    now - flow->icmp.last_ms >= ICMP_IDLE_MS) {

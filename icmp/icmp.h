@@ -2,8 +2,8 @@
 /*
  * icmp.h - ICMP and ICMPv6 echo, translated to unprivileged ping sockets.
  */
-#ifndef NET_ICMP_H
-#define NET_ICMP_H
+#ifndef ICMP_ICMP_H
+#define ICMP_ICMP_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,4 +24,4 @@ void icmp_input(struct ctx *c, const struct pkt *p);
 void icmp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 void icmp_timer(struct ctx *c, uint64_t now);
 
-#endif /* NET_ICMP_H */
+#endif /* ICMP_ICMP_H */
