@@ -24,6 +24,17 @@
  *                            iff a reply with our ID comes from ADDR:53
  *   dns-server ADDR          answer every DNS query on ADDR:53 with one A
  *                            record (192.0.2.123), until killed
+ *   pattern-listen ADDR PORT accept one connection, then pattern streams
+ *   pattern-connect ADDR PORT
+ *                            connect, then pattern streams: with --send,
+ *                            send a position-encoded byte stream (byte N
+ *                            is a hash of N) until --stop-file exists or
+ *                            --bytes are sent, then shutdown(SHUT_WR);
+ *                            everything received is verified against the
+ *                            same pattern (a hole, duplicate or reordering
+ *                            fails at once, with its offset). Ends at the
+ *                            peer's EOF (a side that doesn't send shuts
+ *                            down only then)
  *
  * Options:
  *   -4, -6            address family (default: from the address)
@@ -37,6 +48,12 @@
  *                     on stderr; tcp-listen also "peer=ADDR port=PORT"
  *   --hold            on stdin EOF don't shut down: wait for the peer's EOF
  *   --wait-eof        read stdin only after the peer's EOF
+ *   --send            pattern modes: send the pattern
+ *   --rate KIB        pattern modes: send at most KIB KiB/s
+ *   --bytes N         pattern modes: send N bytes, then stop
+ *   --stop-file FILE  pattern modes: stop sending once FILE exists
+ *   --progress FILE   pattern modes: keep "rx=N tx=M end=running|eof|rst|
+ *                     mismatch" in FILE (replaced every 50 ms and at exit)
  *
  * Exit status: 0 success, 1 failure (message on stderr), 2 timeout,
  * 64 usage.
@@ -402,6 +419,207 @@ static int do_tcp_connect(const char *addr, const char *port)
 	if (s < 0)
 		die("connect %s %s: %s", addr, port, strerror(-s));
 	return copy(s);
+}
+
+/*
+ * Position-encoded streams (pattern-listen, pattern-connect): byte N of a
+ * stream is pat_byte(N), a hash of its offset, so the receiver detects a
+ * hole, a duplicate or reordering at the first wrong byte (to 1 in 256
+ * per byte, within a few bytes). Either side may send (--send), each
+ * direction has its own offsets; whatever arrives is verified.
+ */
+
+static int opt_send;
+static long long opt_rate = -1, opt_bytes = -1;
+static const char *opt_stop_file, *opt_progress;
+
+static unsigned char pat_byte(unsigned long long off)
+{
+	unsigned long long x = (off + 1) * 0x9E3779B97F4A7C15ULL;
+
+	return (unsigned char)((x >> 56) ^ (x >> 23) ^ off);
+}
+
+static void pat_fill(char *buf, size_t len, unsigned long long off)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (char)pat_byte(off + i);
+}
+
+/* progress_write() - "rx=N tx=M end=..." into --progress FILE, atomically */
+static void progress_write(long long rx, long long tx, const char *end)
+{
+	char tmp[4096], line[128];
+	int fd, n;
+
+	if (!opt_progress)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", opt_progress);
+	n = snprintf(line, sizeof(line), "rx=%lld tx=%lld end=%s\n", rx, tx,
+		     end);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die("%s: %s", tmp, strerror(errno));
+	write_all(fd, line, (size_t)n);
+	close(fd);
+	if (rename(tmp, opt_progress))
+		die("rename %s: %s", tmp, strerror(errno));
+}
+
+/* pattern() - send (--send) and verify pattern streams on @s until done */
+static int pattern(int s)
+{
+	static char tx[BUFSZ], rx[BUFSZ];
+	long long bytes_in = 0, bytes_out = 0, t0 = now_ms(), t_prog = 0;
+	long long t_stop = 0;
+	size_t tx_len = 0, tx_off = 0;
+	int tx_done = !opt_send, sk_eof = 0, shut = 0, reset = 0;
+	const char *end;
+
+	set_nonblock(s);
+	prog_in = prog_out = 0;
+	for (;;) {
+		struct pollfd pfd = { s, 0, 0 };
+		long long now = now_ms();
+		int wait = 50;
+
+		if (!tx_done && opt_stop_file && now - t_stop >= 20) {
+			t_stop = now;
+			if (!access(opt_stop_file, F_OK))
+				tx_done = 1;
+		}
+		if (!tx_done && opt_bytes >= 0 && bytes_out >= opt_bytes)
+			tx_done = 1;
+		/* Stop sending at a buffer boundary: drop the unsent rest */
+		if (tx_done && !shut && (sk_eof || opt_send)) {
+			shutdown(s, SHUT_WR);
+			shut = 1;
+		}
+		if (shut && sk_eof)
+			break;
+
+		if (!tx_done && !tx_len) {
+			long long want = BUFSZ;
+
+			if (opt_bytes >= 0 && want > opt_bytes - bytes_out)
+				want = opt_bytes - bytes_out;
+			if (opt_rate > 0) {
+				long long allow = opt_rate * 1024 *
+						  (now - t0) / 1000 -
+						  bytes_out;
+
+				if (want > allow)
+					want = allow;
+				if (want < 1)
+					wait = 10;
+			}
+			if (want > 0) {
+				pat_fill(tx, (size_t)want,
+					 (unsigned long long)bytes_out);
+				tx_len = (size_t)want;
+				tx_off = 0;
+			}
+		}
+
+		if (!sk_eof)
+			pfd.events |= POLLIN;
+		if (tx_len && !tx_done)
+			pfd.events |= POLLOUT;
+		if (opt_progress && now - t_prog >= 50) {
+			t_prog = now;
+			progress_write(bytes_in, bytes_out, "running");
+		}
+		if (poll(&pfd, 1, wait) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll: %s", strerror(errno));
+		}
+
+		if (pfd.revents & (POLLIN | POLLERR | POLLHUP)) {
+			ssize_t r = recv(s, rx, sizeof(rx), 0), i;
+
+			if (r < 0 && is_reset(errno)) {
+				reset = 1;
+				break;
+			}
+			if (r < 0 && errno != EAGAIN && errno != EINTR)
+				die("recv: %s", strerror(errno));
+			if (r == 0)
+				sk_eof = 1;
+			for (i = 0; i < r; i++) {
+				unsigned long long off = bytes_in + i;
+
+				if ((unsigned char)rx[i] == pat_byte(off))
+					continue;
+				progress_write(bytes_in + i, bytes_out,
+					       "mismatch");
+				die("pattern mismatch at offset %llu: got "
+				    "0x%02x, expected 0x%02x (bytes_out=%lld)",
+				    off, (unsigned char)rx[i], pat_byte(off),
+				    bytes_out);
+			}
+			if (r > 0) {
+				bytes_in += r;
+				prog_in = bytes_in;
+			}
+		}
+
+		if (tx_len && !tx_done && (pfd.revents & (POLLOUT | POLLERR))) {
+			ssize_t w = send(s, tx + tx_off, tx_len, MSG_NOSIGNAL);
+
+			if (w < 0 && is_reset(errno)) {
+				reset = 1;
+				break;
+			}
+			if (w < 0 && errno != EAGAIN && errno != EINTR)
+				die("send: %s", strerror(errno));
+			if (w > 0) {
+				tx_off += (size_t)w;
+				tx_len -= (size_t)w;
+				bytes_out += w;
+				prog_out = bytes_out;
+			}
+		}
+		/* The pattern restarts at bytes_out: drop a partial buffer */
+		if (tx_done)
+			tx_len = 0;
+	}
+
+	close(s);
+	end = reset ? "rst" : "eof";
+	progress_write(bytes_in, bytes_out, end);
+	if (opt_report)
+		fprintf(stderr, "bytes_in=%lld bytes_out=%lld end=%s\n",
+			bytes_in, bytes_out, end);
+	if (opt_expect_rst)
+		return reset ? 0 : 1;
+	if (reset)
+		fprintf(stderr, "sockio: connection reset after %lld bytes "
+			"in, %lld out\n", bytes_in, bytes_out);
+	return reset;
+}
+
+static int do_pattern_listen(const char *addr, const char *port)
+{
+	int l = sock_listen(addr, port, SOCK_STREAM), s;
+
+	ready();
+	s = accept(l, NULL, NULL);
+	if (s < 0)
+		die("accept: %s", strerror(errno));
+	close(l);
+	return pattern(s);
+}
+
+static int do_pattern_connect(const char *addr, const char *port)
+{
+	int s = tcp_connect(addr, port);
+
+	if (s < 0)
+		die("connect %s %s: %s", addr, port, strerror(-s));
+	return pattern(s);
 }
 
 static void raise_nofile(void)
@@ -1000,12 +1218,16 @@ static void usage(void)
 {
 	fputs("Usage: sockio [-4|-6] [-t SECS] [--ready FILE] [--report]\n"
 	      "              [--rst-after N] [--expect-rst] [--hold]\n"
-	      "              [--wait-eof] [--expect-refused] MODE ARG...\n"
+	      "              [--wait-eof] [--expect-refused] [--send]\n"
+	      "              [--rate KIB] [--bytes N] [--stop-file FILE]\n"
+	      "              [--progress FILE] MODE ARG...\n"
 	      "MODE: tcp-listen ADDR PORT | tcp-connect ADDR PORT |\n"
 	      "      tcp-echo ADDR PORT | tcp-many ADDR PORT N BYTES |\n"
 	      "      tcp-refused ADDR PORT | churn ADDR PORT SECS |\n"
 	      "      udp-echo ADDR PORT | udp-ping ADDR PORT [COUNT] |\n"
-	      "      udp-dns ADDR | dns-server ADDR\n", stderr);
+	      "      udp-dns ADDR | dns-server ADDR |\n"
+	      "      pattern-listen ADDR PORT | pattern-connect ADDR PORT\n",
+	      stderr);
 	exit(64);
 }
 
@@ -1031,6 +1253,11 @@ int main(int argc, char **argv)
 		{ "report",		no_argument, NULL, 'p' },
 		{ "hold",		no_argument, NULL, 'H' },
 		{ "wait-eof",		no_argument, NULL, 'W' },
+		{ "send",		no_argument, NULL, 'S' },
+		{ "rate",		required_argument, NULL, 'K' },
+		{ "bytes",		required_argument, NULL, 'B' },
+		{ "stop-file",		required_argument, NULL, 'X' },
+		{ "progress",		required_argument, NULL, 'P' },
 		{ "help",		no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1050,6 +1277,11 @@ int main(int argc, char **argv)
 		case 'p': opt_report = 1; break;
 		case 'H': opt_hold = 1; break;
 		case 'W': opt_wait_eof = 1; break;
+		case 'S': opt_send = 1; break;
+		case 'K': opt_rate = num(optarg); break;
+		case 'B': opt_bytes = num(optarg); break;
+		case 'X': opt_stop_file = optarg; break;
+		case 'P': opt_progress = optarg; break;
 		default: usage();
 		}
 	}
@@ -1076,6 +1308,10 @@ int main(int argc, char **argv)
 		rc = do_tcp_listen(a[0], a[1]);
 	else if (!strcmp(mode, "tcp-connect") && argc == 2)
 		rc = do_tcp_connect(a[0], a[1]);
+	else if (!strcmp(mode, "pattern-listen") && argc == 2)
+		rc = do_pattern_listen(a[0], a[1]);
+	else if (!strcmp(mode, "pattern-connect") && argc == 2)
+		rc = do_pattern_connect(a[0], a[1]);
 	else if (!strcmp(mode, "tcp-echo") && argc == 2)
 		rc = do_tcp_echo(a[0], a[1]);
 	else if (!strcmp(mode, "tcp-many") && argc == 4)

@@ -46,15 +46,50 @@
  *   stop-kick      GET_VRING_BASE on TX (checks the index), then a frame
  *                  and a kick: the daemon must not touch the ring
  *   log            SET_LOG_BASE + LOG_ALL: a frame to us marks its pages
+ *   mig-probe      connect: exit 3 unless the daemon offers DEVICE_STATE
+ *   state-load     connect, load --state-load FILE as a migration target
+ *                  (SET_DEVICE_STATE_FD LOAD, CHECK_DEVICE_STATE must be 0,
+ *                  or non-zero with --expect-load-fail), then start afresh
  *
  * Options: -t MS timeout for every wait (default 5000), -r SECONDS retry
  * connecting, -2 two memory regions, -n TAP, -m MTU (bridge), -v verbose.
  *
- * Exit status: 0 if every case went as expected, 1 otherwise, 2 on usage.
+ * Live migration, in bridge mode (what QEMU 10 does, see "migration"
+ * below). A migration starts on SIGUSR2 or on a line written to the
+ * trigger FIFO: "migrate" (to --migrate-to), "migrate SOCK" (to SOCK:
+ * several migrations, back and forth, in one run) or "cancel" (save the
+ * state, then resume the source). Each one ends with a line on stderr,
+ * also appended to --migrate-done FILE:
+ *   migrate: result=ok|cancelled|failed-resumed|failed n=N stage=S
+ *   state_bytes=N save_check=N load_check=N base_rx=N base_tx=N
+ *   stop_ms=N save_ms=N load_ms=N start_ms=N downtime_ms=N total_ms=N
+ * (stop: disable + GET_VRING_BASE; save: SAVE + CHECK; load: LOAD +
+ * CHECK; start: the target's device start; downtime: from the stop to the
+ * started target; total: from the trigger, including the target's connect
+ * sequence and the dirty-log start).
+ *   --migrate-to SOCK       default target
+ *   --migrate-trigger FIFO  command FIFO (made with mkfifo by the caller)
+ *   --migrate-done FILE     append each result line to FILE
+ *   --migrate-fail          "migrate" (and SIGUSR2) cancel after SAVE
+ *   --migrate-close-source  close the source's connection once migrated
+ *                           (otherwise it stays open, as a live source
+ *                           QEMU, until the next migration or the end)
+ *   --state-save FILE       record each saved state ("%d": migration no.)
+ *   --state-load FILE       give the target FILE instead of the source's
+ *                           state (also for the state-load case)
+ *   --no-mig-log            no dirty logging before the switch-over
+ *   --no-disable            no SET_VRING_ENABLE 0 before GET_VRING_BASE
+ * Any of these offers DEVICE_STATE: a daemon without it makes vu-front
+ * exit with status 3 at connect time.
+ *
+ * Exit status: 0 if every case went as expected (and every migration but
+ * the requested cancels succeeded), 1 otherwise, 2 on usage, 3 if the
+ * daemon can't migrate.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <net/if.h>
 #include <poll.h>
 #include <signal.h>
@@ -94,6 +129,7 @@ enum {
 	SET_VRING_BASE, GET_VRING_BASE, SET_VRING_KICK, SET_VRING_CALL,
 	SET_VRING_ERR, GET_PROTOCOL_FEATURES, SET_PROTOCOL_FEATURES,
 	GET_QUEUE_NUM, SET_VRING_ENABLE, SEND_RARP,
+	SET_DEVICE_STATE_FD = 42, CHECK_DEVICE_STATE,
 };
 #define NEED_REPLY 0x8
 #define F_MRG (1ULL << 15)
@@ -102,6 +138,7 @@ enum {
 #define F_V1 (1ULL << 32)
 #define PF_LOG_SHMFD (1ULL << 1)
 #define PF_REPLY_ACK (1ULL << 3)
+#define PF_DEVICE_STATE (1ULL << 19)
 #define D_NEXT 1
 #define D_WRITE 2
 #define D_INDIRECT 4
@@ -117,7 +154,8 @@ static volatile sig_atomic_t stop;
 static int sock = -1;
 static int memfd[2] = { -1, -1 };
 static uint8_t *mem[2];
-static bool reply_ack;
+static bool reply_ack, log_shmfd;
+static bool mig_wanted;			/* offer DEVICE_STATE */
 
 struct ring {
 	unsigned q;
@@ -143,6 +181,15 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+static volatile sig_atomic_t mig_sig;
+
+/* SIGUSR2: migrate, as "migrate" on the trigger FIFO */
+static void on_migrate_signal(int sig)
+{
+	(void)sig;
+	mig_sig = 1;
 }
 
 #define say(...) fprintf(stderr, "vu-front: " __VA_ARGS__)
@@ -493,13 +540,13 @@ static void sock_close(void)
 	reply_ack = false;
 }
 
-static int sock_connect(void)
+static int sock_connect(const char *path)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	uint64_t end = now_ms() + (uint64_t)retry_s * 1000;
 
 	sock_close();
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", sock_path);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
 	for (;;) {
 		sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (sock < 0)
@@ -509,7 +556,7 @@ static int sock_connect(void)
 		close(sock);
 		sock = -1;
 		if (now_ms() >= end || stop) {
-			say("connect %s: %s\n", sock_path, strerror(errno));
+			say("connect %s: %s\n", path, strerror(errno));
 			return -1;
 		}
 		usleep(50000);
@@ -528,28 +575,40 @@ static void rx_post_all(void)
 	}
 }
 
-/* The connect and device start sequences of QEMU */
-static int dev_connect(uint64_t extra_features)
-{
-	uint64_t f, pf, st;
-	uint8_t mt[8 + 32 * 2];
-	int len;
+/* Features we ack in SET_FEATURES (LOG_ALL added while logging) */
+#define F_ACKED (F_V1 | F_PROTO | F_MRG)
 
-	if (sock_connect())
-		return -1;
+/*
+ * The connect sequence of QEMU (doc §4.1): features, protocol features,
+ * owner, features again, call fds. New kick/call eventfds for this
+ * connection. With migration requested, DEVICE_STATE must be offered:
+ * without it the daemon can't migrate, and we exit with status 3.
+ */
+static int dev_handshake(void)
+{
+	uint64_t f, pf, want = PF_REPLY_ACK | PF_LOG_SHMFD;
+
+	if (mig_wanted)
+		want |= PF_DEVICE_STATE;
 	if (get_u64(GET_FEATURES, &f))
 		return -1;
-	if ((f & (F_V1 | F_PROTO | F_MRG)) != (F_V1 | F_PROTO | F_MRG)) {
+	if ((f & F_ACKED) != F_ACKED) {
 		say("features 0x%llx lack VERSION_1/PROTOCOL/MRG_RXBUF\n",
 		    (unsigned long long)f);
 		return -1;
 	}
 	if (get_u64(GET_PROTOCOL_FEATURES, &pf))
 		return -1;
-	pf &= PF_REPLY_ACK | PF_LOG_SHMFD;
+	if (mig_wanted && !(pf & PF_DEVICE_STATE)) {
+		say("daemon lacks DEVICE_STATE (protocol features 0x%llx): "
+		    "it can't migrate\n", (unsigned long long)pf);
+		exit(3);
+	}
+	pf &= want;
 	if (msg_send(SET_PROTOCOL_FEATURES, 0, &pf, 8))
 		return -1;
 	reply_ack = pf & PF_REPLY_ACK;
+	log_shmfd = pf & PF_LOG_SHMFD;
 	if (msg_send(SET_OWNER, 0, NULL, 0) || get_u64(GET_FEATURES, &f))
 		return -1;
 
@@ -560,8 +619,23 @@ static int dev_connect(uint64_t extra_features)
 	if (send_vring_fd(SET_VRING_CALL, 0, rx.call) ||
 	    send_vring_fd(SET_VRING_CALL, 1, tx.call))
 		return -1;
+	return 0;
+}
 
-	if (send_u64(SET_FEATURES, F_V1 | F_PROTO | F_MRG | extra_features))
+/*
+ * The device start sequence of QEMU (doc §4.2). @fresh: new, empty rings
+ * and every RX buffer posted; otherwise the rings in guest memory carry
+ * on (migration target, cancelled migration) from the avail indexes
+ * @base that GET_VRING_BASE returned.
+ */
+static int dev_start(uint64_t extra_features, bool fresh,
+		     const uint16_t base[2])
+{
+	uint8_t mt[8 + 32 * 2];
+	uint64_t st;
+	int len;
+
+	if (send_u64(SET_FEATURES, F_ACKED | extra_features))
 		return -1;
 	len = mem_table_msg(mt);
 	if (acked(SET_MEM_TABLE, mt, (uint32_t)len, memfd, two_regions ? 2 : 1,
@@ -570,16 +644,18 @@ static int dev_connect(uint64_t extra_features)
 		return -1;
 	}
 
-	ring_init(&rx, VF_RX_RING);
-	ring_init(&tx, VF_TX_RING);
-	tx_next = 0;
+	if (fresh) {
+		ring_init(&rx, VF_RX_RING);
+		ring_init(&tx, VF_TX_RING);
+		tx_next = 0;
+	}
 	for (unsigned i = 0; i < 2; i++) {
 		struct ring *r = i ? &tx : &rx;
 		struct addr_msg a;
 
 		addr_fill(&a, r, i, 0);
 		if (send_state(SET_VRING_NUM, i, VF_Q) ||
-		    send_state(SET_VRING_BASE, i, 0))
+		    send_state(SET_VRING_BASE, i, fresh ? 0 : base[i]))
 			return -1;
 		if (acked(SET_VRING_ADDR, &a, sizeof(a), NULL, 0, &st) || st) {
 			say("SET_VRING_ADDR %u refused\n", i);
@@ -589,13 +665,24 @@ static int dev_connect(uint64_t extra_features)
 		    send_vring_fd(SET_VRING_CALL, i, r->call))
 			return -1;
 	}
-	rx_post_all();
+	if (fresh)
+		rx_post_all();
 	if (send_state(SET_VRING_ENABLE, 0, 1) ||
 	    send_state(SET_VRING_ENABLE, 1, 1))
 		return -1;
 	kick(&rx);
+	if (!fresh)
+		kick(&tx);
 	vsay("device started\n");
 	return 0;
+}
+
+/* Connect to the daemon at sock_path and start the device afresh */
+static int dev_connect(uint64_t extra_features)
+{
+	if (sock_connect(sock_path) || dev_handshake())
+		return -1;
+	return dev_start(extra_features, true, NULL);
 }
 
 /* ---- frames ---------------------------------------------------------- */
@@ -891,6 +978,608 @@ static int case_expect_close(void)
 	return -1;
 }
 
+/* ---- migration ------------------------------------------------------- */
+
+/*
+ * A migration is what QEMU 10 does at switch-over (doc §4.3, §8): the
+ * target's connect sequence (its QEMU is up before the switch-over), then
+ * the VM stops: no frames relayed (the tap keeps the guest's frames in its
+ * queue), rings disabled and stopped with GET_VRING_BASE, the state saved
+ * through a pipe (SET_DEVICE_STATE_FD SAVE, CHECK_DEVICE_STATE), loaded
+ * into the target the same way, and the target's device started on the
+ * same guest memory with the source's ring indexes. A cancelled migration
+ * starts the source's device again instead. Dirty logging (SET_LOG_BASE,
+ * LOG_ALL, LOG flags) is turned on first unless --no-mig-log, as QEMU
+ * does for its pre-copy; nobody reads the log: memory is shared here.
+ */
+
+#define STATE_NOFD 0x100
+#define STATE_SAVE 0
+#define STATE_LOAD 1
+
+/* A connection to a daemon: socket, negotiated options, ring eventfds */
+struct conn {
+	int sock, rk, rc, tk, tc;
+	bool reply_ack, log_shmfd;
+};
+
+static const char *mig_to, *mig_trigger, *mig_done, *state_save_path;
+static const char *state_load_path;
+static bool mig_cancel, mig_close_src, mig_nolog, mig_nodisable;
+static bool expect_load_fail;
+static unsigned mig_n, mig_bad;
+static struct conn old_src = { -1, -1, -1, -1, -1, false, false };
+
+/* conn_save() - move the current connection into @c, none left current */
+static void conn_save(struct conn *c)
+{
+	c->sock = sock;
+	c->rk = rx.kick;
+	c->rc = rx.call;
+	c->tk = tx.kick;
+	c->tc = tx.call;
+	c->reply_ack = reply_ack;
+	c->log_shmfd = log_shmfd;
+	sock = rx.kick = rx.call = tx.kick = tx.call = -1;
+	reply_ack = log_shmfd = false;
+}
+
+/* conn_load() - make @c the current connection */
+static void conn_load(const struct conn *c)
+{
+	sock = c->sock;
+	rx.kick = c->rk;
+	rx.call = c->rc;
+	tx.kick = c->tk;
+	tx.call = c->tc;
+	reply_ack = c->reply_ack;
+	log_shmfd = c->log_shmfd;
+}
+
+static void conn_close(struct conn *c)
+{
+	int *fds[] = { &c->sock, &c->rk, &c->rc, &c->tk, &c->tc };
+	unsigned i;
+
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+/* Dirty logging on, as QEMU starts its pre-copy */
+static int mig_log_start(void)
+{
+	uint64_t size = VF_MEM_SIZE / 4096 / 8, m[2] = { size, 0 }, st;
+	struct addr_msg a;
+	unsigned i;
+	int fd;
+
+	if (!log_shmfd)
+		return 0;
+	fd = memfd_create("vu-front-log", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, (off_t)size)) {
+		perror("vu-front: log memfd");
+		return -1;
+	}
+	if (msg_send_fds(SET_LOG_BASE, 0, m, 16, &fd, 1) ||
+	    reply_u64(SET_LOG_BASE, &st)) {
+		say("SET_LOG_BASE not answered\n");
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	if (send_u64(SET_FEATURES, F_ACKED | F_LOG_ALL))
+		return -1;
+	for (i = 0; i < 2; i++) {
+		addr_fill(&a, i ? &tx : &rx, i, 1);
+		if (!reply_ack) {
+			if (msg_send(SET_VRING_ADDR, 0, &a, sizeof(a)))
+				return -1;
+		} else if (acked(SET_VRING_ADDR, &a, sizeof(a), NULL, 0, &st) ||
+			   st) {
+			say("SET_VRING_ADDR with LOG refused\n");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The reply to SET_DEVICE_STATE_FD: a u64, and maybe the daemon's fd */
+static int reply_state_fd(uint64_t *v, int *fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} cbuf;
+	uint8_t hdr[12];
+	struct iovec iov = { hdr, 12 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf.buf,
+			     .msg_controllen = sizeof(cbuf.buf) };
+	struct pollfd pfd = { sock, POLLIN, 0 };
+	uint32_t r, fl, size;
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	*fd = -1;
+	if (poll(&pfd, 1, timeout_ms) <= 0)
+		return -1;
+	n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	if (n <= 0)
+		return -1;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS && *fd < 0)
+			memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	}
+	if (n < 12 && read_full(hdr + n, (size_t)(12 - n)))
+		return -1;
+	memcpy(&r, hdr, 4);
+	memcpy(&fl, hdr + 4, 4);
+	memcpy(&size, hdr + 8, 4);
+	if (r != SET_DEVICE_STATE_FD || !(fl & 0x4) || size != 8) {
+		say("bad reply: request %u flags 0x%x size %u to %u\n", r, fl,
+		    size, SET_DEVICE_STATE_FD);
+		return -1;
+	}
+	return read_full(v, 8);
+}
+
+/*
+ * SET_DEVICE_STATE_FD(@dir, STOPPED) with our end @ours of a pipe whose
+ * other end is @theirs (which we close): returns the fd to transfer on
+ * (ours, or the daemon's if it sent one instead), -1 on refusal
+ */
+static int state_fd(uint32_t dir, int ours, int theirs)
+{
+	uint32_t t[2] = { dir, 0 };
+	uint64_t v;
+	int fd, rc;
+
+	rc = msg_send_fds(SET_DEVICE_STATE_FD, 0, t, 8, &theirs, 1);
+	close(theirs);
+	if (rc || reply_state_fd(&v, &fd)) {
+		say("SET_DEVICE_STATE_FD (%s): no reply\n",
+		    dir == STATE_SAVE ? "SAVE" : "LOAD");
+		close(ours);
+		return -1;
+	}
+	if (v & 0xff) {
+		say("SET_DEVICE_STATE_FD (%s) refused: 0x%llx\n",
+		    dir == STATE_SAVE ? "SAVE" : "LOAD", (unsigned long long)v);
+		if (fd >= 0)
+			close(fd);
+		close(ours);
+		return -1;
+	}
+	if (v & STATE_NOFD) {
+		if (fd >= 0) {
+			say("SET_DEVICE_STATE_FD: an fd despite NOFD\n");
+			close(fd);
+		}
+		return ours;
+	}
+	if (fd < 0) {
+		say("SET_DEVICE_STATE_FD: neither NOFD nor an fd\n");
+		close(ours);
+		return -1;
+	}
+	close(ours);
+	return fd;
+}
+
+/* Read @fd to EOF into a growing buffer, within the timeout */
+static int pipe_read_all(int fd, uint8_t **buf, size_t *len)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	size_t cap = 1 << 16;
+
+	*len = 0;
+	*buf = malloc(cap);
+	if (!*buf || fcntl(fd, F_SETFL, O_NONBLOCK))
+		return -1;
+	for (;;) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		ssize_t n;
+		int left;
+
+		if (*len == cap) {
+			uint8_t *b = realloc(*buf, cap * 2);
+
+			if (!b)
+				return -1;
+			*buf = b;
+			cap *= 2;
+		}
+		n = read(fd, *buf + *len, cap - *len);
+		if (n > 0) {
+			*len += (size_t)n;
+			continue;
+		}
+		if (!n)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN) {
+			perror("vu-front: state read");
+			return -1;
+		}
+		left = (int)(end - now_ms());
+		if (left <= 0) {
+			say("state: no EOF after %zu bytes within %d ms\n",
+			    *len, timeout_ms);
+			return -1;
+		}
+		poll(&pfd, 1, left);
+	}
+}
+
+/* Write all of @buf to @fd within the timeout */
+static int pipe_write_all(int fd, const uint8_t *buf, size_t len)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	size_t done = 0;
+
+	if (fcntl(fd, F_SETFL, O_NONBLOCK))
+		return -1;
+	while (done < len) {
+		struct pollfd pfd = { fd, POLLOUT, 0 };
+		ssize_t n = write(fd, buf + done, len - done);
+		int left;
+
+		if (n > 0) {
+			done += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN) {
+			say("state write: %s after %zu of %zu bytes\n",
+			    strerror(errno), done, len);
+			return -1;
+		}
+		left = (int)(end - now_ms());
+		if (left <= 0) {
+			say("state write: %zu of %zu bytes within %d ms\n",
+			    done, len, timeout_ms);
+			return -1;
+		}
+		poll(&pfd, 1, left);
+	}
+	return 0;
+}
+
+/*
+ * state_save() - SAVE from the (stopped) current daemon into @buf/@len,
+ * then CHECK_DEVICE_STATE into @check. 0 if the exchange itself worked.
+ */
+static int state_save(uint8_t **buf, size_t *len, uint64_t *check)
+{
+	int p[2], fd, rc;
+
+	*buf = NULL;
+	*len = 0;
+	*check = UINT64_MAX;
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	fd = state_fd(STATE_SAVE, p[0], p[1]);
+	if (fd < 0)
+		return -1;
+	rc = pipe_read_all(fd, buf, len);
+	close(fd);
+	if (get_u64(CHECK_DEVICE_STATE, check)) {
+		say("CHECK_DEVICE_STATE (SAVE): no reply\n");
+		return -1;
+	}
+	return rc;
+}
+
+/* state_load() - LOAD @buf/@len into the current daemon, CHECK into @check */
+static int state_load(const uint8_t *buf, size_t len, uint64_t *check)
+{
+	int p[2], fd, rc;
+
+	*check = UINT64_MAX;
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	fd = state_fd(STATE_LOAD, p[1], p[0]);
+	if (fd < 0)
+		return -1;
+	rc = pipe_write_all(fd, buf, len);
+	close(fd);
+	if (get_u64(CHECK_DEVICE_STATE, check)) {
+		say("CHECK_DEVICE_STATE (LOAD): no reply\n");
+		return -1;
+	}
+	return rc;
+}
+
+/* Read a whole file (for --state-load) */
+static int file_read(const char *path, uint8_t **buf, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd < 0) {
+		say("%s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	rc = pipe_read_all(fd, buf, len);
+	close(fd);
+	return rc;
+}
+
+/* Write the state to --state-save PATH ("%d" in it: migration number) */
+static void state_record(const uint8_t *buf, size_t len)
+{
+	const char *pct = strstr(state_save_path, "%d");
+	char path[4096];
+	FILE *f;
+
+	if (pct)
+		snprintf(path, sizeof(path), "%.*s%u%s",
+			 (int)(pct - state_save_path), state_save_path, mig_n,
+			 pct + 2);
+	else
+		snprintf(path, sizeof(path), "%s", state_save_path);
+	f = fopen(path, "we");
+	if (!f || (len && fwrite(buf, len, 1, f) != 1) || fclose(f)) {
+		say("%s: can't write the state\n", path);
+		return;
+	}
+	vsay("state: %zu bytes recorded in %s\n", len, path);
+}
+
+/* Deliver the frames the daemon put on RX to the tap (and re-post) */
+static void rx_drain(int tap)
+{
+	static uint8_t f[FRAME_MAX];
+	int n;
+
+	while ((n = rx_frame(f, sizeof(f))) > 0) {
+		if (write(tap, f, (size_t)n) < 0 && errno != EAGAIN &&
+		    errno != EIO)
+			perror("vu-front: tap write");
+	}
+}
+
+/* The result line on stderr, and appended to --migrate-done FILE */
+static void mig_report(const char *line)
+{
+	FILE *f;
+
+	say("%s\n", line);
+	if (!mig_done)
+		return;
+	f = fopen(mig_done, "ae");
+	if (!f || fprintf(f, "%s\n", line) < 0 || fclose(f))
+		say("%s: can't write\n", mig_done);
+}
+
+/*
+ * migrate() - switch the guest over from the current daemon to the one
+ * listening at @to, or (@cancel) fail the migration after the source
+ * saved its state and start the source's device again, as QEMU does when
+ * a migration is cancelled. The caller's loop is blocked meanwhile: no
+ * frame is relayed. Reports one "migrate: result=..." line with the
+ * timings (ms since the trigger). Returns 0 if the guest runs again, on
+ * the target or (after a cancel or a failure) on the source; -1 if not.
+ */
+static int migrate(int tap, const char *to, bool cancel)
+{
+	uint64_t t0 = now_ms(), t_conn, t_stop, t_stopped = 0, t_saved = 0;
+	uint64_t t_loaded = 0, t_started = 0, check = 0, lcheck = 0;
+	uint8_t *state = NULL, *file = NULL;
+	const uint8_t *load;
+	size_t state_len = 0, file_len = 0, load_len;
+	const char *stage = "none";
+	struct conn src, dst;
+	uint16_t base[2] = { 0, 0 };
+	bool have_dst = false, resumed = false;
+	char line[512];
+	unsigned i;
+
+	mig_n++;
+	say("migrate: #%u %s%s\n", mig_n, cancel ? "cancel after SAVE" : "to ",
+	    cancel ? "" : to);
+	if (!cancel && state_load_path &&
+	    file_read(state_load_path, &file, &file_len)) {
+		stage = "state-file";
+		goto out;
+	}
+	if (!mig_nolog && mig_log_start()) {
+		stage = "log";
+		goto out;
+	}
+	if (!cancel) {
+		/* The target's QEMU is up and connected before switch-over */
+		conn_save(&src);
+		if (sock_connect(to) || dev_handshake()) {
+			sock_close();
+			conn_load(&src);
+			stage = "connect";
+			goto out;
+		}
+		conn_save(&dst);
+		conn_load(&src);
+		have_dst = true;
+	}
+	t_conn = now_ms();
+
+	/* Switch-over: the VM stops */
+	t_stop = now_ms();
+	rx_drain(tap);
+	if (!mig_nodisable &&
+	    (send_state(SET_VRING_ENABLE, 0, 0) ||
+	     send_state(SET_VRING_ENABLE, 1, 0))) {
+		stage = "disable";
+		goto resume;
+	}
+	for (i = 0; i < 2; i++) {
+		uint32_t s[2] = { i, 0 };
+		uint64_t v;
+
+		if (msg_send(GET_VRING_BASE, 0, s, 8) ||
+		    reply_u64(GET_VRING_BASE, &v)) {
+			stage = "get-vring-base";
+			goto resume;
+		}
+		memcpy(s, &v, 8);
+		if (s[0] != i) {
+			say("GET_VRING_BASE %u: reply for ring %u\n", i, s[0]);
+			stage = "get-vring-base";
+			goto resume;
+		}
+		base[i] = (uint16_t)s[1];
+	}
+	t_stopped = now_ms();
+	if (state_save(&state, &state_len, &check) || check) {
+		if (state_save_path && state)
+			state_record(state, state_len);
+		stage = "save";
+		goto resume;
+	}
+	t_saved = now_ms();
+	if (state_save_path)
+		state_record(state, state_len);
+	if (cancel) {
+		stage = "cancel";
+		goto resume;
+	}
+
+	conn_save(&src);
+	conn_load(&dst);
+	have_dst = false;
+	load = file ? file : state;
+	load_len = file ? file_len : state_len;
+	if (state_load(load, load_len, &lcheck) || lcheck) {
+		sock_close();
+		conn_load(&src);
+		stage = "load";
+		goto resume;
+	}
+	t_loaded = now_ms();
+	if (dev_start(0, false, base)) {
+		/* The target took the state: no way back */
+		stage = "start";
+		goto out;
+	}
+	t_started = now_ms();
+	if (old_src.sock >= 0)
+		conn_close(&old_src);
+	if (mig_close_src)
+		conn_close(&src);
+	else
+		old_src = src;
+	stage = NULL;
+	goto out;
+
+resume:
+	/* The source runs the guest again: device start, logging off */
+	if (have_dst) {
+		conn_close(&dst);
+		have_dst = false;
+	}
+	if (dev_start(0, false, base)) {
+		say("migrate: the source's device doesn't start again\n");
+	} else {
+		resumed = true;
+		t_started = now_ms();
+	}
+
+out:
+	if (have_dst)
+		conn_close(&dst);
+	snprintf(line, sizeof(line),
+		 "migrate: result=%s n=%u stage=%s state_bytes=%zu "
+		 "save_check=%llu load_check=%llu base_rx=%u base_tx=%u "
+		 "stop_ms=%llu save_ms=%llu load_ms=%llu start_ms=%llu "
+		 "downtime_ms=%llu total_ms=%llu",
+		 !stage ? "ok" :
+		 !strcmp(stage, "cancel") && resumed ? "cancelled" :
+		 resumed ? "failed-resumed" : "failed",
+		 mig_n, stage ? stage : "done", state_len,
+		 (unsigned long long)check, (unsigned long long)lcheck,
+		 base[0], base[1],
+		 (unsigned long long)(t_stopped ? t_stopped - t_stop : 0),
+		 (unsigned long long)(t_saved ? t_saved - t_stopped : 0),
+		 (unsigned long long)(t_loaded ? t_loaded - t_saved : 0),
+		 (unsigned long long)(t_started && t_loaded ?
+				      t_started - t_loaded : 0),
+		 (unsigned long long)(t_started ? t_started - t_stop : 0),
+		 (unsigned long long)(now_ms() - t0));
+	(void)t_conn;
+	mig_report(line);
+	free(state);
+	free(file);
+	if (stage && strcmp(stage, "cancel"))
+		mig_bad++;
+	if (!stage || resumed)
+		return 0;
+	return -1;
+}
+
+/* Trigger FIFO: complete lines "migrate [SOCK]" or "cancel" */
+static int trig_fd = -1;
+
+/* Next command from the trigger FIFO into @cmd; 1 if one, 0 if none */
+static int trigger_next(char *cmd, size_t size)
+{
+	static char buf[512];
+	static size_t len;
+	char *nl;
+	ssize_t n;
+
+	if (trig_fd >= 0 && len < sizeof(buf) - 1) {
+		n = read(trig_fd, buf + len, sizeof(buf) - 1 - len);
+		if (n > 0)
+			len += (size_t)n;
+	}
+	buf[len] = 0;
+	nl = strchr(buf, '\n');
+	if (!nl) {
+		if (len == sizeof(buf) - 1)
+			len = 0;	/* garbage: drop it */
+		return 0;
+	}
+	*nl = 0;
+	snprintf(cmd, size, "%s", buf);
+	len -= (size_t)(nl + 1 - buf);
+	memmove(buf, nl + 1, len);
+	return 1;
+}
+
+/* Run one trigger command; -1 if the guest can't run any more */
+static int trigger_run(int tap, char *cmd)
+{
+	char *arg;
+
+	while (*cmd == ' ')
+		cmd++;
+	arg = strchr(cmd, ' ');
+	if (arg) {
+		*arg++ = 0;
+		while (*arg == ' ')
+			arg++;
+		if (!*arg)
+			arg = NULL;
+	}
+	if (!strcmp(cmd, "migrate")) {
+		if (!arg && !mig_to && !mig_cancel) {
+			say("migrate: no target (--migrate-to or "
+			    "\"migrate SOCK\")\n");
+			return 0;
+		}
+		return migrate(tap, arg ? arg : mig_to, mig_cancel && !arg);
+	}
+	if (!strcmp(cmd, "cancel"))
+		return migrate(tap, NULL, true);
+	if (*cmd)
+		say("trigger: unknown command \"%s\"\n", cmd);
+	return 0;
+}
+
 /* ---- bridge ---------------------------------------------------------- */
 
 static int tap_open(void)
@@ -931,27 +1620,56 @@ static int tap_open(void)
 static int case_bridge(void)
 {
 	static uint8_t f[FRAME_MAX];
-	int tap = tap_open(), n;
+	int tap = tap_open(), n, rc = 0;
 	uint64_t frames_in = 0, frames_out = 0;
+	char cmd[512];
 
 	if (tap < 0)
 		return -1;
+	if (mig_trigger) {
+		/* Read-write: no EOF when a writer closes, never blocks */
+		trig_fd = open(mig_trigger, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		if (trig_fd < 0) {
+			say("%s: %s\n", mig_trigger, strerror(errno));
+			close(tap);
+			return -1;
+		}
+	}
 	say("bridge: connected, %s up\n", tap_name);
 	while (!stop) {
-		struct pollfd pfd[3] = { { tap, POLLIN, 0 },
+		struct pollfd pfd[5] = { { tap, POLLIN, 0 },
 					 { rx.call, POLLIN, 0 },
-					 { sock, POLLIN, 0 } };
+					 { sock, POLLIN, 0 },
+					 { trig_fd, POLLIN, 0 },
+					 { old_src.sock, POLLIN, 0 } };
 		bool tx_kick = false;
 
 		/* Don't read the tap while TX slots are all in flight */
 		if ((uint16_t)(tx.avail_idx - used_idx(&tx)) >= VF_TX_SLOTS)
 			pfd[0].fd = -1;
-		if (poll(pfd, 3, 100) < 0 && errno != EINTR)
+		if (poll(pfd, 5, 100) < 0 && errno != EINTR)
 			break;
 		if (pfd[2].revents & (POLLIN | POLLHUP)) {
 			say("bridge: daemon closed the connection\n");
 			break;
 		}
+		if (pfd[4].revents & (POLLIN | POLLHUP)) {
+			say("bridge: the migration source closed its "
+			    "connection\n");
+			conn_close(&old_src);
+		}
+		while (mig_sig || trigger_next(cmd, sizeof(cmd))) {
+			if (mig_sig) {
+				mig_sig = 0;
+				snprintf(cmd, sizeof(cmd), "migrate");
+			}
+			if (trigger_run(tap, cmd)) {
+				rc = -1;
+				break;
+			}
+		}
+		if (rc)
+			break;
 		drain_eventfd(rx.call);
 		drain_eventfd(tx.call);
 		while ((n = rx_frame(f, sizeof(f))) > 0) {
@@ -960,8 +1678,10 @@ static int case_bridge(void)
 				perror("vu-front: tap write");
 			frames_out++;
 		}
-		if (n < 0)
+		if (n < 0) {
+			rc = -1;
 			break;
+		}
 		kick(&rx);
 		while ((uint16_t)(tx.avail_idx - used_idx(&tx)) <
 		       VF_TX_SLOTS) {
@@ -979,8 +1699,13 @@ static int case_bridge(void)
 	}
 	say("bridge: %llu frames to the daemon, %llu from it\n",
 	    (unsigned long long)frames_in, (unsigned long long)frames_out);
+	if (mig_n)
+		say("bridge: %u migrations, %u failed\n", mig_n, mig_bad);
+	conn_close(&old_src);
+	if (trig_fd >= 0)
+		close(trig_fd);
 	close(tap);
-	return 0;
+	return rc || mig_bad ? -1 : 0;
 }
 
 /* ---- malformed input ------------------------------------------------- */
@@ -1133,7 +1858,7 @@ static int case_out_of_order(void)
 	uint64_t pf = PF_REPLY_ACK, f;
 	int fd = eventfd(0, EFD_CLOEXEC);
 
-	if (sock_connect() || get_u64(GET_FEATURES, &f) ||
+	if (sock_connect(sock_path) || get_u64(GET_FEATURES, &f) ||
 	    msg_send(SET_PROTOCOL_FEATURES, 0, &pf, 8))
 		return -1;
 	reply_ack = true;
@@ -1395,13 +2120,64 @@ static int case_log(void)
 	return 0;
 }
 
+/* mig-probe: exit 3 (in dev_handshake) unless DEVICE_STATE is offered */
+static int case_mig_probe(void)
+{
+	mig_wanted = true;
+	if (sock_connect(sock_path) || dev_handshake())
+		return -1;
+	say("mig-probe: DEVICE_STATE offered\n");
+	sock_close();
+	return 0;
+}
+
+/*
+ * state-load: a fresh connection, --state-load FILE into the daemon as a
+ * migration target does (LOAD, CHECK_DEVICE_STATE), then a fresh device
+ * start. Passes if CHECK_DEVICE_STATE is 0 (non-zero: --expect-load-fail)
+ */
+static int case_state_load(void)
+{
+	uint8_t *buf = NULL;
+	size_t len;
+	uint64_t check;
+	int rc;
+
+	if (!state_load_path) {
+		say("state-load: no --state-load FILE\n");
+		return -1;
+	}
+	mig_wanted = true;
+	if (file_read(state_load_path, &buf, &len) ||
+	    sock_connect(sock_path) || dev_handshake()) {
+		free(buf);
+		return -1;
+	}
+	rc = state_load(buf, len, &check);
+	free(buf);
+	say("state-load: %zu bytes, CHECK_DEVICE_STATE %llu\n", len,
+	    (unsigned long long)check);
+	if (rc)
+		return -1;
+	if (!check == expect_load_fail) {
+		say("state-load: the daemon %s the state\n",
+		    check ? "refused" : "accepted");
+		return -1;
+	}
+	return dev_start(0, true, NULL);
+}
+
 /* ---- main ------------------------------------------------------------ */
 
 static void usage(const char *name)
 {
 	fprintf(stderr,
 		"Usage: %s [-t MS] [-r SECONDS] [-2] [-n TAP] [-m MTU] [-v] "
-		"SOCKPATH CASE...\n(see the comment at the top of "
+		"[--migrate-to SOCK] [--migrate-trigger FIFO] "
+		"[--migrate-done FILE] [--migrate-fail] "
+		"[--migrate-close-source] [--state-save FILE] "
+		"[--state-load FILE] [--expect-load-fail] [--no-mig-log] "
+		"[--no-disable] SOCKPATH CASE...\n(see the comment at the top of "
 		"vu-front.c for the cases)\n", name);
 	exit(2);
 }
@@ -1422,6 +2198,10 @@ static int run_case(const char *name)
 	}
 	if (!strcmp(name, "connect"))
 		return dev_connect(0);
+	if (!strcmp(name, "mig-probe"))
+		return case_mig_probe();
+	if (!strcmp(name, "state-load"))
+		return case_state_load();
 	if (!strcmp(name, "close")) {
 		sock_close();
 		usleep(20000);
@@ -1465,10 +2245,25 @@ static int run_case(const char *name)
 
 int main(int argc, char **argv)
 {
+	static const struct option lopts[] = {
+		{ "migrate-to", required_argument, NULL, 'T' },
+		{ "migrate-trigger", required_argument, NULL, 'G' },
+		{ "migrate-done", required_argument, NULL, 'D' },
+		{ "migrate-fail", no_argument, NULL, 'F' },
+		{ "migrate-close-source", no_argument, NULL, 'C' },
+		{ "state-save", required_argument, NULL, 'S' },
+		{ "state-load", required_argument, NULL, 'L' },
+		{ "expect-load-fail", no_argument, NULL, 'E' },
+		{ "no-mig-log", no_argument, NULL, 'N' },
+		{ "no-disable", no_argument, NULL, 'X' },
+		{ 0 },
+	};
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sm = { .sa_handler = on_migrate_signal };
 	int opt, i;
 
-	while ((opt = getopt(argc, argv, "t:r:2n:m:v")) != -1) {
+	while ((opt = getopt_long(argc, argv, "t:r:2n:m:v", lopts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 't':
 			timeout_ms = atoi(optarg);
@@ -1488,15 +2283,48 @@ int main(int argc, char **argv)
 		case 'v':
 			verbose = true;
 			break;
+		case 'T':
+			mig_to = optarg;
+			break;
+		case 'G':
+			mig_trigger = optarg;
+			break;
+		case 'D':
+			mig_done = optarg;
+			break;
+		case 'F':
+			mig_cancel = true;
+			break;
+		case 'C':
+			mig_close_src = true;
+			break;
+		case 'S':
+			state_save_path = optarg;
+			break;
+		case 'L':
+			state_load_path = optarg;
+			break;
+		case 'E':
+			expect_load_fail = true;
+			break;
+		case 'N':
+			mig_nolog = true;
+			break;
+		case 'X':
+			mig_nodisable = true;
+			break;
 		default:
 			usage(argv[0]);
 		}
 	}
 	if (optind + 1 >= argc)
 		usage(argv[0]);
+	mig_wanted = mig_to || mig_trigger || mig_cancel || state_save_path ||
+		     state_load_path;
 	sock_path = argv[optind];
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGUSR2, &sm, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	rx.kick = -1;
 	if (mem_setup())
