@@ -1,0 +1,55 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# tcp_frames.sh - the daemon's TCP state machine, frame by frame, IPv4 and
+# IPv6: tcpguest plays the guest on the daemon's socket (it builds the
+# frames and keeps its own sequence numbers) and the peers in ROUTER (one
+# listening port per connection). Each case is a separate tcpguest run:
+# handshake options, data both ways, FIN from either side first, RST from
+# either side, zero window and window update, duplicate and overlapping
+# segments, a segment after a gap, a SYN to a closed port. After each case
+# the daemon must be back to its baseline of flows and file descriptors.
+set -eu
+# shellcheck source-path=SCRIPTDIR/..
+# shellcheck source=lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+TCPGUEST=${TCPGUEST:-$TOOLS/tcpguest}
+CASES=${TCP_FRAMES_CASES:-"handshake data-out data-in fin-guest fin-peer
+	rst-guest rst-peer zero-window retransmit out-of-order closed-port"}
+
+# settle WHAT: poll until the daemon is back to $flows0 flows, $fds0 fds
+settle() {
+	_e=$(($(now_ms) + 15000))
+	while :; do
+		_f=$(passt_flows) || _f='?'
+		_d=$(passt_fds)
+		[ "$_f" = "$flows0" ] && [ "$_d" = "$fds0" ] && return 0
+		[ "$(now_ms)" -gt "$_e" ] &&
+			fail "$1: the daemon keeps $_f flows and $_d fds, baseline $flows0 and $fds0"
+		sleep 0.1
+	done
+}
+
+[ -x "$TCPGUEST" ] || fail "no tcpguest in $TOOLS"
+setup_ns
+passt_start
+fds0=$(passt_fds)
+flows0=$(passt_flows) || fail "no 'flows:' line after SIGUSR1"
+log "baseline: $fds0 fds, $flows0 flows"
+
+for c in $CASES; do
+	t0=$(now_ms)
+	st=0
+	ns "$ROUTER" "$TCPGUEST" -t 15 "$SOCK" "$c" >"$T/$c.log" \
+		2>"$T/$c.err" || st=$?
+	log "$c: $(grep -h ': ok\|seed' "$T/$c.log" | tr '\n' ' ')($(($(now_ms) - t0)) ms)"
+	if [ "$st" -ne 0 ]; then
+		cat "$T/$c.err" >&2
+		passt_check_alive
+		fail "$c: tcpguest exit status $st"
+	fi
+	passt_check_alive
+	settle "$c"
+done
+passt_stop
