@@ -1129,6 +1129,9 @@ void conf(struct ctx *c, int argc, char **argv)
 	}
 	if (rc > 0)
 		exit(EXIT_SUCCESS);
+	/* Back-end discovery wants the JSON alone, whatever the host has */
+	if (c->print_capabilities)
+		return;
 	log_level = (enum log_level)c->log_lvl;
 
 	if (conf_host_defaults(c, err, sizeof(err))) {
