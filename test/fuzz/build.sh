@@ -26,7 +26,7 @@ FUZZ_SECS=${FUZZ_SECS:-20}
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 FUZZ_CC=${FUZZ_CC:-clang}
 FUZZ_ARGS=${FUZZ_ARGS:-}
-ALL="packet arp dhcp dhcpv6 ndp tap virtqueue vhost_user"
+ALL="packet arp dhcp dhcpv6 ndp tap virtqueue vhost_user migrate"
 SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -I. \
 	-Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers"
@@ -42,6 +42,7 @@ max_len() {
 	virtqueue) echo 16416 ;;	# header + both 8 KiB regions
 	tap) echo 8192 ;;
 	vhost_user) echo 16384 ;;	# operations, frames of up to 8 KiB
+	migrate) echo 8192 ;;		# a few flows with their queues
 	*) echo 4096 ;;
 	esac
 }
@@ -63,6 +64,9 @@ build() {
 		-o "$OUT/gen_corpus" test/fuzz/gen_corpus.c
 	rm -rf "$OUT/seeds"
 	"$OUT/gen_corpus" "$OUT/seeds"
+	# The migration stream fixtures are the seeds of fuzz_migrate
+	mkdir -p "$OUT/seeds/migrate"
+	cp test/data/migrate/*.bin "$OUT/seeds/migrate/"
 }
 
 run() {
