@@ -102,22 +102,22 @@ static void mig_put8(struct mig_buf *b, uint8_t v)
 
 static void mig_put16(struct mig_buf *b, uint16_t v)
 {
-	uint8_t d[2] = { (uint8_t)(v >> 8), (uint8_t)v };
+	uint8_t d[2] = {(uint8_t)(v >> 8), (uint8_t)v};
 
 	mig_put_bytes(b, d, 2);
 }
 
 static void mig_put16le(struct mig_buf *b, uint16_t v)
 {
-	uint8_t d[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
+	uint8_t d[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
 
 	mig_put_bytes(b, d, 2);
 }
 
 static void mig_put32(struct mig_buf *b, uint32_t v)
 {
-	uint8_t d[4] = { (uint8_t)(v >> 24), (uint8_t)(v >> 16),
-			 (uint8_t)(v >> 8), (uint8_t)v };
+	uint8_t d[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16),
+			(uint8_t)(v >> 8), (uint8_t)v};
 
 	mig_put_bytes(b, d, 4);
 }
@@ -286,8 +286,8 @@ struct mig_rd {
 	size_t whylen;
 };
 
-__attribute__((format(printf, 3, 4)))
-static int mig_fail(struct mig_rd *r, int rc, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int
+mig_fail(struct mig_rd *r, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -402,7 +402,7 @@ static void mig_dec_ext(const uint8_t *p, struct mig_tcp_ext *e)
 
 static const char *mig_pif_name(uint8_t pif)
 {
-	static const char *names[] = { "NONE", "HOST", "TAP", "SPLICE" };
+	static const char *names[] = {"NONE", "HOST", "TAP", "SPLICE"};
 
 	return pif < 4 ? names[pif] : "invalid";
 }
@@ -429,8 +429,7 @@ static int mig_check_basic(struct mig_rd *r, uint32_t i,
 				"flow %u: events 0x%02x lack ESTABLISHED", i,
 				t->events);
 	if (t->ws_from_tap > MIG_WS_MAX)
-		return mig_fail(r, -EINVAL,
-				"flow %u: ws_from_tap %u > %u", i,
+		return mig_fail(r, -EINVAL, "flow %u: ws_from_tap %u > %u", i,
 				t->ws_from_tap, MIG_WS_MAX);
 	if (t->ws_to_tap > MIG_WS_MAX)
 		return mig_fail(r, -EINVAL, "flow %u: ws_to_tap %u > %u", i,
@@ -510,8 +509,8 @@ static int mig_check_dups(struct mig_rd *r, const struct mig_stream_in *s,
 		const struct mig_tcp_basic *t = &s->flows[i].b;
 		const struct mig_flowside *f;
 
-		f = &t->side[host ? mig_basic_host_side(t) :
-				    mig_basic_tap_side(t)];
+		f = &t->side[host ? mig_basic_host_side(t)
+				  : mig_basic_tap_side(t)];
 		memcpy(keys[i].k, &f->oaddr, 16);
 		memcpy(keys[i].k + 16, &f->eaddr, 16);
 		keys[i].k[32] = (uint8_t)(f->oport >> 8);
@@ -528,8 +527,7 @@ static int mig_check_dups(struct mig_rd *r, const struct mig_stream_in *s,
 		rc = mig_fail(r, -EINVAL,
 			      "flow %u: same %s-side addresses and ports as "
 			      "flow %u",
-			      keys[i].i, host ? "HOST" : "TAP",
-			      keys[i - 1].i);
+			      keys[i].i, host ? "HOST" : "TAP", keys[i - 1].i);
 		break;
 	}
 	free(keys);
@@ -559,14 +557,14 @@ static int mig_check_ext(struct mig_rd *r, uint32_t i,
 				"flow %u: TCP state %u can't be migrated", i,
 				e->tcpi_state);
 	if (e->sndq > MIG_QUEUE_MAX)
-		return mig_fail(r, -E2BIG, "flow %u: sndq %u > %u", i,
-				e->sndq, MIG_QUEUE_MAX);
+		return mig_fail(r, -E2BIG, "flow %u: sndq %u > %u", i, e->sndq,
+				MIG_QUEUE_MAX);
 	if (e->rcvq > MIG_QUEUE_MAX)
-		return mig_fail(r, -E2BIG, "flow %u: rcvq %u > %u", i,
-				e->rcvq, MIG_QUEUE_MAX);
+		return mig_fail(r, -E2BIG, "flow %u: rcvq %u > %u", i, e->rcvq,
+				MIG_QUEUE_MAX);
 	if (e->notsent > e->sndq)
-		return mig_fail(r, -EINVAL, "flow %u: notsent %u > sndq %u",
-				i, e->notsent, e->sndq);
+		return mig_fail(r, -EINVAL, "flow %u: notsent %u > sndq %u", i,
+				e->notsent, e->sndq);
 	if (!e->mss || e->mss > 65535)
 		return mig_fail(r, -EINVAL, "flow %u: mss %u not in 1..65535",
 				i, e->mss);
@@ -639,8 +637,8 @@ static int mig_rd_flows(struct mig_rd *r, struct mig_stream_in *out)
 		char what[48];
 
 		if (!(p = mig_take(r, MIG_EXT_LEN))) {
-			snprintf(what, sizeof(what),
-				 "flow %u extended record", i);
+			snprintf(what, sizeof(what), "flow %u extended record",
+				 i);
 			return mig_truncated(r, what, MIG_EXT_LEN);
 		}
 		mig_dec_ext(p, &f->e);
@@ -667,7 +665,7 @@ static int mig_rd_flows(struct mig_rd *r, struct mig_stream_in *out)
 typedef int (*mig_stage_fn)(struct mig_rd *r, struct mig_stream_in *out);
 
 /* Stages that carry bytes, in stream order ("prepare flows" has none) */
-static const mig_stage_fn mig_stages_v2[] = { mig_rd_addrs, mig_rd_flows };
+static const mig_stage_fn mig_stages_v2[] = {mig_rd_addrs, mig_rd_flows};
 
 /* Versions we read, highest first: a v3 adds its own stage list above */
 static const struct {
@@ -675,7 +673,7 @@ static const struct {
 	const mig_stage_fn *stages;
 	size_t nstages;
 } mig_versions[] = {
-	{ 2, mig_stages_v2, sizeof(mig_stages_v2) / sizeof(mig_stages_v2[0]) },
+	{2, mig_stages_v2, sizeof(mig_stages_v2) / sizeof(mig_stages_v2[0])},
 };
 
 /**
@@ -696,7 +694,7 @@ static const struct {
 int mig_parse(const uint8_t *buf, size_t len, struct mig_stream_in *out,
 	      char *why, size_t whylen)
 {
-	struct mig_rd r = { buf, len, 0, why, whylen };
+	struct mig_rd r = {buf, len, 0, why, whylen};
 	uint32_t version, compat;
 	const uint8_t *p;
 	uint64_t magic;
@@ -730,9 +728,10 @@ int mig_parse(const uint8_t *buf, size_t len, struct mig_stream_in *out,
 			break;
 	}
 	if (v == sizeof(mig_versions) / sizeof(mig_versions[0]))
-		return mig_fail(&r, -ENOTSUP,
-				"unsupported version %u (compat %u), we read %u",
-				version, compat, MIG_VERSION);
+		return mig_fail(
+			&r, -ENOTSUP,
+			"unsupported version %u (compat %u), we read %u",
+			version, compat, MIG_VERSION);
 	out->version = mig_versions[v].version;
 
 	for (s = 0; s < mig_versions[v].nstages; s++) {
@@ -788,7 +787,7 @@ int mig_basic_tap_side(const struct mig_tcp_basic *t)
  */
 bool mig_addr_is_v4(const struct in6_addr *a)
 {
-	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
+	static const uint8_t pfx[12] = {[10] = 0xff, [11] = 0xff};
 
 	return !memcmp(a->s6_addr, pfx, sizeof(pfx));
 }
@@ -832,8 +831,7 @@ static bool mig_basic_eq(const struct mig_tcp_basic *a,
 	       a->seq_init_from_tap == b->seq_init_from_tap;
 }
 
-static bool mig_ext_eq(const struct mig_tcp_ext *a,
-		       const struct mig_tcp_ext *b)
+static bool mig_ext_eq(const struct mig_tcp_ext *a, const struct mig_tcp_ext *b)
 {
 	return a->seq_snd == b->seq_snd && a->seq_rcv == b->seq_rcv &&
 	       a->sndq == b->sndq && a->notsent == b->notsent &&

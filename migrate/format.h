@@ -18,11 +18,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MIG_MAGIC	 0xB1BB1D1B0BB1D1B0ULL
-#define MIG_VERSION	 2
-#define MIG_QUEUE_MAX	 (64U << 20)	/* per queue, as upstream */
-#define MIG_STREAM_MAX	 (1ULL << 30)	/* whole stream we accept: 1 GiB */
-#define MIG_FLOWS_MAX	 32768		/* FLOW_MAX */
+#define MIG_MAGIC      0xB1BB1D1B0BB1D1B0ULL
+#define MIG_VERSION    2
+#define MIG_QUEUE_MAX  (64U << 20)  /* per queue, as upstream */
+#define MIG_STREAM_MAX (1ULL << 30) /* whole stream we accept: 1 GiB */
+#define MIG_FLOWS_MAX  32768	    /* FLOW_MAX */
 
 /* Wire sizes of the pieces of a version 2 stream */
 #define MIG_HDR_LEN	 16
@@ -33,8 +33,8 @@
 #define MIG_EXT_LEN	 52
 
 /* Largest window a peer can express: 65535 << 14 (RFC 7323 cap) */
-#define MIG_WND_MAX	 (65535U << 14)
-#define MIG_WS_MAX	 14
+#define MIG_WND_MAX (65535U << 14)
+#define MIG_WS_MAX  14
 
 enum mig_pif {
 	MIG_PIF_NONE = 0,
@@ -47,30 +47,30 @@ enum mig_pif {
 #define MIG_EV_SOCK_ACCEPTED	0x01
 #define MIG_EV_TAP_SYN_RCVD	0x02
 #define MIG_EV_ESTABLISHED	0x04
-#define MIG_EV_SOCK_FIN_RCVD	0x08	/* with ESTABLISHED */
-#define MIG_EV_TAP_SYN_ACK_SENT 0x08	/* without ESTABLISHED */
+#define MIG_EV_SOCK_FIN_RCVD	0x08 /* with ESTABLISHED */
+#define MIG_EV_TAP_SYN_ACK_SENT 0x08 /* without ESTABLISHED */
 #define MIG_EV_SOCK_FIN_SENT	0x10
 #define MIG_EV_TAP_FIN_RCVD	0x20
 #define MIG_EV_TAP_FIN_SENT	0x40
 #define MIG_EV_TAP_FIN_ACKED	0x80
 
 /* Connection flag bits (basic record, "flags") */
-#define MIG_F_STALLED		0x01
-#define MIG_F_LOCAL		0x02
-#define MIG_F_ACTIVE_CLOSE	0x04
-#define MIG_F_ACK_TO_TAP_DUE	0x08
-#define MIG_F_ACK_FROM_TAP_DUE	0x10
+#define MIG_F_STALLED		  0x01
+#define MIG_F_LOCAL		  0x02
+#define MIG_F_ACTIVE_CLOSE	  0x04
+#define MIG_F_ACK_TO_TAP_DUE	  0x08
+#define MIG_F_ACK_FROM_TAP_DUE	  0x10
 #define MIG_F_ACK_FROM_TAP_BLOCKS 0x20
-#define MIG_F_SYN_RETRIED	0x40
+#define MIG_F_SYN_RETRIED	  0x40
 
 /* Linux TCP states that may appear in an extended record (tcpi_state) */
-#define MIG_TCP_SKIP		0	/* the source could not dump it */
-#define MIG_TCP_ESTABLISHED	1
-#define MIG_TCP_FIN_WAIT1	4
-#define MIG_TCP_FIN_WAIT2	5
-#define MIG_TCP_CLOSE_WAIT	8
-#define MIG_TCP_LAST_ACK	9
-#define MIG_TCP_CLOSING		11
+#define MIG_TCP_SKIP	    0 /* the source could not dump it */
+#define MIG_TCP_ESTABLISHED 1
+#define MIG_TCP_FIN_WAIT1   4
+#define MIG_TCP_FIN_WAIT2   5
+#define MIG_TCP_CLOSE_WAIT  8
+#define MIG_TCP_LAST_ACK    9
+#define MIG_TCP_CLOSING	    11
 
 /* TCPI_OPT_* bits (extended record, "tcpi_options") */
 #define MIG_TCPI_OPT_TIMESTAMPS 0x01
@@ -100,8 +100,8 @@ struct mig_tcp_basic {
 
 /* Extended flow record (52 bytes on the wire), all integers in host order */
 struct mig_tcp_ext {
-	uint32_t seq_snd, seq_rcv, sndq, notsent, rcvq, mss, timestamp,
-		snd_wl1, snd_wnd, max_window, rcv_wnd, rcv_wup;
+	uint32_t seq_snd, seq_rcv, sndq, notsent, rcvq, mss, timestamp, snd_wl1,
+		snd_wnd, max_window, rcv_wnd, rcv_wup;
 	uint8_t snd_ws, rcv_ws, tcpi_state, tcpi_options;
 };
 
@@ -145,11 +145,11 @@ struct mig_flow_in {
 };
 
 struct mig_stream_in {
-	uint32_t version;		/* version the stream was parsed as */
+	uint32_t version; /* version the stream was parsed as */
 	struct mig_addrs addrs;
 	uint32_t count;
-	struct mig_flow_in *flows;	/* @count entries, malloc'd or NULL */
-	size_t used;			/* bytes consumed (trailing ignored) */
+	struct mig_flow_in *flows; /* @count entries, malloc'd or NULL */
+	size_t used;		   /* bytes consumed (trailing ignored) */
 };
 
 int mig_parse(const uint8_t *buf, size_t len, struct mig_stream_in *out,

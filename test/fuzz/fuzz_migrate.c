@@ -3,8 +3,8 @@
  * fuzz_migrate.c - mig_parse() on arbitrary migration streams.
  *
  * Input: the stream itself, exactly as it would come out of the
- * device-state pipe (seeds: the .bin files of test/data/migrate). The input is copied
- * to a buffer of exactly its size so ASan sees any read past the end.
+ * device-state pipe (seeds: the .bin files of test/data/migrate). The input is
+ * copied to a buffer of exactly its size so ASan sees any read past the end.
  *
  * Checks: the result is 0 or one of the documented errors, with a reason
  * on failure and nothing left to free; on success, every accepted flow
@@ -38,8 +38,7 @@ static void check_flow(const struct mig_flow_in *f, const uint8_t *b,
 	FZ_CHECK(f->b.ws_to_tap <= MIG_WS_MAX);
 	FZ_CHECK(mig_addr_is_v4(&f->b.side[!h].eaddr) ==
 		 mig_basic_is_v4(&f->b));
-	FZ_CHECK(mig_addr_is_v4(&f->b.side[h].eaddr) ==
-		 mig_basic_is_v4(&f->b));
+	FZ_CHECK(mig_addr_is_v4(&f->b.side[h].eaddr) == mig_basic_is_v4(&f->b));
 
 	if (f->skip) {
 		FZ_CHECK(f->e.tcpi_state == MIG_TCP_SKIP);
@@ -59,7 +58,7 @@ static void check_flow(const struct mig_flow_in *f, const uint8_t *b,
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mig_stream_in s, s2;
-	struct mig_buf out = { 0 };
+	struct mig_buf out = {0};
 	uint8_t *b = malloc(size ? size : 1);
 	char why[128];
 	uint32_t i;

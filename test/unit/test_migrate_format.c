@@ -59,8 +59,8 @@ static void flow_tap_init(struct mig_tcp_basic *b, struct mig_tcp_ext *e,
 	b->retries = 1;
 	b->ws_from_tap = 7;
 	b->ws_to_tap = 8;
-	b->events = MIG_EV_SOCK_ACCEPTED | MIG_EV_TAP_SYN_RCVD |
-		    MIG_EV_ESTABLISHED;
+	b->events =
+		MIG_EV_SOCK_ACCEPTED | MIG_EV_TAP_SYN_RCVD | MIG_EV_ESTABLISHED;
 	b->tap_mss = 1460;
 	b->sndbuf = 0x123456;
 	b->flags = MIG_F_ACK_TO_TAP_DUE;
@@ -104,7 +104,7 @@ static void qinit(void)
 
 static void addrs_init(struct mig_addrs *a)
 {
-	static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+	static const uint8_t mac[6] = {0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
 
 	a6(&a->addr6, "2001:db8:1:2::15");
 	a6(&a->addr6_ll, "fe80::5054:ff:fe12:3456");
@@ -154,9 +154,10 @@ static void expect(const uint8_t *buf, size_t len, int rc, const char *needle)
 
 static void test_header_bytes_are_magic_and_versions_be(void **state)
 {
-	static const uint8_t want[16] = { 0xb1, 0xbb, 0x1d, 0x1b, 0x0b, 0xb1,
-					  0xd1, 0xb0, 0, 0, 0, 2, 0, 0, 0, 2 };
-	struct mig_buf b = { 0 };
+	static const uint8_t want[16] = {0xb1, 0xbb, 0x1d, 0x1b, 0x0b, 0xb1,
+					 0xd1, 0xb0, 0,	   0,	 0,    2,
+					 0,    0,    0,	   2};
+	struct mig_buf b = {0};
 
 	(void)state;
 	mig_put_header(&b);
@@ -178,7 +179,7 @@ static void test_size_example_layout_matches_doc(void **state)
 	(void)state;
 	qinit();
 	flow_tap_init(&b, &e, 0, 1);
-	e.sndq = 1200;	/* 1000 unacked + 200 unsent */
+	e.sndq = 1200; /* 1000 unacked + 200 unsent */
 	e.notsent = 200;
 	e.rcvq = 300;
 	encode(&out, &b, &e, 1);
@@ -197,8 +198,8 @@ static void test_size_example_layout_matches_doc(void **state)
 	assert_int_equal(r[0], MIG_PIF_TAP);
 	assert_int_equal(r[1], MIG_PIF_HOST);
 	/* side[0].oaddr at 2: ::ffff:203.0.113.5 */
-	assert_memory_equal(r + 2, "\0\0\0\0\0\0\0\0\0\0\xff\xff\xcb\x00\x71\x05",
-			    16);
+	assert_memory_equal(r + 2,
+			    "\0\0\0\0\0\0\0\0\0\0\xff\xff\xcb\x00\x71\x05", 16);
 	/* side[0].eaddr at 18: ::ffff:192.0.2.10 */
 	assert_memory_equal(r + 18 + 10, "\xff\xff\xc0\x00\x02\x0a", 6);
 	/* Ports little-endian at flowside offsets 32 and 34 */
@@ -255,7 +256,7 @@ static void test_round_trip_preserves_every_field(void **state)
 	struct mig_tcp_basic b[4];
 	struct mig_tcp_ext e[4];
 	struct mig_stream_in s, s2;
-	struct mig_buf out, again = { 0 };
+	struct mig_buf out, again = {0};
 	struct mig_addrs a;
 	char why[256];
 	unsigned i;
@@ -278,7 +279,7 @@ static void test_round_trip_preserves_every_field(void **state)
 	e[2].rcvq = 0;
 	e[2].tcpi_state = MIG_TCP_FIN_WAIT2;
 	e[3].tcpi_state = MIG_TCP_SKIP;
-	e[3].notsent = 99999;	/* leftovers: ignored */
+	e[3].notsent = 99999; /* leftovers: ignored */
 	e[0].tcpi_state = MIG_TCP_CLOSE_WAIT;
 	e[0].rcv_wnd = MIG_WND_MAX + 1;
 	e[1].sndq = 65536;
@@ -465,7 +466,7 @@ static void test_limits_are_e2big(void **state)
 
 	out.p[58] = 0;
 	out.p[59] = 0;
-	out.p[60] = 0x80;	/* 32768: the limit itself */
+	out.p[60] = 0x80; /* 32768: the limit itself */
 	out.p[61] = 0x01;
 	expect(out.p, out.len, -E2BIG, "flow count 32769 > 32768");
 	out.p[61] = 0x00;
@@ -480,13 +481,13 @@ static void test_limits_are_e2big(void **state)
 	encode(&out, &b, &e, 1);
 	x = out.p + out.len - MIG_EXT_LEN;
 	x[50] = MIG_TCP_ESTABLISHED;
-	fx_be32(x + 12, 0);			/* notsent */
-	fx_be32(x + 8, MIG_QUEUE_MAX + 1);	/* sndq */
+	fx_be32(x + 12, 0);		   /* notsent */
+	fx_be32(x + 8, MIG_QUEUE_MAX + 1); /* sndq */
 	expect(out.p, out.len, -E2BIG, "flow 0: sndq 67108865 > 67108864");
-	fx_be32(x + 8, MIG_QUEUE_MAX);		/* allowed, but absent */
+	fx_be32(x + 8, MIG_QUEUE_MAX); /* allowed, but absent */
 	expect(out.p, out.len, -EINVAL, "flow 0 send queue");
 	fx_be32(x + 8, 0);
-	fx_be32(x + 16, MIG_QUEUE_MAX + 1);	/* rcvq */
+	fx_be32(x + 16, MIG_QUEUE_MAX + 1); /* rcvq */
 	expect(out.p, out.len, -E2BIG, "flow 0: rcvq 67108865 > 67108864");
 	fx_be32(x + 16, 0xffffffff);
 	expect(out.p, out.len, -E2BIG, "rcvq");
@@ -501,15 +502,18 @@ struct bad {
 	const char *why;
 };
 
-#define MUT(n, body)                                                   \
+#define MUT(n, body)                                                  \
 	static void n(struct mig_tcp_basic *b, struct mig_tcp_ext *e) \
-	{                                                              \
-		(void)b;                                               \
-		(void)e;                                               \
-		body;                                                  \
+	{                                                             \
+		(void)b;                                              \
+		(void)e;                                              \
+		body;                                                 \
 	}
 
-MUT(m_notsent, { e[1].sndq = 800; e[1].notsent = 900; })
+MUT(m_notsent, {
+	e[1].sndq = 800;
+	e[1].notsent = 900;
+})
 MUT(m_pif_tap_tap, { b[1].pif[1] = MIG_PIF_TAP; })
 MUT(m_pif_host_host, { b[1].pif[0] = MIG_PIF_HOST; })
 MUT(m_pif_splice, { b[1].pif[0] = MIG_PIF_SPLICE; })
@@ -532,11 +536,11 @@ MUT(m_fam_tap_e, { a6(&b[1].side[0].eaddr, "2001:db8::1"); })
 MUT(m_fam_tap_o, { a6(&b[1].side[0].oaddr, "2001:db8::1"); })
 MUT(m_dup_host, {
 	b[1] = b[0];
-	b[1].side[0].eport++;	/* different guest port, same socket */
+	b[1].side[0].eport++; /* different guest port, same socket */
 })
 MUT(m_dup_tap, {
 	b[1] = b[0];
-	b[1].side[1].oport++;	/* same guest connection, two sockets */
+	b[1].side[1].oport++; /* same guest connection, two sockets */
 })
 MUT(m_dup_reversed, {
 	/* Same host socket, but this time the flow was opened by the host */
@@ -560,53 +564,52 @@ MUT(m_tap_mss, { b[1].tap_mss = 65536; })
 MUT(m_sndbuf, { b[1].sndbuf = 1U << 24; })
 
 static const struct bad bads[] = {
-	{ "notsent", m_notsent, -EINVAL, "flow 1: notsent 900 > sndq 800" },
-	{ "tap/tap", m_pif_tap_tap, -EINVAL,
-	  "flow 1: interfaces TAP (2) and TAP (2)" },
-	{ "host/host", m_pif_host_host, -EINVAL,
-	  "flow 1: interfaces HOST (1) and HOST (1)" },
-	{ "splice", m_pif_splice, -EINVAL, "flow 1: interfaces SPLICE" },
-	{ "none", m_pif_none, -EINVAL, "NONE (0), need one TAP and one HOST" },
-	{ "junk pif", m_pif_junk, -EINVAL, "invalid (200)" },
-	{ "ws_from_tap", m_ws_from, -EINVAL, "flow 1: ws_from_tap 15 > 14" },
-	{ "ws_to_tap", m_ws_to, -EINVAL, "flow 1: ws_to_tap 255 > 14" },
-	{ "snd_ws", m_snd_ws, -EINVAL, "flow 1: snd_ws 15 > 14" },
-	{ "rcv_ws", m_rcv_ws, -EINVAL, "flow 1: rcv_ws 15 > 14" },
-	{ "SYN_SENT", m_state_syn_sent, -EINVAL, "flow 1: TCP state 2" },
-	{ "SYN_RECV", m_state_syn_recv, -EINVAL, "flow 1: TCP state 3" },
-	{ "TIME_WAIT", m_state_time_wait, -EINVAL, "flow 1: TCP state 6" },
-	{ "CLOSE", m_state_close, -EINVAL, "flow 1: TCP state 7" },
-	{ "LISTEN", m_state_listen, -EINVAL, "flow 1: TCP state 10" },
-	{ "state 12", m_state_junk, -EINVAL, "flow 1: TCP state 12" },
-	{ "events", m_events, -EINVAL,
-	  "flow 1: events 0xfa lack ESTABLISHED" },
-	{ "family host eaddr", m_fam_host_e, -EINVAL,
-	  "flow 1: address families differ" },
-	{ "family host oaddr", m_fam_host_o, -EINVAL,
-	  "flow 1: address families differ" },
-	{ "family tap eaddr", m_fam_tap_e, -EINVAL,
-	  "flow 1: address families differ" },
-	{ "family tap oaddr", m_fam_tap_o, -EINVAL,
-	  "flow 1: address families differ between sides (TAP side is IPv6)" },
-	{ "dup host", m_dup_host, -EINVAL,
-	  "flow 1: same HOST-side addresses and ports as flow 0" },
-	{ "dup tap", m_dup_tap, -EINVAL,
-	  "flow 1: same TAP-side addresses and ports as flow 0" },
-	{ "dup host reversed", m_dup_reversed, -EINVAL,
-	  "flow 1: same HOST-side" },
-	{ "max_window", m_max_window, -EINVAL,
-	  "flow 1: max_window 1073725441 > 1073725440" },
-	{ "snd_wnd", m_snd_wnd, -EINVAL, "flow 1: snd_wnd 4294967295" },
-	{ "rcv_wnd", m_rcv_wnd, -EINVAL, "flow 1: rcv_wnd 1073725442" },
-	{ "mss 0", m_mss0, -EINVAL, "flow 1: mss 0 not in 1..65535" },
-	{ "mss 65536", m_mss_big, -EINVAL, "flow 1: mss 65536" },
-	{ "tap oport", m_port_tap_o, -EINVAL, "flow 1: zero port" },
-	{ "tap eport", m_port_tap_e, -EINVAL, "flow 1: zero port" },
-	{ "host oport", m_port_host_o, -EINVAL, "flow 1: zero port" },
-	{ "host eport", m_port_host_e, -EINVAL, "flow 1: zero port" },
-	{ "retries", m_retries, -EINVAL, "flow 1: retries 8 > 7" },
-	{ "tap_mss", m_tap_mss, -EINVAL, "flow 1: tap_mss 65536" },
-	{ "sndbuf", m_sndbuf, -EINVAL, "flow 1: sndbuf 16777216" },
+	{"notsent", m_notsent, -EINVAL, "flow 1: notsent 900 > sndq 800"},
+	{"tap/tap", m_pif_tap_tap, -EINVAL,
+	 "flow 1: interfaces TAP (2) and TAP (2)"},
+	{"host/host", m_pif_host_host, -EINVAL,
+	 "flow 1: interfaces HOST (1) and HOST (1)"},
+	{"splice", m_pif_splice, -EINVAL, "flow 1: interfaces SPLICE"},
+	{"none", m_pif_none, -EINVAL, "NONE (0), need one TAP and one HOST"},
+	{"junk pif", m_pif_junk, -EINVAL, "invalid (200)"},
+	{"ws_from_tap", m_ws_from, -EINVAL, "flow 1: ws_from_tap 15 > 14"},
+	{"ws_to_tap", m_ws_to, -EINVAL, "flow 1: ws_to_tap 255 > 14"},
+	{"snd_ws", m_snd_ws, -EINVAL, "flow 1: snd_ws 15 > 14"},
+	{"rcv_ws", m_rcv_ws, -EINVAL, "flow 1: rcv_ws 15 > 14"},
+	{"SYN_SENT", m_state_syn_sent, -EINVAL, "flow 1: TCP state 2"},
+	{"SYN_RECV", m_state_syn_recv, -EINVAL, "flow 1: TCP state 3"},
+	{"TIME_WAIT", m_state_time_wait, -EINVAL, "flow 1: TCP state 6"},
+	{"CLOSE", m_state_close, -EINVAL, "flow 1: TCP state 7"},
+	{"LISTEN", m_state_listen, -EINVAL, "flow 1: TCP state 10"},
+	{"state 12", m_state_junk, -EINVAL, "flow 1: TCP state 12"},
+	{"events", m_events, -EINVAL, "flow 1: events 0xfa lack ESTABLISHED"},
+	{"family host eaddr", m_fam_host_e, -EINVAL,
+	 "flow 1: address families differ"},
+	{"family host oaddr", m_fam_host_o, -EINVAL,
+	 "flow 1: address families differ"},
+	{"family tap eaddr", m_fam_tap_e, -EINVAL,
+	 "flow 1: address families differ"},
+	{"family tap oaddr", m_fam_tap_o, -EINVAL,
+	 "flow 1: address families differ between sides (TAP side is IPv6)"},
+	{"dup host", m_dup_host, -EINVAL,
+	 "flow 1: same HOST-side addresses and ports as flow 0"},
+	{"dup tap", m_dup_tap, -EINVAL,
+	 "flow 1: same TAP-side addresses and ports as flow 0"},
+	{"dup host reversed", m_dup_reversed, -EINVAL,
+	 "flow 1: same HOST-side"},
+	{"max_window", m_max_window, -EINVAL,
+	 "flow 1: max_window 1073725441 > 1073725440"},
+	{"snd_wnd", m_snd_wnd, -EINVAL, "flow 1: snd_wnd 4294967295"},
+	{"rcv_wnd", m_rcv_wnd, -EINVAL, "flow 1: rcv_wnd 1073725442"},
+	{"mss 0", m_mss0, -EINVAL, "flow 1: mss 0 not in 1..65535"},
+	{"mss 65536", m_mss_big, -EINVAL, "flow 1: mss 65536"},
+	{"tap oport", m_port_tap_o, -EINVAL, "flow 1: zero port"},
+	{"tap eport", m_port_tap_e, -EINVAL, "flow 1: zero port"},
+	{"host oport", m_port_host_o, -EINVAL, "flow 1: zero port"},
+	{"host eport", m_port_host_e, -EINVAL, "flow 1: zero port"},
+	{"retries", m_retries, -EINVAL, "flow 1: retries 8 > 7"},
+	{"tap_mss", m_tap_mss, -EINVAL, "flow 1: tap_mss 65536"},
+	{"sndbuf", m_sndbuf, -EINVAL, "flow 1: sndbuf 16777216"},
 };
 
 static void test_inconsistent_records_are_refused(void **state)
@@ -644,7 +647,7 @@ static void test_inconsistent_records_are_refused(void **state)
 
 static void test_edge_values_are_accepted(void **state)
 {
-	static const uint8_t states[] = { 1, 4, 5, 8, 9, 11 };
+	static const uint8_t states[] = {1, 4, 5, 8, 9, 11};
 	struct mig_tcp_basic b[2];
 	struct mig_tcp_ext e[2];
 	struct mig_buf out;
@@ -697,8 +700,7 @@ static void test_skip_record_has_no_data_and_is_not_checked(void **state)
 	e[1].snd_ws = 200;
 	e[1].max_window = 0xffffffff;
 	encode(&out, b, e, 3);
-	assert_int_equal(out.len,
-			 62 + 3 * 164 + 2 * (1200 + 300));
+	assert_int_equal(out.len, 62 + 3 * 164 + 2 * (1200 + 300));
 	assert_int_equal(mig_parse(out.p, out.len, &s, NULL, 0), 0);
 	assert_false(s.flows[0].skip);
 	assert_true(s.flows[1].skip);
@@ -722,7 +724,7 @@ static void test_writer_errors_are_sticky(void **state)
 {
 	struct mig_tcp_basic b;
 	struct mig_tcp_ext e;
-	struct mig_buf out = { 0 };
+	struct mig_buf out = {0};
 
 	(void)state;
 	flow_tap_init(&b, &e, 0, 1);
@@ -796,8 +798,8 @@ static void fx_v6(uint8_t *p, uint16_t last)
 
 static void fx_head(struct fx *f, uint32_t count)
 {
-	static const uint8_t magic[8] = { 0xb1, 0xbb, 0x1d, 0x1b,
-					  0x0b, 0xb1, 0xd1, 0xb0 };
+	static const uint8_t magic[8] = {0xb1, 0xbb, 0x1d, 0x1b,
+					 0x0b, 0xb1, 0xd1, 0xb0};
 	uint8_t *a = f->p + 16;
 
 	memset(f, 0, sizeof(*f));
@@ -825,17 +827,17 @@ static void fx_basic(struct fx *f, unsigned i, int v4)
 	r[0] = MIG_PIF_TAP;
 	r[1] = MIG_PIF_HOST;
 	if (v4) {
-		fx_v4(r + 2, 203, 0, 113, 5);		/* TAP oaddr */
-		fx_v4(r + 18, 192, 0, 2, 10);		/* TAP eaddr */
-		fx_v4(r + 38, 198, 51, 100, 2);		/* HOST oaddr */
-		fx_v4(r + 54, 203, 0, 113, 5);		/* HOST eaddr */
+		fx_v4(r + 2, 203, 0, 113, 5);	/* TAP oaddr */
+		fx_v4(r + 18, 192, 0, 2, 10);	/* TAP eaddr */
+		fx_v4(r + 38, 198, 51, 100, 2); /* HOST oaddr */
+		fx_v4(r + 54, 203, 0, 113, 5);	/* HOST eaddr */
 	} else {
 		fx_v6(r + 2, 0x5);
 		fx_v6(r + 18, 0x15);
 		fx_v6(r + 38, 0x2);
 		fx_v6(r + 54, 0x5);
 	}
-	r[2 + 32] = 443 & 0xff;		/* ports: little-endian */
+	r[2 + 32] = 443 & 0xff; /* ports: little-endian */
 	r[2 + 33] = 443 >> 8;
 	r[2 + 34] = (uint8_t)gport;
 	r[2 + 35] = (uint8_t)(gport >> 8);
@@ -843,17 +845,17 @@ static void fx_basic(struct fx *f, unsigned i, int v4)
 	r[38 + 33] = (uint8_t)(lport >> 8);
 	r[38 + 34] = 443 & 0xff;
 	r[38 + 35] = 443 >> 8;
-	r[74] = 0;			/* retries */
+	r[74] = 0; /* retries */
 	r[75] = 7;
 	r[76] = 7;
-	r[77] = 0x07;			/* ESTABLISHED | ... */
+	r[77] = 0x07; /* ESTABLISHED | ... */
 	fx_be32(r + 78, 1460);
 	fx_be32(r + 82, 87040 >> 8);
 	r[86] = 0;
 	r[87] = 0x10;
-	r[88] = 0x01;			/* wnd_from_tap 502 */
+	r[88] = 0x01; /* wnd_from_tap 502 */
 	r[89] = 0xf6;
-	r[90] = 0x01;			/* wnd_to_tap 502 */
+	r[90] = 0x01; /* wnd_to_tap 502 */
 	r[91] = 0xf6;
 	fx_be32(r + 92, 1000000 + 100 * i);
 	fx_be32(r + 96, 1000000 + 100 * i);
@@ -863,8 +865,8 @@ static void fx_basic(struct fx *f, unsigned i, int v4)
 }
 
 /* Extended record at the end, then queues of @sndq and @rcvq bytes */
-static void fx_ext(struct fx *f, uint8_t state, uint32_t sndq,
-		   uint32_t notsent, uint32_t rcvq)
+static void fx_ext(struct fx *f, uint8_t state, uint32_t sndq, uint32_t notsent,
+		   uint32_t rcvq)
 {
 	uint8_t *x = f->p + f->len;
 	uint32_t k;
@@ -941,7 +943,7 @@ static void fx_check(const struct fx *f, const char *name)
 static void test_fixtures_parse_as_documented(void **state)
 {
 	struct mig_stream_in s;
-	struct mig_buf out = { 0 };
+	struct mig_buf out = {0};
 	struct fx f;
 	char why[256];
 
