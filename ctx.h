@@ -112,6 +112,7 @@ struct ctx {
 	bool one_off;		/* -1: exit when the first client goes */
 	char repair_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool migrate_exit, migrate_no_linger;
+	unsigned migrate_linger_timeout; /* seconds, --migrate-linger-timeout */
 
 	/* Process */
 	bool foreground;

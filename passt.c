@@ -52,16 +52,24 @@
 #include "udp/udp.h"
 #include "icmp/icmp.h"
 #include "net/ndp.h"
+#include "migrate/migrate.h"
+#include "migrate/repair.h"
 #include "util.h"
 
 static struct ctx ctx;
 
-/* Signals, as events: SIGTERM/SIGINT end the loop, SIGUSR1 logs counters */
+/*
+ * Signals, as events: SIGTERM/SIGINT end the loop (deferred, bounded, while
+ * a migrated source lingers), SIGUSR1 logs counters, SIGUSR2 ends the
+ * linger (see migrate/migrate.c)
+ */
 static void main_signal(struct ctx *c)
 {
 	int sig;
 
 	while ((sig = loop_signal_next())) {
+		if (migrate_signal(c, sig))
+			continue;
 		switch (sig) {
 		case SIGTERM:
 		case SIGINT:
@@ -89,6 +97,7 @@ static void main_timer(struct ctx *c)
 	ndp_timer(c, now);
 	tcp_timer(c, now);
 	udp_timer(c, now);
+	migrate_timer(c, now);
 }
 
 /* Which handler takes which reference type */
@@ -128,6 +137,14 @@ static void main_dispatch(struct ctx *c, union epoll_ref ref, uint32_t events)
 	case REF_UDP:
 	case REF_UDP_LISTEN:
 		udp_sock_handler(c, ref, events);
+		break;
+	case REF_MIGRATE:
+		migrate_pipe_handler(c, ref, events);
+		break;
+	case REF_REPAIR_LISTEN:
+	case REF_REPAIR:
+		repair_handler(c, ref, events);
+		migrate_repair_changed(c);
 		break;
 	default:
 		debug("event for unhandled reference type %u", ref.type);
@@ -239,10 +256,12 @@ int main(int argc, char **argv)
 	fwd_defaults(c);
 	tcp_init(c);
 	fwd_listen_init(c);
-	if (c->mode == MODE_VU)
+	if (c->mode == MODE_VU) {
 		vu_init(c);
-	else
+		repair_init(c);
+	} else {
 		stream_init(c);
+	}
 
 	if (!c->foreground)
 		daemonize(c);
@@ -259,9 +278,10 @@ int main(int argc, char **argv)
 	main_loop(c);
 
 	tap_log_stats();
-	if (c->mode == MODE_VU)
+	if (c->mode == MODE_VU) {
 		vu_cleanup(c);
-	else
+		repair_cleanup(c);
+	} else
 		stream_cleanup(c);
 	if (c->pid_file[0])
 		unlink(c->pid_file);

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "conf/conf.h"
+#include "migrate/migrate.h"
 #include "conf/netlink.h"
 #include "conf/ports.h"
 #include "conf/resolv.h"
@@ -76,6 +77,7 @@ enum {
 	OPT_REPAIR_PATH,
 	OPT_MIGRATE_EXIT,
 	OPT_MIGRATE_NOLINGER,
+	OPT_MIGRATE_LINGER_TIMEOUT,
 	OPT_VERSION,
 	OPT_NO_COPY_ROUTES,
 	OPT_NO_COPY_ADDRS,
@@ -136,6 +138,8 @@ static const struct option options[] = {
 	{ "repair-path",	required_argument, NULL, OPT_REPAIR_PATH },
 	{ "migrate-exit",	no_argument,	   NULL, OPT_MIGRATE_EXIT },
 	{ "migrate-no-linger",	no_argument,	   NULL, OPT_MIGRATE_NOLINGER },
+	{ "migrate-linger-timeout", required_argument, NULL,
+	  OPT_MIGRATE_LINGER_TIMEOUT },
 	{ "runas",		required_argument, NULL, 'e' },
 	{ "no-copy-routes",	no_argument,	   NULL, OPT_NO_COPY_ROUTES },
 	{ "no-copy-addrs",	no_argument,	   NULL, OPT_NO_COPY_ADDRS },
@@ -155,8 +159,10 @@ static const char usage_text[] =
 "      --vhost-user            speak vhost-user instead of a stream\n"
 "      --print-capabilities    print vhost-user capabilities and exit\n"
 "      --repair-path PATH      passt-repair socket (vhost-user)\n"
-"      --migrate-exit          exit after migration as source\n"
-"      --migrate-no-linger     close migrated sockets at once\n"
+"      --migrate-exit          exit after migration as source (deprecated)\n"
+"      --migrate-no-linger     close migrated sockets at once (deprecated)\n"
+"      --migrate-linger-timeout SECONDS\n"
+"                              longest linger after migration as source\n"
 "\n"
 "Process and logging:\n"
 "  -f, --foreground            don't daemonize\n"
@@ -545,6 +551,7 @@ static void conf_defaults(struct ctx *c)
 	c->epollfd = -1;
 	c->log_lvl = LOG_LVL_INFO;
 	c->mtu = MTU_DEFAULT;
+	c->migrate_linger_timeout = MIGRATE_LINGER_DEFAULT_S;
 	memcpy(c->our_mac, our_mac, sizeof(our_mac));
 	memset(c->guest_mac, 0xff, sizeof(c->guest_mac));
 }
@@ -573,6 +580,9 @@ static int conf_check(struct conf_opt *o, struct ctx *c)
 		if (c->repair_path[0])
 			return conf_err(o, "--repair-path requires "
 					"--vhost-user");
+		if (c->migrate_linger_timeout != MIGRATE_LINGER_DEFAULT_S)
+			return conf_err(o, "--migrate-linger-timeout requires "
+					"--vhost-user");
 	}
 	if (c->mtu && c->mtu < MTU_MIN_IPV6 && !c->no_v6) {
 		if (c->no_v4 || c->ip6.addr_given || c->ip6.gw_given)
@@ -583,27 +593,6 @@ static int conf_check(struct conf_opt *o, struct ctx *c)
 		     MTU_MIN_IPV6);
 		c->no_v6 = true;
 	}
-	return 0;
-}
-
-/*
- * NOT IMPLEMENTED YET: options we parse and validate completely, but
- * can't act on. Drop a line here when its feature lands.
- */
-static int conf_refuse_unimplemented(struct conf_opt *o,
-				     const struct ctx *c)
-{
-	const char *opt = NULL;
-
-	if (c->repair_path[0])
-		opt = "--repair-path";
-	else if (c->migrate_exit)
-		opt = "--migrate-exit";
-	else if (c->migrate_no_linger)
-		opt = "--migrate-no-linger";
-
-	if (opt)
-		return conf_err(o, "%s: not implemented yet", opt);
 	return 0;
 }
 
@@ -867,6 +856,12 @@ static int conf_one(struct conf_opt *o, struct ctx *c, int ch,
 	case OPT_MIGRATE_NOLINGER:
 		c->migrate_no_linger = true;
 		return 0;
+	case OPT_MIGRATE_LINGER_TIMEOUT:
+		if (conf_ulong(arg, 3600, &v) || !v)
+			return conf_err(o, "'%s': expected seconds, 1 to 3600",
+					arg);
+		c->migrate_linger_timeout = (unsigned)v;
+		return 0;
 	case 'e':
 		return conf_runas(o, c, arg);
 	case 'h':
@@ -926,7 +921,13 @@ int conf_parse(struct ctx *c, int argc, char **argv, char *errbuf,
 
 	if (conf_check(&o, c))
 		return -1;
-	return conf_refuse_unimplemented(&o, c);
+	if (c->migrate_exit)
+		warn("--migrate-exit is deprecated: the source exits after "
+		     "migration and peers may see resets");
+	if (c->migrate_no_linger)
+		warn("--migrate-no-linger is deprecated: migrated sockets "
+		     "are closed at once and peers may see resets");
+	return 0;
 }
 
 /* Classful default prefix, for an -a address the host doesn't have */

@@ -67,6 +67,7 @@
 #include "tap/listen.h"
 #include "tap/tap.h"
 #include "tap/vhost_user.h"
+#include "migrate/migrate.h"
 #include "util.h"
 
 /* Request codes (front-end to back-end) */
@@ -90,6 +91,8 @@ enum vu_request {
 	VU_GET_QUEUE_NUM = 17,
 	VU_SET_VRING_ENABLE = 18,
 	VU_SEND_RARP = 19,
+	VU_SET_DEVICE_STATE_FD = 42,
+	VU_CHECK_DEVICE_STATE = 43,
 };
 
 #define VU_HDR_LEN 12
@@ -152,6 +155,8 @@ static const char *vu_req_name(uint32_t req)
 		[VU_SET_VRING_CALL] = "SET_VRING_CALL",
 		[VU_SET_VRING_ERR] = "SET_VRING_ERR",
 		[VU_GET_PROTOCOL_FEATURES] = "GET_PROTOCOL_FEATURES",
+		[VU_SET_DEVICE_STATE_FD] = "SET_DEVICE_STATE_FD",
+		[VU_CHECK_DEVICE_STATE] = "CHECK_DEVICE_STATE",
 		[VU_SET_PROTOCOL_FEATURES] = "SET_PROTOCOL_FEATURES",
 		[VU_GET_QUEUE_NUM] = "GET_QUEUE_NUM",
 		[VU_SET_VRING_ENABLE] = "SET_VRING_ENABLE",
@@ -238,8 +243,12 @@ static void vu_disconnect(struct ctx *c)
 	}
 	d->fd = -1;
 	d->appeared = false;
+	d->check_pending = false;
 
-	if (c->one_off) {
+	if (migrate_source_done()) {
+		info("vhost-user: front-end disconnected after migrating "
+		     "away, lingering (--one-off has no effect now)");
+	} else if (c->one_off) {
 		info("vhost-user: front-end disconnected, exiting (one-off)");
 		c->quit = true;
 	} else {
@@ -788,6 +797,10 @@ static int vu_set_vring_kick(struct ctx *c, const struct vu_msg *m)
 	if (i == VU_TX_Q)
 		vu_net_tx(c);
 	vu_check_appeared(c);
+	/* Rings started after we gave our connections away: the migration
+	 * failed or was cancelled, and the guest runs here again
+	 */
+	migrate_device_started(c);
 	return 0;
 }
 
@@ -835,6 +848,55 @@ static int vu_set_vring_enable(struct ctx *c, const struct vu_msg *m)
 	return 0;
 }
 
+/*
+ * SET_DEVICE_STATE_FD: reply first (0x100: no fd of ours, use the pipe),
+ * then the transfer runs from the loop (migrate/migrate.c)
+ */
+static int vu_set_device_state_fd(struct ctx *c, const struct vu_msg *m)
+{
+	struct vu_transfer {
+		uint32_t direction, phase;
+	} t;
+	int fd, rc;
+
+	if (m->size != sizeof(t) || rx.nfds != 1) {
+		warn_rl("vhost-user: SET_DEVICE_STATE_FD: %u bytes, %u fds",
+			m->size, rx.nfds);
+		return vu_reply_u64(m->req, 1) ? -ECONNABORTED : 0;
+	}
+	memcpy(&t, m->p, sizeof(t));
+	fd = vu_take_fd(0);
+	if (t.phase != 0 || t.direction > MIGRATE_LOAD) {
+		warn_rl("vhost-user: SET_DEVICE_STATE_FD: direction %u, "
+			"phase %u not supported", t.direction, t.phase);
+		close(fd);
+		return vu_reply_u64(m->req, 1) ? -ECONNABORTED : 0;
+	}
+	if (vu_reply_u64(m->req, 0x100)) {
+		close(fd);
+		return -ECONNABORTED;
+	}
+	rc = migrate_state_fd(c, t.direction, fd);
+	if (rc)
+		debug("vhost-user: device state transfer refused: %s",
+		      strerror(-rc));
+	return 0;
+}
+
+/**
+ * vu_device_state_reply() - the deferred answer to CHECK_DEVICE_STATE
+ * @c:		execution context
+ * @result:	0 if the transfer went through, -errno otherwise
+ */
+void vu_device_state_reply(struct ctx *c, int result)
+{
+	if (!vu_dev.check_pending || vu_dev.fd < 0)
+		return;
+	vu_dev.check_pending = false;
+	if (vu_reply_u64(VU_CHECK_DEVICE_STATE, result ? 1 : 0))
+		vu_disconnect(c);
+}
+
 /* Requests we answer with data whatever the flags say */
 static bool vu_has_reply(uint32_t req)
 {
@@ -843,6 +905,8 @@ static bool vu_has_reply(uint32_t req)
 	case VU_GET_PROTOCOL_FEATURES:
 	case VU_GET_VRING_BASE:
 	case VU_GET_QUEUE_NUM:
+	case VU_SET_DEVICE_STATE_FD:
+	case VU_CHECK_DEVICE_STATE:
 		return true;
 	case VU_SET_LOG_BASE:
 		return vu_dev.protocol_features &
@@ -946,6 +1010,18 @@ static int vu_handle(struct ctx *c, const struct vu_msg *m)
 		/* The guest announces itself; nothing for us to do */
 		rc = vu_expect(m, 8, 0);
 		break;
+	case VU_SET_DEVICE_STATE_FD:
+		return vu_set_device_state_fd(c, m);
+	case VU_CHECK_DEVICE_STATE:
+		if (vu_expect(m, 0, 0))
+			return -ECONNABORTED;
+		rc = migrate_check(c);
+		if (rc == -EINPROGRESS) {
+			/* Answered by vu_device_state_reply(), when done */
+			vu_dev.check_pending = true;
+			return 0;
+		}
+		return vu_reply_u64(m->req, rc ? 1 : 0) ? -ECONNABORTED : 0;
 	default:
 		warn_rl("vhost-user: unsupported request %u (%s), %u bytes",
 			m->req, vu_req_name(m->req), m->size);

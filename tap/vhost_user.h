@@ -32,6 +32,7 @@ struct ctx;
 #define VHOST_USER_PROTOCOL_F_LOG_SHMFD 1
 #define VHOST_USER_PROTOCOL_F_RARP 2
 #define VHOST_USER_PROTOCOL_F_REPLY_ACK 3
+#define VHOST_USER_PROTOCOL_F_DEVICE_STATE 19
 
 /* What we offer */
 #define VU_FEATURES                                                    \
@@ -44,7 +45,8 @@ struct ctx;
 #define VU_PROTOCOL_FEATURES                                           \
 	((1ULL << VHOST_USER_PROTOCOL_F_LOG_SHMFD) |                   \
 	 (1ULL << VHOST_USER_PROTOCOL_F_RARP) |                        \
-	 (1ULL << VHOST_USER_PROTOCOL_F_REPLY_ACK))
+	 (1ULL << VHOST_USER_PROTOCOL_F_REPLY_ACK) |                   \
+	 (1ULL << VHOST_USER_PROTOCOL_F_DEVICE_STATE))
 
 /* Queues: one pair, 0 = RX (to the guest), 1 = TX (from the guest) */
 #define VU_RX_Q 0
@@ -94,10 +96,12 @@ _Static_assert(sizeof(struct vu_net_hdr) == VU_NET_HDR_LEN,
  * @log_call_fd: SET_LOG_FD eventfd, -1 if none
  * @appeared:	tap_guest_appeared() was called for this connection
  * @gen:	generation of @fd's epoll reference
+ * @check_pending: CHECK_DEVICE_STATE waits for the transfer to end
  */
 struct vu_dev {
 	int fd;
 	uint32_t gen;
+	bool check_pending;
 	uint64_t features, protocol_features;
 	struct vu_mem mem;
 	struct virtq vq[VU_QUEUES];

@@ -85,16 +85,12 @@
 #include "tap/tap.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
+#include "tcp/tcp_internal.h"
 #include "util.h"
 
 #define TCP_HDR_LEN 20
 #define TCP_OPT_SYN_LEN 8	/* MSS (4) + NOP + window scale (3) */
 
-#define TCP_FIN 0x01
-#define TCP_SYN 0x02
-#define TCP_RST 0x04
-#define TCP_PSH 0x08
-#define TCP_ACK 0x10
 
 #define TCP_RTO_MS 1000			/* initial retransmission timeout */
 #define TCP_MAX_RETRIES 7		/* then reset both sides */
@@ -112,7 +108,6 @@
 #define SEQ_GT(a, b) ((int32_t)((a) - (b)) > 0)
 #define SEQ_GE(a, b) ((int32_t)((a) - (b)) >= 0)
 
-static void tcp_rst(struct ctx *c, struct tcp_conn *conn);
 
 /* One frame for control segments (SYN, ACK, FIN, RST) */
 static uint8_t tcp_ctl_frame[128];
@@ -121,7 +116,7 @@ static uint8_t tcp_ctl_frame[128];
 static uint8_t tcp_discard[65536];
 #define TCP_DISCARD_IOV 256		/* so at most 16 MiB may be in flight */
 
-static bool peek_offset_ok;		/* kernel supports SO_PEEK_OFF */
+bool tcp_peek_offset_ok;		/* kernel supports SO_PEEK_OFF */
 
 /*
  * Guest data not yet written: consecutive in-order segments of one
@@ -144,7 +139,7 @@ static unsigned defer_count;
 static bool tcp_blocked_any;		/* some connection waits for room */
 
 /* Connection at a flow index, NULL if it's gone (closed in this round) */
-static struct tcp_conn *tcp_conn_at(unsigned idx)
+struct tcp_conn *tcp_conn_at(unsigned idx)
 {
 	union flow *flow = flow_live(idx, FLOW_TCP);
 
@@ -215,7 +210,7 @@ static uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low)
 	return MIN(room, (uint32_t)65535 << conn->ws_ours);
 }
 
-static void tcp_conn_events(struct ctx *c, struct tcp_conn *conn,
+void tcp_conn_events(struct ctx *c, struct tcp_conn *conn,
 			    uint32_t extra)
 {
 	uint32_t ev = EPOLLIN | EPOLLRDHUP | EPOLLET | extra;
@@ -285,7 +280,7 @@ static void tcp_fill_hdr(uint8_t *th, const struct tcp_conn *conn,
  *
  * Return: 0 or -errno
  */
-static int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
+int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 			uint32_t seq)
 {
 	uint8_t *th = tcp_ctl_frame + tap_hdr_len(conn->f.key.family);
@@ -325,7 +320,7 @@ static int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 			   tcp_gaddr(conn), IPPROTO_TCP, tcp_ctl_frame, hlen);
 }
 
-static void tcp_ack_now(struct ctx *c, struct tcp_conn *conn)
+void tcp_ack_now(struct ctx *c, struct tcp_conn *conn)
 {
 	conn->flags &= ~TCP_F_ACK_DUE;
 	tcp_send_ctl(c, conn, TCP_ACK, conn->seq_to_guest);
@@ -390,7 +385,7 @@ static void tcp_desync(struct ctx *c, struct tcp_conn *conn,
 }
 
 /* tcp_close() - close the socket gracefully, or with RST if @rst */
-static void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst)
+void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst)
 {
 	if (conn->sock >= 0) {
 		if (rst) {
@@ -407,7 +402,7 @@ static void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst)
 }
 
 /* tcp_rst() - reset both sides: RST to the guest, RST to the peer */
-static void tcp_rst(struct ctx *c, struct tcp_conn *conn)
+void tcp_rst(struct ctx *c, struct tcp_conn *conn)
 {
 	if (conn->f.state != TCP_ST_CONNECTING)
 		tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, conn->seq_to_guest);
@@ -440,7 +435,7 @@ static bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
  *
  * Return: 0, or -1 if the connection was reset and is gone
  */
-static int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
+int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 {
 	size_t hdr = tap_hdr_len(conn->f.key.family);
 	struct iovec iov[TCP_DISCARD_IOV + TCP_IOV_MAX];
@@ -456,14 +451,14 @@ static int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 
 	inflight = conn->seq_to_guest - conn->seq_acked;
 	wnd = conn->wnd_guest > inflight ? conn->wnd_guest - inflight : 0;
-	if (!peek_offset_ok &&
+	if (!tcp_peek_offset_ok &&
 	    inflight + wnd > sizeof(tcp_discard) * TCP_DISCARD_IOV)
 		wnd = inflight < sizeof(tcp_discard) * TCP_DISCARD_IOV ?
 		      sizeof(tcp_discard) * TCP_DISCARD_IOV - inflight : 0;
 	if (!wnd)
 		goto fin;
 
-	if (!peek_offset_ok) {
+	if (!tcp_peek_offset_ok) {
 		/* Skip what was sent already by peeking it into a scratch area */
 		for (uint32_t skip = inflight; skip; nskip++) {
 			iov[nskip].iov_base = tcp_discard;
@@ -502,7 +497,7 @@ static int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 		}
 		goto fin;
 	}
-	if (!peek_offset_ok) {
+	if (!tcp_peek_offset_ok) {
 		if ((size_t)n <= inflight)
 			n = 0;
 		else
@@ -520,7 +515,7 @@ static int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 				 tcp_gaddr(conn), IPPROTO_TCP, &seg[s],
 				 iov + nskip, TCP_HDR_LEN, len, conn->mss)) {
 			/* Not queued: rewind, the data is still in the socket */
-			if (peek_offset_ok) {
+			if (tcp_peek_offset_ok) {
 				int po = (int)(conn->seq_to_guest -
 					       conn->seq_acked);
 
@@ -575,7 +570,7 @@ static int tcp_rewind(struct ctx *c, struct tcp_conn *conn)
 	if (conn->flags & TCP_F_FIN_SENT && !(conn->flags & TCP_F_FIN_ACKED))
 		conn->flags &= ~TCP_F_FIN_SENT;
 	conn->seq_to_guest = conn->seq_acked;
-	if (peek_offset_ok &&
+	if (tcp_peek_offset_ok &&
 	    setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &zero,
 		       sizeof(zero))) {
 		tcp_desync(c, conn, "SO_PEEK_OFF rewind", errno);
@@ -627,12 +622,12 @@ static uint16_t tcp_mss_link(const struct ctx *c, int family)
 	return (uint16_t)(mtu - (family == AF_INET ? 20 : 40) - TCP_HDR_LEN);
 }
 
-static void tcp_sock_tune(int s)
+void tcp_sock_tune(int s)
 {
 	int one = 1, zero = 0;
 
 	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (peek_offset_ok)
+	if (tcp_peek_offset_ok)
 		setsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero));
 }
 
@@ -982,6 +977,8 @@ void tcp_input(struct ctx *c, const struct pkt *p)
 		return;
 	}
 	conn = &flow->tcp;
+	if (conn->flags & TCP_F_MIGRATED)
+		return;		/* the guest runs elsewhere now */
 	conn->last_ms = now_ms();
 
 	if (flags & TCP_RST) {
@@ -1177,7 +1174,7 @@ void tcp_timer(struct ctx *c, uint64_t now)
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 
-		if (!conn)
+		if (!conn || (conn->flags & TCP_F_MIGRATED))
 			continue;
 		if (now - conn->last_ms > TCP_IDLE_MS) {
 			debug("TCP flow %u: idle, reset", i);
@@ -1249,7 +1246,8 @@ void tcp_defer_handler(struct ctx *c)
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 
-		if (conn && (conn->flags & TCP_F_BLOCKED)) {
+		if (conn && (conn->flags & TCP_F_BLOCKED) &&
+		    !(conn->flags & TCP_F_MIGRATED)) {
 			conn->flags &= ~TCP_F_BLOCKED;
 			tcp_data_to_guest(c, conn);
 		}
@@ -1266,9 +1264,9 @@ void tcp_init(struct ctx *c)
 
 	(void)c;
 	if (s >= 0) {
-		peek_offset_ok = !setsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &zero,
+		tcp_peek_offset_ok = !setsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &zero,
 					     sizeof(zero));
 		close(s);
 	}
-	debug("TCP: SO_PEEK_OFF %ssupported", peek_offset_ok ? "" : "not ");
+	debug("TCP: SO_PEEK_OFF %ssupported", tcp_peek_offset_ok ? "" : "not ");
 }

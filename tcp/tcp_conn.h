@@ -30,6 +30,9 @@ enum tcp_state {
 #define TCP_F_INBOUND		(1U << 7) /* connection came from a peer */
 #define TCP_F_WS		(1U << 8) /* window scaling in use */
 #define TCP_F_REFUSED		(1U << 9) /* socket refused guest data */
+#define TCP_F_MIGRATED		(1U << 10) /* socket held by a migration:
+					    * in repair mode, filtered, out
+					    * of the loop (tcp/migrate.c) */
 
 /**
  * struct tcp_conn - a TCP connection between the guest and a host socket

@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * migrate.c - live migration in vhost-user mode: the device-state
+ * transfer, and the source's linger after it.
+ *
+ * Theory of operation
+ *
+ * QEMU drives a migration (doc/migration.md has the details): the source
+ * gets SET_DEVICE_STATE_FD(SAVE) with the write end of a pipe once the
+ * guest is paused and our rings are stopped; the target gets
+ * SET_DEVICE_STATE_FD(LOAD) with the read end; each is then asked
+ * CHECK_DEVICE_STATE. The front-end replies to SET_DEVICE_STATE_FD first
+ * and hands us the fd (migrate_state_fd()); the bytes then move from our
+ * event loop, never blocking it, and nothing waits for another message.
+ *
+ *  SAVE: the state is built at once: the stream header, the addresses we
+ *	learned about the guest, and the TCP connections, which are held
+ *	silently (tcp/migrate.c: out of the loop, drop-all filter, repair
+ *	mode) and dumped. The bytes go out as the pipe takes them
+ *	(EPOLLOUT); at the end we close our end, which is QEMU's EOF.
+ *  LOAD: bytes are collected (EPOLLIN) up to MIG_STREAM_MAX until EOF.
+ *	Then the whole stream is parsed and validated (migrate/format.c)
+ *	and checked against our own flows; a stream that fails any check
+ *	is refused as a whole, nothing of it applied. A good one is
+ *	applied: addresses adopted, connections recreated. Restoring needs
+ *	TCP_REPAIR: if no helper is connected yet, we wait for one, up to
+ *	MIGRATE_HELPER_WAIT_MS.
+ *  CHECK_DEVICE_STATE: 0 if our side went through. If it hasn't finished
+ *	yet, the reply waits (vu_device_state_reply()) until it has.
+ *
+ * After a successful SAVE, the source is done ("migrated"). By default it
+ * lingers: it keeps running, holding the migrated sockets silent, so that
+ * the peer's segments still routed here find a socket that neither ACKs
+ * nor resets, and the peer retransmits until the fabric delivers to the
+ * target. The linger ends with SIGUSR2 (the launcher says the fabric has
+ * switched), after --migrate-linger-timeout seconds, or
+ * MIGRATE_LINGER_TERM_MS after SIGTERM, whichever comes first: the held
+ * sockets are closed in repair mode (no FIN, no RST), one line is logged,
+ * and the process exits 0. --one-off has no effect once migrated.
+ * --migrate-no-linger (deprecated) closes the held sockets at once and
+ * --migrate-exit (deprecated) exits at once.
+ *
+ * A migration that fails or is cancelled after SAVE makes QEMU start our
+ * rings again (migrate_device_started()): the held connections are taken
+ * back and traffic flows again, as if nothing happened.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "log.h"
+#include "loop.h"
+#include "migrate/format.h"
+#include "migrate/migrate.h"
+#include "migrate/repair.h"
+#include "tcp/migrate.h"
+#include "util.h"
+
+/* How long a target waits for its repair helper to connect */
+#define MIGRATE_HELPER_WAIT_MS	10000
+/* Bytes read from the pipe per read() */
+#define MIGRATE_READ_CHUNK	(1 << 20)
+
+enum migrate_phase {
+	MIG_IDLE = 0,
+	MIG_SAVING,		/* writing the state into the pipe */
+	MIG_LOADING,		/* reading it */
+	MIG_WAIT_HELPER,	/* read, valid, waiting for passt-repair */
+	MIG_DONE,		/* transfer over: @result holds the outcome */
+};
+
+static struct {
+	enum migrate_phase phase;
+	int fd;
+	uint32_t gen;
+	int result;			/* 0 ok, -errno failed, 1: none yet */
+	bool check_pending;		/* CHECK_DEVICE_STATE waits for us */
+	struct mig_buf out;		/* SAVE: the stream */
+	size_t out_off;
+	uint8_t *in;			/* LOAD: the stream */
+	size_t in_len, in_cap;
+	struct mig_stream_in parsed;
+	uint64_t helper_deadline;
+	uint64_t started_ms;
+	bool save;			/* the last transfer was a SAVE */
+	unsigned held;			/* SAVE: connections held */
+} mig = { .fd = -1, .result = 1 };
+
+/* After a completed SAVE: the linger */
+static struct {
+	bool migrated;			/* completed as source */
+	bool active;			/* holding sockets */
+	uint64_t start_ms, end_ms;	/* started, latest end */
+} linger;
+
+static void migrate_pipe_close(struct ctx *c)
+{
+	if (mig.fd < 0)
+		return;
+	loop_del(c, mig.fd);
+	close(mig.fd);
+	mig.fd = -1;
+}
+
+static void migrate_reset_buffers(void)
+{
+	mig_buf_free(&mig.out);
+	memset(&mig.out, 0, sizeof(mig.out));
+	mig.out_off = 0;
+	free(mig.in);
+	mig.in = NULL;
+	mig.in_len = mig.in_cap = 0;
+	mig_stream_in_free(&mig.parsed);
+	memset(&mig.parsed, 0, sizeof(mig.parsed));
+}
+
+/* The transfer is over, one way or the other: answer a waiting CHECK */
+static void migrate_finish(struct ctx *c, int result)
+{
+	migrate_pipe_close(c);
+	migrate_reset_buffers();
+	mig.phase = MIG_DONE;
+	mig.result = result;
+	if (mig.check_pending) {
+		mig.check_pending = false;
+		vu_device_state_reply(c, migrate_check(c));
+	}
+}
+
+/* The observed addresses: what we learned of the guest, both ways */
+static void migrate_addrs_get(const struct ctx *c, struct mig_addrs *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->addr6 = c->ip6.addr_seen;
+	a->addr6_ll = c->ip6.guest_ll;
+	a->addr4 = c->ip4.addr_seen;
+	if (c->guest_mac_set)
+		memcpy(a->mac, c->guest_mac, 6);
+	else
+		memset(a->mac, 0xff, 6);
+}
+
+static void migrate_addrs_set(struct ctx *c, const struct mig_addrs *a)
+{
+	static const uint8_t none[6], bcast[6] = { 0xff, 0xff, 0xff,
+						   0xff, 0xff, 0xff };
+
+	if (!IN6_IS_ADDR_UNSPECIFIED(&a->addr6))
+		c->ip6.addr_seen = a->addr6;
+	if (!IN6_IS_ADDR_UNSPECIFIED(&a->addr6_ll))
+		c->ip6.guest_ll = a->addr6_ll;
+	if (a->addr4.s_addr)
+		c->ip4.addr_seen = a->addr4;
+	if (memcmp(a->mac, none, 6) && memcmp(a->mac, bcast, 6)) {
+		memcpy(c->guest_mac, a->mac, 6);
+		c->guest_mac_set = true;
+	}
+}
+
+/* SAVE: hold and dump everything now, then stream it out */
+static int migrate_save_start(struct ctx *c)
+{
+	struct mig_addrs a;
+	int n;
+
+	mig_put_header(&mig.out);
+	migrate_addrs_get(c, &a);
+	mig_put_addrs(&mig.out, &a);
+
+	n = 0;
+	if (repair_available(c, 10)) {
+		n = tcp_migrate_source_hold(c);
+		if (n < 0) {
+			err("Migration: can't put the connections in repair "
+			    "mode (%s): migrating none of them",
+			    strerror(-n));
+			return n;
+		}
+	} else if (tcp_migrate_held() == 0) {
+		warn("Migration: no passt-repair helper connected and no "
+		     "CAP_NET_ADMIN: TCP connections are not migrated");
+	}
+	mig.held = (unsigned)n;
+	tcp_migrate_source_write(&mig.out);
+	if (mig.out.err) {
+		tcp_migrate_source_resume(c);
+		return mig.out.err;
+	}
+	info("Migration: source, %u connection(s), %zu bytes of state",
+	     mig.held, mig.out.len);
+	return 0;
+}
+
+static void migrate_save_write(struct ctx *c)
+{
+	while (mig.out_off < mig.out.len) {
+		ssize_t n = write(mig.fd, mig.out.p + mig.out_off,
+				  mig.out.len - mig.out_off);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			err_perror("Migration: writing the state");
+			migrate_finish(c, -EIO);
+			return;
+		}
+		mig.out_off += (size_t)n;
+	}
+	info("Migration: state sent in %llu ms",
+	     (unsigned long long)(now_ms() - mig.started_ms));
+	migrate_finish(c, 0);
+}
+
+/* LOAD, all read: validate it whole, then apply it */
+static void migrate_load_apply(struct ctx *c)
+{
+	unsigned n;
+
+	migrate_addrs_set(c, &mig.parsed.addrs);
+	n = tcp_migrate_target(c, &mig.parsed);
+	info("Migration: target, %u of %u connection(s) restored in %llu ms",
+	     n, mig.parsed.count,
+	     (unsigned long long)(now_ms() - mig.started_ms));
+	migrate_finish(c, 0);
+}
+
+static void migrate_load_eof(struct ctx *c)
+{
+	char why[256] = "";
+	int rc;
+
+	migrate_pipe_close(c);
+	rc = mig_parse(mig.in, mig.in_len, &mig.parsed, why, sizeof(why));
+	if (!rc)
+		rc = tcp_migrate_target_check(&mig.parsed, why, sizeof(why));
+	if (rc) {
+		err("Migration: refusing the state stream (%zu bytes): %s",
+		    mig.in_len, why[0] ? why : strerror(-rc));
+		migrate_finish(c, rc);
+		return;
+	}
+	if (mig.parsed.count && !repair_available(c, 0)) {
+		info("Migration: waiting for the passt-repair helper");
+		mig.phase = MIG_WAIT_HELPER;
+		mig.helper_deadline = now_ms() + MIGRATE_HELPER_WAIT_MS;
+		return;
+	}
+	migrate_load_apply(c);
+}
+
+static void migrate_load_read(struct ctx *c)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (mig.in_cap - mig.in_len < MIGRATE_READ_CHUNK) {
+			size_t cap = mig.in_cap ? mig.in_cap * 2
+						: 2 * MIGRATE_READ_CHUNK;
+			uint8_t *p;
+
+			if (cap > MIG_STREAM_MAX + MIGRATE_READ_CHUNK) {
+				err("Migration: refusing the state stream: "
+				    "more than %llu bytes",
+				    (unsigned long long)MIG_STREAM_MAX);
+				migrate_finish(c, -E2BIG);
+				return;
+			}
+			p = realloc(mig.in, cap);
+			if (!p) {
+				err("Migration: out of memory for the state");
+				migrate_finish(c, -ENOMEM);
+				return;
+			}
+			mig.in = p;
+			mig.in_cap = cap;
+		}
+		n = read(mig.fd, mig.in + mig.in_len, mig.in_cap - mig.in_len);
+		if (n == 0) {
+			migrate_load_eof(c);
+			return;
+		}
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			err_perror("Migration: reading the state");
+			migrate_finish(c, -EIO);
+			return;
+		}
+		mig.in_len += (size_t)n;
+		if (mig.in_len > MIG_STREAM_MAX) {
+			err("Migration: refusing the state stream: more than "
+			    "%llu bytes", (unsigned long long)MIG_STREAM_MAX);
+			migrate_finish(c, -E2BIG);
+			return;
+		}
+	}
+}
+
+/**
+ * migrate_state_fd() - SET_DEVICE_STATE_FD: start a transfer
+ * @c:		execution context
+ * @direction:	MIGRATE_SAVE or MIGRATE_LOAD
+ * @fd:		pipe end; ours from now on, whatever we return
+ *
+ * Return: 0 if the transfer started, -errno if refused (the front-end
+ *	   reports failure to QEMU)
+ */
+int migrate_state_fd(struct ctx *c, uint32_t direction, int fd)
+{
+	uint32_t ev = direction == MIGRATE_SAVE ? EPOLLOUT : EPOLLIN;
+	int fl, rc;
+
+	if (mig.phase == MIG_SAVING || mig.phase == MIG_LOADING ||
+	    mig.phase == MIG_WAIT_HELPER) {
+		warn("Migration: a transfer is already in progress, "
+		     "refusing another");
+		close(fd);
+		return -EBUSY;
+	}
+	if (direction != MIGRATE_SAVE && direction != MIGRATE_LOAD) {
+		close(fd);
+		return -EINVAL;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK)) {
+		close(fd);
+		return -EBADF;
+	}
+	migrate_reset_buffers();
+	mig.fd = fd;
+	mig.gen = loop_gen_next();
+	mig.result = 1;
+	mig.check_pending = false;
+	mig.started_ms = now_ms();
+	mig.held = 0;
+	mig.save = direction == MIGRATE_SAVE;
+
+	if (direction == MIGRATE_SAVE) {
+		mig.phase = MIG_SAVING;
+		info("Migration: starting as source");
+		if ((rc = migrate_save_start(c))) {
+			migrate_finish(c, rc);
+			return 0;	/* reported at CHECK_DEVICE_STATE */
+		}
+	} else {
+		mig.phase = MIG_LOADING;
+		info("Migration: starting as target");
+	}
+	if (loop_add(c, fd, ev, loop_ref(REF_MIGRATE, 0, mig.gen))) {
+		migrate_finish(c, -EIO);
+		return 0;
+	}
+	if (direction == MIGRATE_SAVE)
+		migrate_save_write(c);
+	return 0;
+}
+
+/**
+ * migrate_pipe_handler() - the pipe can take or give more bytes
+ * @c:		execution context
+ * @ref:	epoll reference, generation of the transfer
+ * @events:	epoll events
+ */
+void migrate_pipe_handler(struct ctx *c, union epoll_ref ref,
+			  uint32_t events)
+{
+	if (mig.fd < 0 || ref.gen != mig.gen)
+		return;
+	if (mig.phase == MIG_SAVING) {
+		if (events & (EPOLLERR | EPOLLHUP)) {
+			err("Migration: the front-end closed the state pipe");
+			migrate_finish(c, -EPIPE);
+			return;
+		}
+		migrate_save_write(c);
+	} else if (mig.phase == MIG_LOADING) {
+		migrate_load_read(c);
+	}
+}
+
+/* Completed as source: linger, or what the deprecated options ask */
+static void migrate_source_completed(struct ctx *c)
+{
+	linger.migrated = true;
+	c->one_off = false;	/* no effect after a completed migration */
+	info("Migration: completed as source, %u connection(s) moved",
+	     mig.held);
+	if (c->migrate_exit) {
+		info("Migration: exiting (--migrate-exit)");
+		tcp_migrate_source_release(c);
+		c->quit = true;
+		return;
+	}
+	if (c->migrate_no_linger) {
+		unsigned n = tcp_migrate_source_release(c);
+
+		info("Migration: %u migrated socket(s) closed "
+		     "(--migrate-no-linger)", n);
+		return;
+	}
+	linger.active = true;
+	linger.start_ms = now_ms();
+	linger.end_ms = linger.start_ms +
+			(uint64_t)c->migrate_linger_timeout * 1000;
+	info("Linger: holding %u migrated connection(s) silently for up to "
+	     "%u s, until SIGUSR2", tcp_migrate_held(),
+	     c->migrate_linger_timeout);
+}
+
+/* The end of the linger: close held sockets silently, and exit */
+static void migrate_linger_end(struct ctx *c, const char *why)
+{
+	unsigned n;
+
+	if (!linger.active)
+		return;
+	n = tcp_migrate_source_release(c);
+	info("Linger: ended (%s): %u connection(s) held for %.1f s, closed "
+	     "silently", why, n,
+	     (double)(now_ms() - linger.start_ms) / 1000.0);
+	linger.active = false;
+	c->quit = true;
+}
+
+/**
+ * migrate_check() - CHECK_DEVICE_STATE
+ * @c:		execution context
+ *
+ * Return: 0 if the last transfer went through, -EINPROGRESS if it is still
+ *	   going on (the front-end defers its reply until
+ *	   vu_device_state_reply()), another -errno if it failed or never ran
+ */
+int migrate_check(struct ctx *c)
+{
+	switch (mig.phase) {
+	case MIG_IDLE:
+		return -ENOENT;
+	case MIG_SAVING:
+	case MIG_LOADING:
+	case MIG_WAIT_HELPER:
+		mig.check_pending = true;
+		return -EINPROGRESS;
+	case MIG_DONE:
+		break;
+	}
+	if (mig.result)
+		return mig.result > 0 ? -ENOENT : mig.result;
+	if (mig.save && !linger.migrated)
+		migrate_source_completed(c);
+	return 0;
+}
+
+/**
+ * migrate_source_done() - did we complete a migration as source?
+ *
+ * Return: true once a SAVE was confirmed by CHECK_DEVICE_STATE
+ */
+bool migrate_source_done(void)
+{
+	return linger.migrated;
+}
+
+/**
+ * migrate_device_started() - the front-end started our rings: if we had
+ *			      given our connections away, take them back
+ * @c:		execution context
+ */
+void migrate_device_started(struct ctx *c)
+{
+	unsigned n;
+
+	if (!tcp_migrate_held())
+		return;
+	n = tcp_migrate_source_resume(c);
+	info("Migration: failed or cancelled, the guest runs here again: "
+	     "%u connection(s) resumed", n);
+	linger.active = false;
+	linger.migrated = false;
+	mig.held = 0;
+	mig.save = false;
+}
+
+/**
+ * migrate_repair_changed() - a repair helper connected: go on if we wait
+ * @c:		execution context
+ */
+void migrate_repair_changed(struct ctx *c)
+{
+	if (mig.phase == MIG_WAIT_HELPER && repair_available(c, 0))
+		migrate_load_apply(c);
+}
+
+/**
+ * migrate_timer() - deadlines: the helper wait, the linger
+ * @c:		execution context
+ * @now:	current time, ms
+ */
+void migrate_timer(struct ctx *c, uint64_t now)
+{
+	if (mig.phase == MIG_WAIT_HELPER) {
+		if (repair_available(c, 0)) {
+			migrate_load_apply(c);
+		} else if (now >= mig.helper_deadline) {
+			err("Migration: no passt-repair helper connected in "
+			    "%u s: refusing the state", MIGRATE_HELPER_WAIT_MS /
+			    1000);
+			migrate_finish(c, -ENOTCONN);
+		}
+	}
+	if (linger.active && now >= linger.end_ms)
+		migrate_linger_end(c, "timeout");
+}
+
+/**
+ * migrate_signal() - signals that mean something while we linger
+ * @c:		execution context
+ * @sig:	signal number
+ *
+ * Return: true if the signal was taken care of here
+ */
+bool migrate_signal(struct ctx *c, int sig)
+{
+	if (sig == SIGUSR2) {
+		if (linger.active)
+			migrate_linger_end(c, "SIGUSR2: the fabric switched");
+		else
+			debug("SIGUSR2: not lingering, ignored");
+		return true;
+	}
+	if ((sig == SIGTERM || sig == SIGINT) && linger.active) {
+		uint64_t end = now_ms() + MIGRATE_LINGER_TERM_MS;
+
+		if (end < linger.end_ms)
+			linger.end_ms = end;
+		info("Linger: signal %i, ending within %u ms", sig,
+		     (unsigned)(linger.end_ms - now_ms()));
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * migrate.h - live migration: the device-state transfer and the source's
+ * linger (migrate/migrate.c)
+ */
+#ifndef MIGRATE_MIGRATE_H
+#define MIGRATE_MIGRATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loop.h"
+
+struct ctx;
+
+/* vhost-user device-state transfer directions */
+#define MIGRATE_SAVE	0
+#define MIGRATE_LOAD	1
+
+/* Linger bounds: default length, and how long SIGTERM may defer exit */
+#define MIGRATE_LINGER_DEFAULT_S 30
+#define MIGRATE_LINGER_TERM_MS	 5000
+
+int migrate_state_fd(struct ctx *c, uint32_t direction, int fd);
+int migrate_check(struct ctx *c);
+void migrate_device_started(struct ctx *c);
+bool migrate_source_done(void);
+void migrate_pipe_handler(struct ctx *c, union epoll_ref ref,
+			  uint32_t events);
+void migrate_timer(struct ctx *c, uint64_t now);
+bool migrate_signal(struct ctx *c, int sig);
+void migrate_repair_changed(struct ctx *c);
+
+/* Implemented by the front-end: the deferred CHECK_DEVICE_STATE reply */
+void vu_device_state_reply(struct ctx *c, int result);
+
+#endif /* MIGRATE_MIGRATE_H */

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * repair.c - TCP_REPAIR on and off, for the sockets a migration moves.
+ *
+ * Theory of operation
+ *
+ * Setting or clearing TCP_REPAIR needs CAP_NET_ADMIN; everything else a
+ * migration does with a socket in repair mode needs no privilege. So:
+ *
+ *  - direct: at start-up we try TCP_REPAIR on a scratch socket. If the
+ *    kernel lets us, we set the option ourselves from then on.
+ *  - helper: otherwise (the normal case: libvirt starts us without
+ *    capabilities) we listen, in vhost-user mode, on --repair-path, by
+ *    default the front-end socket path plus ".repair", and the privileged
+ *    helper passt-repair(1) connects to it. One helper at a time: another
+ *    client is accepted and closed at once. A request is one sendmsg() of
+ *    one byte (the command: 1 on, 0 off, -1 off without window probe) with
+ *    1 to REPAIR_FDS_MAX sockets attached (SCM_RIGHTS); the helper applies
+ *    it to each and echoes the byte. Anything else back (EOF, a different
+ *    byte, silence for REPAIR_TIMEOUT_MS) fails the request, and we drop
+ *    the helper connection: it can't be trusted to be in step any more.
+ *
+ * The round trip is synchronous (poll() with a deadline): the helper does
+ * nothing but a few setsockopt() calls, and the migration stage that asks
+ * for it can't go on without the answer anyway.
+ *
+ * --repair-path none disables the listener. The listener is only there in
+ * vhost-user mode, the only mode that migrates.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "log.h"
+#include "loop.h"
+#include "migrate/repair.h"
+
+#define REPAIR_TIMEOUT_MS 2000
+
+static int repair_listen_fd = -1;
+static int repair_conn_fd = -1;
+static uint32_t repair_gen;
+static bool repair_direct;
+static bool repair_path_ours;
+
+/* Can we set TCP_REPAIR ourselves? Try it on a scratch socket */
+static bool repair_probe_direct(void)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	bool ok;
+
+	if (s < 0)
+		return false;
+	ok = !setsockopt(s, IPPROTO_TCP, TCP_REPAIR, &one, sizeof(one));
+	close(s);
+	return ok;
+}
+
+/**
+ * repair_init() - probe for direct TCP_REPAIR, listen for the helper
+ * @c:		execution context; c->repair_path defaults to the socket
+ *		path plus ".repair"
+ *
+ * Dies if the helper socket can't be bound: a configuration error.
+ */
+void repair_init(struct ctx *c)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd;
+
+	repair_direct = repair_probe_direct();
+	if (repair_direct)
+		info("TCP_REPAIR: set directly (CAP_NET_ADMIN held)");
+
+	if (c->mode != MODE_VU || !strcmp(c->repair_path, "none"))
+		return;
+	if (!c->repair_path[0]) {
+		if (snprintf(c->repair_path, sizeof(c->repair_path),
+			     "%s.repair", c->sock_path) >=
+		    (int)sizeof(c->repair_path)) {
+			warn("%s.repair: path too long, no repair helper "
+			     "socket (use --repair-path)", c->sock_path);
+			c->repair_path[0] = 0;
+			return;
+		}
+	}
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die_perror("--repair-path: UNIX socket");
+	memcpy(a.sun_path, c->repair_path, strlen(c->repair_path) + 1);
+	unlink(c->repair_path);	/* a stale one from an earlier instance */
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)))
+		die_perror("--repair-path: can't bind %s", c->repair_path);
+	repair_path_ours = true;
+	if (listen(fd, 1))
+		die_perror("--repair-path: listen on %s", c->repair_path);
+	if (loop_add(c, fd, EPOLLIN, loop_ref(REF_REPAIR_LISTEN, 0, 0)))
+		die_perror("--repair-path: epoll_ctl");
+	repair_listen_fd = fd;
+	info("Repair helper socket at %s", c->repair_path);
+}
+
+/* Take a helper from the listening socket; refuse a second one */
+static void repair_accept(struct ctx *c)
+{
+	int fd = accept4(repair_listen_fd, NULL, NULL,
+			 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (repair_conn_fd >= 0) {
+		info_rl("Another repair helper connected, refusing it");
+		close(fd);
+		return;
+	}
+	repair_gen = loop_gen_next();
+	if (loop_add(c, fd, EPOLLRDHUP, loop_ref(REF_REPAIR, 0, repair_gen))) {
+		close(fd);
+		return;
+	}
+	repair_conn_fd = fd;
+	info("Repair helper connected");
+}
+
+/**
+ * repair_close() - let go of the helper (migration over, or it misbehaved)
+ * @c:		execution context
+ */
+void repair_close(struct ctx *c)
+{
+	if (repair_conn_fd < 0)
+		return;
+	loop_del(c, repair_conn_fd);
+	close(repair_conn_fd);
+	repair_conn_fd = -1;
+	info("Repair helper disconnected");
+}
+
+/**
+ * repair_handler() - events on the listening socket or the helper's
+ * @c:		execution context
+ * @ref:	REF_REPAIR_LISTEN, or REF_REPAIR with the helper's generation
+ * @events:	epoll events
+ */
+void repair_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
+{
+	if (ref.type == REF_REPAIR_LISTEN) {
+		if (repair_listen_fd >= 0)
+			repair_accept(c);
+		return;
+	}
+	if (repair_conn_fd < 0 || ref.gen != repair_gen)
+		return;
+	if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+		repair_close(c);
+}
+
+/**
+ * repair_available() - can repair_set() work now?
+ * @c:		execution context
+ * @wait_ms:	how long to wait for a helper to connect, if none is
+ *
+ * Return: true if we set TCP_REPAIR directly or a helper is connected
+ */
+bool repair_available(struct ctx *c, int wait_ms)
+{
+	struct pollfd pfd = { .fd = repair_listen_fd, .events = POLLIN };
+
+	if (repair_direct || repair_conn_fd >= 0)
+		return true;
+	if (repair_listen_fd < 0)
+		return false;
+	if (wait_ms && poll(&pfd, 1, wait_ms) <= 0)
+		return false;
+	repair_accept(c);
+	return repair_conn_fd >= 0;
+}
+
+/* One helper round trip for up to REPAIR_FDS_MAX sockets */
+static int repair_helper_send(struct ctx *c, const int *fds, unsigned n,
+			      int cmd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * REPAIR_FDS_MAX)];
+		struct cmsghdr align;
+	} u;
+	int8_t b = (int8_t)cmd, echo;
+	struct iovec iov = { &b, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
+	struct pollfd pfd = { .fd = repair_conn_fd, .events = POLLIN };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	ssize_t r;
+
+	memset(u.buf, 0, sizeof(u.buf));
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
+
+	if (sendmsg(repair_conn_fd, &mh, MSG_NOSIGNAL) != 1) {
+		warn_perror("Repair helper: send");
+		goto fail;
+	}
+	if (poll(&pfd, 1, REPAIR_TIMEOUT_MS) <= 0) {
+		warn("Repair helper: no answer in %i ms", REPAIR_TIMEOUT_MS);
+		goto fail;
+	}
+	r = recv(repair_conn_fd, &echo, 1, MSG_DONTWAIT);
+	if (r != 1 || echo != b) {
+		warn("Repair helper: %s", r == 1 ? "wrong answer" :
+		     "closed the connection (it failed: see its output)");
+		goto fail;
+	}
+	return 0;
+fail:
+	repair_close(c);
+	return -EIO;
+}
+
+/**
+ * repair_set() - set or clear TCP_REPAIR on sockets
+ * @c:		execution context
+ * @fds:	sockets
+ * @n:		how many
+ * @cmd:	REPAIR_ON, REPAIR_OFF or REPAIR_OFF_NO_WP
+ *
+ * Return: 0 if every socket got it, -errno otherwise (some may have)
+ */
+int repair_set(struct ctx *c, const int *fds, unsigned n, int cmd)
+{
+	unsigned i;
+
+	if (!n)
+		return 0;
+	if (repair_direct) {
+		for (i = 0; i < n; i++) {
+			if (setsockopt(fds[i], IPPROTO_TCP, TCP_REPAIR, &cmd,
+				       sizeof(cmd))) {
+				int e = errno;
+
+				warn("TCP_REPAIR %i: %s", cmd, strerror(e));
+				return -e;
+			}
+		}
+		return 0;
+	}
+	if (repair_conn_fd < 0)
+		return -ENOTCONN;
+	for (i = 0; i < n; i += REPAIR_FDS_MAX) {
+		unsigned k = n - i < REPAIR_FDS_MAX ? n - i : REPAIR_FDS_MAX;
+		int rc = repair_helper_send(c, fds + i, k, cmd);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/**
+ * repair_cleanup() - close the helper socket, remove the file, at exit
+ * @c:		execution context
+ */
+void repair_cleanup(struct ctx *c)
+{
+	repair_close(c);
+	if (repair_listen_fd >= 0)
+		close(repair_listen_fd);
+	repair_listen_fd = -1;
+	if (repair_path_ours)
+		unlink(c->repair_path);
+	repair_path_ours = false;
+}

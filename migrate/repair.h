@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * repair.h - turning TCP_REPAIR on and off for our sockets: directly when
+ * we hold CAP_NET_ADMIN, through the passt-repair helper otherwise.
+ */
+#ifndef MIGRATE_REPAIR_H
+#define MIGRATE_REPAIR_H
+
+#include <stdbool.h>
+
+#include "loop.h"
+
+struct ctx;
+
+/* Commands, as setsockopt(TCP_REPAIR) and the helper protocol take them */
+#define REPAIR_ON	1
+#define REPAIR_OFF	0
+#define REPAIR_OFF_NO_WP (-1)
+
+/* File descriptors in one helper message: the kernel's SCM_MAX_FD */
+#define REPAIR_FDS_MAX	253
+
+void repair_init(struct ctx *c);
+bool repair_available(struct ctx *c, int wait_ms);
+int repair_set(struct ctx *c, const int *fds, unsigned n, int cmd);
+void repair_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
+void repair_close(struct ctx *c);
+void repair_cleanup(struct ctx *c);
+
+#endif /* MIGRATE_REPAIR_H */

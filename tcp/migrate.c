@@ -1,0 +1,845 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * migrate.c - moving established TCP connections to another instance
+ * (live migration, vhost-user mode), with TCP_REPAIR.
+ *
+ * Theory of operation
+ *
+ * Our connections keep no payload of their own: the socket's receive
+ * queue holds what the guest hasn't ACKed yet (from seq_acked on), the
+ * send queue what the peer hasn't. So a connection is its flow entry plus
+ * its socket's queues and TCP state, and TCP_REPAIR lets us read both
+ * queues and the state out of the kernel and write them into a new
+ * socket elsewhere (see doc/migration.md for the stream).
+ *
+ * Source (tcp_migrate_source_hold(), then _write()):
+ *  1. every ESTABLISHED connection is taken out of the loop, and a socket
+ *     filter that drops every incoming segment is attached. From then on
+ *     the kernel neither ACKs what the peer sends (a socket in repair mode
+ *     would) nor answers it with a RST: the peer retransmits until the
+ *     fabric delivers to the target. The flow is marked TCP_F_MIGRATED.
+ *  2. TCP_REPAIR goes on for all of them (migrate/repair.c), and each
+ *     socket is dumped: TCP_INFO, MSS, timestamp, window, both queues and
+ *     their sequence numbers. The socket stays open, in repair mode and
+ *     filtered: that is the linger.
+ *  3. If the migration fails (QEMU restarts the device here), the held
+ *     connections come back (tcp_migrate_source_resume()): repair off,
+ *     filter off, back in the loop, the peek offset where it was.
+ *  4. When the linger ends, the held sockets are closed still in repair
+ *     mode (tcp_migrate_source_release()): the kernel sends nothing, no
+ *     FIN, no RST.
+ *
+ * Target (tcp_migrate_target()): for each flow of a stream that parsed
+ * and validated as a whole, a socket is made, put in repair mode, bound to
+ * the original local address and port, given the sequence numbers,
+ * connected (no SYN in repair mode), filled with both queues, options and
+ * window, and released from repair mode (which sends a window probe: the
+ * peer's answer gets both ends in step). The part of the send queue never
+ * sent goes in after that, as ordinary data. The flow then resumes from
+ * the first byte the guest hasn't ACKed. A flow that fails is reset
+ * towards the guest and closed; the others go on.
+ *
+ * Sequence numbers and FINs: SIOCOUTQ, SIOCINQ and TCP_QUEUE_SEQ count
+ * the FIN's sequence slot. Queue lengths in the stream are data bytes
+ * only; the send queue's start (seq_snd) is snd_una when our FIN isn't
+ * ACKed, and the FIN's own sequence number when it is (FIN_WAIT2), so
+ * that the FIN queued again on the target (shutdown()) lands where it was.
+ */
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "flow.h"
+#include "fwd/fwd.h"
+#include "log.h"
+#include "loop.h"
+#include "migrate/format.h"
+#include "migrate/repair.h"
+#include "tcp/migrate.h"
+#include "tcp/tcp_internal.h"
+#include "util.h"
+
+#ifndef TCP_REPAIR_WINDOW
+#define TCP_REPAIR_WINDOW 29
+#endif
+
+/* Our own copies of the kernel's repair structures (uapi linux/tcp.h) */
+struct tcpm_opt {
+	uint32_t code, val;
+};
+
+struct tcpm_window {
+	uint32_t snd_wl1, snd_wnd, max_window, rcv_wnd, rcv_wup;
+};
+
+#define TCPM_OPT_MSS		2
+#define TCPM_OPT_WINDOW		3
+#define TCPM_OPT_SACK_PERM	4
+#define TCPM_OPT_TIMESTAMP	8
+
+#define TCPM_QUEUE_NONE	0
+#define TCPM_QUEUE_RECV	1
+#define TCPM_QUEUE_SEND	2
+
+/* Largest piece written into a queue in one call (halved on ENOBUFS) */
+#define TCPM_CHUNK	(64 * 1024)
+#define TCPM_CHUNK_MIN	1024
+
+static unsigned tcpm_held;		/* connections with TCP_F_MIGRATED */
+
+/* ret #0: the filter that drops every segment before TCP sees it */
+static int tcpm_filter_attach(int s)
+{
+	struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = { .len = 1, .filter = &drop };
+
+	return setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+			  sizeof(prog)) ? -errno : 0;
+}
+
+static void tcpm_filter_detach(int s)
+{
+	int zero = 0;
+
+	setsockopt(s, SOL_SOCKET, SO_DETACH_FILTER, &zero, sizeof(zero));
+}
+
+static int tcpm_queue(int s, int q)
+{
+	return setsockopt(s, IPPROTO_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q)) ?
+	       -errno : 0;
+}
+
+static int tcpm_get_u32(int s, int opt, uint32_t *v)
+{
+	socklen_t sl = sizeof(*v);
+
+	return getsockopt(s, IPPROTO_TCP, opt, v, &sl) ? -errno : 0;
+}
+
+/* Is our FIN in the send queue's sequence space? */
+static bool tcpm_fin_sent(uint8_t st)
+{
+	return st == MIG_TCP_FIN_WAIT1 || st == MIG_TCP_FIN_WAIT2 ||
+	       st == MIG_TCP_CLOSING || st == MIG_TCP_LAST_ACK;
+}
+
+/* Has the peer's FIN been counted in the receive queue's? */
+static bool tcpm_fin_rcvd(uint8_t st)
+{
+	return st == MIG_TCP_CLOSE_WAIT || st == MIG_TCP_LAST_ACK ||
+	       st == MIG_TCP_CLOSING;
+}
+
+/* The address and port of a sockaddr, as a flowside stores them */
+static void tcpm_side_set(struct in6_addr *a, uint16_t *port,
+			  const union sockaddr_inany *sa)
+{
+	if (sa->sa.sa_family == AF_INET) {
+		memset(a, 0, sizeof(*a));
+		a->s6_addr[10] = a->s6_addr[11] = 0xff;
+		memcpy(&a->s6_addr[12], &sa->sa4.sin_addr, 4);
+		*port = ntohs(sa->sa4.sin_port);
+	} else {
+		*a = sa->sa6.sin6_addr;
+		*port = ntohs(sa->sa6.sin6_port);
+	}
+}
+
+/* Basic record of a held connection (the flow, not the socket) */
+static int tcpm_basic(const struct tcp_conn *conn, struct mig_tcp_basic *b)
+{
+	union sockaddr_inany local, peer;
+	socklen_t ll = sizeof(local), pl = sizeof(peer);
+	int tap = (conn->flags & TCP_F_INBOUND) ? 1 : 0, host = !tap;
+	int sndbuf = 0;
+	socklen_t sl = sizeof(sndbuf);
+
+	memset(b, 0, sizeof(*b));
+	if (getsockname(conn->sock, &local.sa, &ll) ||
+	    getpeername(conn->sock, &peer.sa, &pl))
+		return -errno;
+	getsockopt(conn->sock, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl);
+
+	/* The side that opened the connection comes first */
+	b->pif[tap] = MIG_PIF_TAP;
+	b->pif[host] = MIG_PIF_HOST;
+	b->side[tap].eaddr = conn->f.key.gaddr;
+	b->side[tap].eport = conn->f.key.gport;
+	b->side[tap].oaddr = conn->f.key.raddr;
+	b->side[tap].oport = conn->f.key.rport;
+	tcpm_side_set(&b->side[host].oaddr, &b->side[host].oport, &local);
+	tcpm_side_set(&b->side[host].eaddr, &b->side[host].eport, &peer);
+
+	b->retries = MIN(conn->retries, 7);
+	b->ws_from_tap = conn->ws_guest;
+	b->ws_to_tap = conn->ws_ours;
+	b->events = MIG_EV_ESTABLISHED;
+	if (conn->flags & TCP_F_INBOUND)
+		b->events |= MIG_EV_SOCK_ACCEPTED;
+	else
+		b->events |= MIG_EV_TAP_SYN_RCVD;
+	if (conn->flags & TCP_F_SOCK_EOF)
+		b->events |= MIG_EV_SOCK_FIN_RCVD;
+	if (conn->flags & TCP_F_GUEST_FIN)
+		b->events |= MIG_EV_TAP_FIN_RCVD | MIG_EV_SOCK_FIN_SENT;
+	if (conn->flags & TCP_F_FIN_SENT)
+		b->events |= MIG_EV_TAP_FIN_SENT;
+	if (conn->flags & TCP_F_FIN_ACKED)
+		b->events |= MIG_EV_TAP_FIN_ACKED;
+	b->tap_mss = conn->mss & ~3U;
+	b->sndbuf = (uint32_t)(sndbuf > 0 ? sndbuf : 0) >> 8;
+	b->wnd_from_tap = (uint16_t)MIN(conn->wnd_guest >> conn->ws_guest,
+					65535U);
+	b->wnd_to_tap = 0;
+	b->seq_to_tap = conn->seq_to_guest;
+	b->seq_ack_from_tap = conn->seq_acked;
+	b->seq_from_tap = conn->seq_from_guest;
+	b->seq_ack_to_tap = conn->seq_from_guest;
+	b->seq_init_from_tap = 0;
+	return 0;
+}
+
+/* Read @len bytes of the selected queue (repair mode), exactly */
+static int tcpm_peek(int s, uint8_t *buf, uint32_t len)
+{
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	n = recv(s, buf, len, MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0)
+		return -errno;
+	return (uint32_t)n == len ? 0 : -EIO;
+}
+
+/*
+ * Dump one socket in repair mode into @e and its queues (malloc'd, the
+ * caller frees them). Return: 0 or -errno
+ */
+static int tcpm_dump(int s, struct mig_tcp_ext *e, uint8_t **sndq,
+		     uint8_t **rcvq)
+{
+	struct tcp_info ti;
+	socklen_t sl = sizeof(ti);
+	struct tcpm_window w;
+	uint32_t seq, mss;
+	int v, rc;
+
+	memset(e, 0, sizeof(*e));
+	*sndq = *rcvq = NULL;
+	if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &sl))
+		return -errno;
+	e->tcpi_state = ti.tcpi_state;
+	e->tcpi_options = ti.tcpi_options;
+	e->snd_ws = ti.tcpi_snd_wscale;
+	e->rcv_ws = ti.tcpi_rcv_wscale;
+	if ((rc = tcpm_get_u32(s, TCP_MAXSEG, &mss)))
+		return rc;
+	e->mss = mss;
+	if ((ti.tcpi_options & TCPI_OPT_TIMESTAMPS) &&
+	    (rc = tcpm_get_u32(s, TCP_TIMESTAMP, &e->timestamp)))
+		return rc;
+	sl = sizeof(w);
+	if (getsockopt(s, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, &sl))
+		return -errno;
+	e->snd_wl1 = w.snd_wl1;
+	e->snd_wnd = w.snd_wnd;
+	e->max_window = w.max_window;
+	e->rcv_wnd = w.rcv_wnd;
+	e->rcv_wup = w.rcv_wup;
+	if (tcpm_fin_rcvd(e->tcpi_state)) {
+		e->rcv_wup--;
+		e->rcv_wnd++;
+	}
+
+	/* Send queue: its bytes, and where it starts */
+	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)))
+		return rc;
+	if (ioctl(s, SIOCOUTQ, &v))
+		return -errno;
+	e->sndq = (uint32_t)v;
+	if (ioctl(s, SIOCOUTQNSD, &v))
+		return -errno;
+	e->notsent = (uint32_t)v;
+	if ((rc = tcpm_get_u32(s, TCP_QUEUE_SEQ, &seq)))
+		return rc;
+	e->seq_snd = seq - e->sndq;
+	if (tcpm_fin_sent(e->tcpi_state)) {
+		if (e->sndq)
+			e->sndq--;
+		else
+			e->seq_snd--;	/* FIN ACKed: it goes back there */
+		if (e->notsent)
+			e->notsent--;
+	}
+	if (e->sndq > MIG_QUEUE_MAX || e->notsent > e->sndq)
+		return -E2BIG;
+	if (e->sndq && !(*sndq = malloc(e->sndq)))
+		return -ENOMEM;
+	if ((rc = tcpm_peek(s, *sndq, e->sndq)))
+		return rc;
+
+	/* Receive queue: what the guest hasn't ACKed yet */
+	if ((rc = tcpm_queue(s, TCPM_QUEUE_RECV)))
+		return rc;
+	if (ioctl(s, SIOCINQ, &v))
+		return -errno;
+	e->rcvq = (uint32_t)v;
+	if ((rc = tcpm_get_u32(s, TCP_QUEUE_SEQ, &seq)))
+		return rc;
+	e->seq_rcv = seq - e->rcvq;
+	if (tcpm_fin_rcvd(e->tcpi_state) && e->rcvq)
+		e->rcvq--;
+	if (e->rcvq > MIG_QUEUE_MAX)
+		return -E2BIG;
+	if (e->rcvq && !(*rcvq = malloc(e->rcvq)))
+		return -ENOMEM;
+	if ((rc = tcpm_peek(s, *rcvq, e->rcvq)))
+		return rc;
+	tcpm_queue(s, TCPM_QUEUE_NONE);
+	return 0;
+}
+
+/* Every held connection's socket, in flow order; returns how many */
+static unsigned tcpm_held_fds(int *fds, unsigned max)
+{
+	unsigned i, n = 0, span = flow_span();
+
+	for (i = 0; i < span && n < max; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+
+		if (conn && (conn->flags & TCP_F_MIGRATED))
+			fds[n++] = conn->sock;
+	}
+	return n;
+}
+
+/* Back in the loop, with the peek offset where our sequence numbers say */
+static void tcpm_unhold(struct ctx *c, struct tcp_conn *conn)
+{
+	tcpm_filter_detach(conn->sock);
+	if (tcp_peek_offset_ok) {
+		int po = (int)(conn->seq_to_guest - conn->seq_acked);
+
+		if (conn->flags & TCP_F_FIN_SENT)
+			po--;
+		setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &po,
+			   sizeof(po));
+	}
+	conn->flags &= ~TCP_F_MIGRATED;
+	tcpm_held--;
+	if (loop_add(c, conn->sock, EPOLLIN | EPOLLRDHUP | EPOLLET,
+		     flow_ref((union flow *)conn, REF_TCP))) {
+		tcp_rst(c, conn);
+		return;
+	}
+}
+
+/**
+ * tcp_migrate_source_hold() - stop and silence every established connection
+ * @c:		execution context
+ *
+ * Takes each ESTABLISHED connection out of the loop, attaches the drop-all
+ * filter, and turns TCP_REPAIR on for all of them. On failure, everything
+ * is given back as it was.
+ *
+ * Return: number of connections held, or -errno
+ */
+int tcp_migrate_source_hold(struct ctx *c)
+{
+	unsigned i, span = flow_span(), n;
+	int *fds, rc;
+
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+		int off = -1;
+
+		if (!conn || conn->f.state != TCP_ST_ESTABLISHED ||
+		    conn->sock < 0 || (conn->flags & TCP_F_MIGRATED))
+			continue;
+		if (tcpm_filter_attach(conn->sock)) {
+			warn("TCP flow %u: can't attach the drop filter (%s), "
+			     "not migrated", i, strerror(errno));
+			continue;
+		}
+		loop_del(c, conn->sock);
+		if (tcp_peek_offset_ok)
+			setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &off,
+				   sizeof(off));
+		conn->flags |= TCP_F_MIGRATED;
+		tcpm_held++;
+	}
+	if (!tcpm_held)
+		return 0;
+
+	fds = calloc(tcpm_held, sizeof(*fds));
+	if (!fds) {
+		rc = -ENOMEM;
+		goto rollback;
+	}
+	n = tcpm_held_fds(fds, tcpm_held);
+	rc = repair_set(c, fds, n, REPAIR_ON);
+	if (rc) {
+		/* Some may be in repair mode: take them out silently */
+		repair_set(c, fds, n, REPAIR_OFF_NO_WP);
+		free(fds);
+		goto rollback;
+	}
+	free(fds);
+	return (int)tcpm_held;
+
+rollback:
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+
+		if (conn && (conn->flags & TCP_F_MIGRATED))
+			tcpm_unhold(c, conn);
+	}
+	return rc;
+}
+
+/**
+ * tcp_migrate_source_write() - the flow stage of the stream, for the held
+ *				connections
+ * @b:		stream being written
+ *
+ * A connection whose socket can't be dumped gets a skip record (the
+ * target resets it towards the guest); it stays held here all the same.
+ */
+void tcp_migrate_source_write(struct mig_buf *b)
+{
+	unsigned i, span = flow_span();
+
+	mig_put_count(b, tcpm_held);
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+		struct mig_tcp_basic basic;
+
+		if (!conn || !(conn->flags & TCP_F_MIGRATED))
+			continue;
+		if (tcpm_basic(conn, &basic))
+			warn("TCP flow %u: addresses unknown", i);
+		mig_put_basic(b, &basic);
+	}
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+		uint8_t *sndq, *rcvq;
+		struct mig_tcp_ext e;
+		int rc;
+
+		if (!conn || !(conn->flags & TCP_F_MIGRATED))
+			continue;
+		rc = tcpm_dump(conn->sock, &e, &sndq, &rcvq);
+		if (rc) {
+			warn("TCP flow %u: can't dump the socket (%s), the "
+			     "target will reset it", i, strerror(-rc));
+			memset(&e, 0, sizeof(e));
+			e.tcpi_state = MIG_TCP_SKIP;
+		}
+		mig_put_ext(b, &e, sndq, rcvq);
+		free(sndq);
+		free(rcvq);
+	}
+}
+
+/**
+ * tcp_migrate_source_resume() - the migration failed: take the held
+ *				 connections back
+ * @c:		execution context
+ *
+ * Return: number of connections resumed
+ */
+unsigned tcp_migrate_source_resume(struct ctx *c)
+{
+	unsigned i, span = flow_span(), n, done = 0;
+	int *fds;
+
+	if (!tcpm_held)
+		return 0;
+	fds = calloc(tcpm_held, sizeof(*fds));
+	if (fds) {
+		n = tcpm_held_fds(fds, tcpm_held);
+		if (repair_set(c, fds, n, REPAIR_OFF))
+			warn("Can't clear TCP_REPAIR on resumed connections: "
+			     "they will be reset");
+		free(fds);
+	}
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+		int on = 0;
+		socklen_t sl = sizeof(on);
+
+		if (!conn || !(conn->flags & TCP_F_MIGRATED))
+			continue;
+		tcpm_unhold(c, conn);
+		conn = tcp_conn_at(i);
+		if (!conn)
+			continue;
+		if (!getsockopt(conn->sock, IPPROTO_TCP, TCP_REPAIR, &on,
+				&sl) && on) {
+			tcp_rst(c, conn);
+			continue;
+		}
+		/* Resend what the guest didn't ACK: it may have been lost */
+		conn->seq_to_guest = conn->seq_acked;
+		conn->flags &= ~TCP_F_FIN_SENT;
+		if (tcp_peek_offset_ok) {
+			int zero = 0;
+
+			setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &zero,
+				   sizeof(zero));
+		}
+		tcp_ack_now(c, conn);
+		tcp_data_to_guest(c, conn);
+		done++;
+	}
+	return done;
+}
+
+/**
+ * tcp_migrate_source_release() - the linger is over: close the held
+ *				  sockets, still in repair mode (silently)
+ * @c:		execution context
+ *
+ * Return: number of connections released
+ */
+unsigned tcp_migrate_source_release(struct ctx *c)
+{
+	unsigned i, span = flow_span(), n = 0;
+
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+
+		if (!conn || !(conn->flags & TCP_F_MIGRATED))
+			continue;
+		/* In repair mode, close() sends neither FIN nor RST */
+		close(conn->sock);
+		conn->sock = -1;
+		conn->flags &= ~TCP_F_MIGRATED;
+		tcp_close(c, conn, false);
+		n++;
+	}
+	tcpm_held = 0;
+	return n;
+}
+
+/**
+ * tcp_migrate_held() - how many connections a migration holds
+ *
+ * Return: count
+ */
+unsigned tcp_migrate_held(void)
+{
+	return tcpm_held;
+}
+
+/* Write @len bytes into the selected queue, in repair mode or not */
+static int tcpm_fill(int s, const uint8_t *p, uint32_t len)
+{
+	size_t chunk = TCPM_CHUNK;
+
+	while (len) {
+		ssize_t n = send(s, p, MIN(chunk, (size_t)len),
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if ((errno == ENOBUFS || errno == ENOMEM) &&
+			    chunk > TCPM_CHUNK_MIN) {
+				chunk /= 2;
+				continue;
+			}
+			return -errno;
+		}
+		p += n;
+		len -= (uint32_t)n;
+	}
+	return 0;
+}
+
+static void tcpm_sockaddr(union sockaddr_inany *sa, const struct in6_addr *a,
+			  uint16_t port)
+{
+	if (mig_addr_is_v4(a))
+		sockaddr_set(sa, AF_INET, &a->s6_addr[12], port);
+	else
+		sockaddr_set(sa, AF_INET6, a, port);
+}
+
+/* Restore one socket, already in repair mode. Return: 0 or -errno */
+static int tcpm_restore(struct ctx *c, int s, const struct mig_flow_in *f,
+			int host)
+{
+	const struct mig_tcp_ext *e = &f->e;
+	const struct mig_flowside *hs = &f->b.side[host];
+	struct tcpm_opt opts[4];
+	union sockaddr_inany local, peer;
+	struct tcpm_window w = { e->snd_wl1, e->snd_wnd, e->max_window,
+				 e->rcv_wnd, e->rcv_wup };
+	uint32_t sent = e->sndq - e->notsent;
+	unsigned nopt = 0;
+	int one = 1, rc, sndbuf;
+
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	sndbuf = (int)MIN((uint64_t)e->sndq * 2 + 65536, (uint64_t)INT32_MAX / 2);
+	setsockopt(s, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	tcpm_sockaddr(&local, &hs->oaddr, hs->oport);
+	tcpm_sockaddr(&peer, &hs->eaddr, hs->eport);
+	if (bind(s, &local.sa, sockaddr_len(&local)))
+		return -errno;
+	if ((e->tcpi_options & MIG_TCPI_OPT_TIMESTAMPS) &&
+	    setsockopt(s, IPPROTO_TCP, TCP_TIMESTAMP, &e->timestamp,
+		       sizeof(e->timestamp)))
+		return -errno;
+	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)) ||
+	    setsockopt(s, IPPROTO_TCP, TCP_QUEUE_SEQ, &e->seq_snd,
+		       sizeof(e->seq_snd)))
+		return rc ? rc : -errno;
+	if ((rc = tcpm_queue(s, TCPM_QUEUE_RECV)) ||
+	    setsockopt(s, IPPROTO_TCP, TCP_QUEUE_SEQ, &e->seq_rcv,
+		       sizeof(e->seq_rcv)))
+		return rc ? rc : -errno;
+	if (connect(s, &peer.sa, sockaddr_len(&peer)) && errno != EINPROGRESS)
+		return -errno;
+	if ((rc = tcpm_fill(s, f->rcvq, e->rcvq)))
+		return rc;
+	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)) ||
+	    (rc = tcpm_fill(s, f->sndq, sent)))
+		return rc;
+
+	opts[nopt++] = (struct tcpm_opt){ TCPM_OPT_WINDOW,
+					  e->snd_ws | ((uint32_t)e->rcv_ws << 16) };
+	opts[nopt++] = (struct tcpm_opt){ TCPM_OPT_MSS, e->mss };
+	if (e->tcpi_options & MIG_TCPI_OPT_SACK)
+		opts[nopt++] = (struct tcpm_opt){ TCPM_OPT_SACK_PERM, 0 };
+	if (e->tcpi_options & MIG_TCPI_OPT_TIMESTAMPS)
+		opts[nopt++] = (struct tcpm_opt){ TCPM_OPT_TIMESTAMP, 0 };
+	if (setsockopt(s, IPPROTO_TCP, TCP_REPAIR_OPTIONS, opts,
+		       nopt * sizeof(opts[0])))
+		return -errno;
+	if (e->tcpi_state == MIG_TCP_FIN_WAIT2 && shutdown(s, SHUT_WR))
+		return -errno;
+	if (setsockopt(s, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w)))
+		return -errno;
+	tcpm_queue(s, TCPM_QUEUE_NONE);
+
+	if ((rc = repair_set(c, &s, 1, REPAIR_OFF)))
+		return rc;
+
+	/* Never sent: ordinary data now, transmitted as usual */
+	if ((rc = tcpm_fill(s, f->sndq + sent, e->notsent)))
+		return rc;
+	if ((e->tcpi_state == MIG_TCP_FIN_WAIT1 ||
+	     e->tcpi_state == MIG_TCP_CLOSING ||
+	     e->tcpi_state == MIG_TCP_LAST_ACK) && shutdown(s, SHUT_WR))
+		return -errno;
+	return 0;
+}
+
+/* The flow entry for a restored connection, in the loop */
+static int tcpm_flow_new(struct ctx *c, int s, const struct mig_flow_in *f,
+			 int tap)
+{
+	const struct mig_flowside *ts = &f->b.side[tap];
+	const struct mig_tcp_basic *b = &f->b;
+	int family = mig_addr_is_v4(&ts->oaddr) ? AF_INET : AF_INET6;
+	const void *ga, *ra;
+	struct tcp_conn *conn;
+	union flow *flow;
+
+	ga = family == AF_INET ? (const void *)&ts->eaddr.s6_addr[12]
+			       : (const void *)&ts->eaddr;
+	ra = family == AF_INET ? (const void *)&ts->oaddr.s6_addr[12]
+			       : (const void *)&ts->oaddr;
+	flow = flow_alloc();
+	if (!flow)
+		return -ENOSPC;
+	conn = &flow->tcp;
+	conn->f.type = FLOW_TCP;
+	flow_key_set(&conn->f.key, FLOW_TCP, family, ga, ts->eport, ra,
+		     ts->oport);
+	conn->sock = s;
+	conn->f.state = TCP_ST_ESTABLISHED;
+	if (b->pif[0] == MIG_PIF_HOST)
+		conn->flags |= TCP_F_INBOUND;
+	if (b->ws_from_tap || b->ws_to_tap)
+		conn->flags |= TCP_F_WS;
+	if (b->events & MIG_EV_SOCK_FIN_RCVD)
+		conn->flags |= TCP_F_SOCK_EOF;
+	if (b->events & MIG_EV_TAP_FIN_RCVD)
+		conn->flags |= TCP_F_GUEST_FIN;
+	if ((b->events & MIG_EV_TAP_FIN_SENT) &&
+	    (b->events & MIG_EV_TAP_FIN_ACKED))
+		conn->flags |= TCP_F_FIN_SENT | TCP_F_FIN_ACKED;
+	conn->ws_guest = b->ws_from_tap;
+	conn->ws_ours = b->ws_to_tap;
+	conn->mss = (uint16_t)MIN(MAX(b->tap_mss, 536U), 65535U);
+	conn->seq_acked = b->seq_ack_from_tap;
+	conn->seq_from_guest = b->seq_from_tap;
+	conn->seq_isn = b->seq_ack_from_tap - 1;
+	/* Everything the guest hasn't ACKed is sent again from the queue */
+	conn->seq_to_guest = conn->seq_acked;
+	if (conn->flags & TCP_F_FIN_ACKED)
+		conn->seq_to_guest = conn->seq_acked;
+	conn->wnd_guest = (uint32_t)b->wnd_from_tap << b->ws_from_tap;
+	conn->last_ms = now_ms();
+	tcp_sock_tune(s);
+	if (flow_hash_insert(flow)) {
+		conn->sock = -1;
+		flow_close(flow);
+		return -EEXIST;
+	}
+	if (loop_add(c, s, EPOLLIN | EPOLLRDHUP | EPOLLET,
+		     flow_ref(flow, REF_TCP))) {
+		conn->sock = -1;
+		flow_close(flow);
+		return -EIO;
+	}
+	tcp_ack_now(c, conn);
+	tcp_data_to_guest(c, conn);
+	return 0;
+}
+
+/* RST to the guest for a flow we couldn't restore */
+static void tcpm_reset_guest(struct ctx *c, const struct mig_flow_in *f,
+			     int tap)
+{
+	const struct mig_flowside *ts = &f->b.side[tap];
+	int family = mig_addr_is_v4(&ts->oaddr) ? AF_INET : AF_INET6;
+	struct tcp_conn tmp = { .sock = -1 };
+
+	flow_key_set(&tmp.f.key, FLOW_TCP, family,
+		     family == AF_INET ? (const void *)&ts->eaddr.s6_addr[12]
+				       : (const void *)&ts->eaddr, ts->eport,
+		     family == AF_INET ? (const void *)&ts->oaddr.s6_addr[12]
+				       : (const void *)&ts->oaddr, ts->oport);
+	tmp.seq_from_guest = f->b.seq_from_tap;
+	tcp_send_ctl(c, &tmp, TCP_RST | TCP_ACK, f->b.seq_to_tap);
+}
+
+/**
+ * tcp_migrate_target_check() - would these flows clash with ours?
+ * @s:		parsed stream
+ * @why:	filled with the reason, if so
+ * @whylen:	size of @why
+ *
+ * Return: 0, or -EEXIST if a flow of the stream exists here already
+ */
+int tcp_migrate_target_check(const struct mig_stream_in *s, char *why,
+			     size_t whylen)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->count; i++) {
+		const struct mig_flow_in *f = &s->flows[i];
+		int tap = f->b.pif[0] == MIG_PIF_TAP ? 0 : 1;
+		const struct mig_flowside *ts = &f->b.side[tap];
+		int family = mig_addr_is_v4(&ts->oaddr) ? AF_INET : AF_INET6;
+		struct flow_key k;
+
+		if (f->skip)
+			continue;
+		flow_key_set(&k, FLOW_TCP, family,
+			     family == AF_INET ?
+			     (const void *)&ts->eaddr.s6_addr[12] :
+			     (const void *)&ts->eaddr, ts->eport,
+			     family == AF_INET ?
+			     (const void *)&ts->oaddr.s6_addr[12] :
+			     (const void *)&ts->oaddr, ts->oport);
+		if (flow_hash_lookup(&k)) {
+			snprintf(why, whylen, "flow %u: a connection with "
+				 "the same addresses exists here already", i);
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
+
+/**
+ * tcp_migrate_target() - recreate the connections of a validated stream
+ * @c:		execution context
+ * @s:		parsed stream, checked with tcp_migrate_target_check()
+ *
+ * Return: number of connections restored; the others were reset towards
+ *	   the guest
+ */
+unsigned tcp_migrate_target(struct ctx *c, const struct mig_stream_in *s)
+{
+	unsigned done = 0;
+	uint32_t i, n = 0;
+	int *fds;
+
+	if (!s->count)
+		return 0;
+	fds = calloc(s->count, sizeof(*fds));
+	if (!fds)
+		return 0;
+	for (i = 0; i < s->count; i++) {
+		const struct mig_flow_in *f = &s->flows[i];
+		int host = f->b.pif[0] == MIG_PIF_HOST ? 0 : 1;
+		int family = mig_addr_is_v4(&f->b.side[host].oaddr) ?
+			     AF_INET : AF_INET6;
+
+		fds[i] = -1;
+		if (f->skip)
+			continue;
+		fds[i] = socket(family, SOCK_STREAM | SOCK_NONBLOCK |
+				SOCK_CLOEXEC, IPPROTO_TCP);
+		if (fds[i] >= 0)
+			n++;
+	}
+
+	/* Repair on for all of them at once: compact the list for it */
+	{
+		int *on = calloc(n ? n : 1, sizeof(*on));
+		uint32_t k = 0;
+
+		for (i = 0; on && i < s->count; i++)
+			if (fds[i] >= 0)
+				on[k++] = fds[i];
+		if (!on || repair_set(c, on, k, REPAIR_ON)) {
+			warn("Migration: can't turn TCP_REPAIR on for the new "
+			     "sockets, resetting %u connections", k);
+			for (i = 0; i < s->count; i++) {
+				if (fds[i] >= 0)
+					close(fds[i]);
+				fds[i] = -1;
+			}
+		}
+		free(on);
+	}
+
+	for (i = 0; i < s->count; i++) {
+		const struct mig_flow_in *f = &s->flows[i];
+		int host = f->b.pif[0] == MIG_PIF_HOST ? 0 : 1;
+		int rc;
+
+		if (fds[i] < 0) {
+			tcpm_reset_guest(c, f, !host);
+			continue;
+		}
+		rc = tcpm_restore(c, fds[i], f, host);
+		if (!rc)
+			rc = tcpm_flow_new(c, fds[i], f, !host);
+		if (rc) {
+			warn("Migration: flow %u can't be restored (%s), "
+			     "resetting it", i, strerror(-rc));
+			repair_set(c, &fds[i], 1, REPAIR_OFF_NO_WP);
+			close(fds[i]);
+			tcpm_reset_guest(c, f, !host);
+			continue;
+		}
+		done++;
+	}
+	free(fds);
+	return done;
+}
