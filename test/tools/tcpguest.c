@@ -1787,8 +1787,10 @@ static int case_reuse(int family)
 		peer_close(a);
 		a->done = true;
 	}
+	if (failed)
+		return 1;
 	printf("reuse %s: %u rounds\n", fam_name(family), rounds);
-	return failed;
+	return 0;
 }
 
 /* ---- storm -------------------------------------------------------------- */
@@ -1994,6 +1996,8 @@ static int case_storm(int family)
 	}
 	/* Let the last ACKs go out */
 	pump(0);
+	if (failed)
+		return 1;
 	printf("storm: %u connections, %u batches\n", total,
 	       tx_batches - batches);
 	return failed;
