@@ -33,6 +33,7 @@ LV_STATE=/run/libvirt/qemu/passt
 LV_URI="qemu:///system?socket=$T/sock/libvirt-sock"
 LV_LIBVIRTD=
 LV_VIRTLOGD=
+LV_CAT=
 LV_TCP=5001
 LV_UDP=5003
 # The guest's ACPI power button: modules the image lacks (lv_image)
@@ -205,9 +206,12 @@ lv_start() {
 	rm -f "$T/cmd.in" "$T/cmd.out" "$T/console.log" "$T/cmd.log"
 	mkfifo "$T/cmd.in" "$T/cmd.out"
 	: >"$T/cmd.log"
-	# QEMU opens both FIFOs read-write, so this doesn't block it
-	cat "$T/cmd.out" >>"$T/cmd.log" &
-	track $!
+	# Read-write: libvirt opens and closes the FIFOs before QEMU does,
+	# which would be an end of file for a reader that isn't a writer too
+	[ -z "$LV_CAT" ] || { kill "$LV_CAT"; wait "$LV_CAT"; } 2>/dev/null || :
+	cat 0<>"$T/cmd.out" >>"$T/cmd.log" &
+	LV_CAT=$!
+	track "$LV_CAT"
 	exec 7<>"$T/cmd.in"
 	QEMU_T0=$(now_ms)
 	V start "$1" >/dev/null 2>"$T/start.err" ||

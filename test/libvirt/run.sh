@@ -3,8 +3,9 @@
 #
 # run.sh - the daemon as libvirt and QEMU's back-end discovery see it, and
 # as a Debian package. Installs our build with "make install" into a
-# temporary PREFIX first (removed at the end: "make uninstall" is checked
-# on it), then runs, each with its own namespaces and temporary files:
+# temporary PREFIX, and with PREFIX=/usr into a temporary DESTDIR, first
+# ("make uninstall" at the end must leave no file in either), then runs,
+# each with its own namespaces and temporary files:
 #
 #   caps         tests/caps.sh: the installed files, QEMU's vhost-user
 #                descriptor, "passt --print-capabilities" without
@@ -45,6 +46,8 @@ t_start=$(date +%s)
 LOGDIR=$(mktemp -d "/tmp/passt-libvirt.$$.XXXXXX")
 # libvirt-qemu runs the installed passt: the prefix must be reachable
 export LV_PREFIX=$LOGDIR/prefix
+# and the same with PREFIX=/usr under a DESTDIR
+export LV_DESTDIR=$LOGDIR/destdir
 chmod 0755 "$LOGDIR"
 pass=0
 fail=0
@@ -70,6 +73,7 @@ result() {
 echo "libvirt: installing $BUILD into $LV_PREFIX"
 st=0
 { make -s -C "$TOP" BUILD="$BUILD" install PREFIX="$LV_PREFIX" &&
+  make -s -C "$TOP" BUILD="$BUILD" install PREFIX=/usr DESTDIR="$LV_DESTDIR" &&
   "$TOP/test/guest/build.sh"; } >"$LOGDIR/setup.log" 2>&1 || st=$?
 result setup "$st" $(($(date +%s) - t_start)) "$LOGDIR/setup.log"
 if [ "$st" -ne 0 ]; then
@@ -100,11 +104,12 @@ for t in "$@"; do
 done
 
 st=0
-make -s -C "$TOP" BUILD="$BUILD" uninstall PREFIX="$LV_PREFIX" \
-	>"$LOGDIR/uninstall.log" 2>&1 || st=$?
-if [ "$st" -eq 0 ] && [ -n "$(find "$LV_PREFIX" -type f 2>/dev/null)" ]; then
-	find "$LV_PREFIX" -type f >>"$LOGDIR/uninstall.log"
-	echo "make uninstall left the files above" >>"$LOGDIR/uninstall.log"
+{ make -s -C "$TOP" BUILD="$BUILD" uninstall PREFIX="$LV_PREFIX" &&
+  make -s -C "$TOP" BUILD="$BUILD" uninstall PREFIX=/usr \
+	DESTDIR="$LV_DESTDIR"; } >"$LOGDIR/uninstall.log" 2>&1 || st=$?
+left=$(find "$LV_PREFIX" "$LV_DESTDIR" -type f 2>/dev/null)
+if [ "$st" -eq 0 ] && [ -n "$left" ]; then
+	echo "make uninstall left: $left" >>"$LOGDIR/uninstall.log"
 	st=1
 fi
 result uninstall "$st" 0 "$LOGDIR/uninstall.log"

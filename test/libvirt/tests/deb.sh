@@ -11,11 +11,21 @@ set -eu
 . "$(dirname "$0")/../../e2e/lib.sh"
 need dpkg-buildpackage dpkg dh fakeroot git
 
+# tree_files: the tree's source files, NUL-separated: what git knows of
+# (tracked or not ignored), else everything but builds and the guest image
+tree_files() {
+	if git -C "$TOP" rev-parse --git-dir >/dev/null 2>&1; then
+		git -C "$TOP" ls-files -z --cached --others --exclude-standard
+	else
+		(cd "$TOP" && find . -type f -printf '%P\0')
+	fi | grep -zv -e '^build' -e '^test/guest/out/' -e '^\.git/' \
+		-e '^passt$' -e '\.[od]$'
+}
+
 S=$T/src
 mkdir -p "$S"
-git -C "$TOP" ls-files -z --cached --others --exclude-standard |
-	grep -zv -e '^build' -e '^test/guest/out/' |
-	(cd "$TOP" && xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh) |
+tree_files | (cd "$TOP" && while IFS= read -r -d '' f; do
+	[ -e "$f" ] && printf '%s\0' "$f"; done) |
 	(cd "$TOP" && cpio -0 -pdm --quiet "$S")
 cp -r "$S/contrib/debian" "$S/debian"
 
