@@ -19,7 +19,7 @@ struct ctx;
 
 /* Linger bounds: default length, and how long SIGTERM may defer exit */
 #define MIGRATE_LINGER_DEFAULT_S 30
-#define MIGRATE_LINGER_TERM_MS	 5000
+#define MIGRATE_LINGER_TERM_MS	 2000
 
 int migrate_state_fd(struct ctx *c, uint32_t direction, int fd);
 int migrate_check(struct ctx *c);

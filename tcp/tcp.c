@@ -418,6 +418,11 @@ static void tcp_timer_arm(struct tcp_conn *conn, uint64_t now)
 static bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
 {
 	if ((conn->flags & TCP_F_GUEST_FIN) && (conn->flags & TCP_F_FIN_ACKED)) {
+		/* The guest's FIN may be what closed it: ACK it now, the
+		 * deferred ACK would find the connection gone
+		 */
+		if (conn->flags & TCP_F_ACK_DUE)
+			tcp_ack_now(c, conn);
 		tcp_close(c, conn, false);
 		return true;
 	}
