@@ -20,7 +20,7 @@
  * rings and ENABLE. All RX buffers are posted at once and re-posted as
  * soon as a frame is taken out. Every frame from the daemon is checked:
  * used length, virtio-net header (flags 0, num_buffers consistent with
- * the used entries).
+ * the used entries; flags may only carry DATA_VALID).
  *
  * Cases, run in order on the current connection:
  *   connect        (re)connect and set the device up (done before the first
@@ -79,6 +79,9 @@
  *                           state (also for the state-load case)
  *   --no-mig-log            no dirty logging before the switch-over
  *   --no-disable            no SET_VRING_ENABLE 0 before GET_VRING_BASE
+ *   --migrate-exec CMD      run "sh -c CMD" (not waited for) as soon as
+ *                           the target runs the guest; MIG_N, MIG_TARGET
+ *                           in its environment
  * Any of these offers DEVICE_STATE: a daemon without it makes vu-front
  * exit with status 3 at connect time.
  *
@@ -102,6 +105,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -168,6 +172,7 @@ static struct ring rx, tx;
 static unsigned tx_next;		/* next TX slot */
 
 static uint8_t frame[FRAME_MAX + HDR];
+static uint8_t rx_flags;		/* header flags of the last RX frame */
 
 static uint64_t now_ms(void)
 {
@@ -758,7 +763,9 @@ static int rx_frame(uint8_t *out, size_t size)
 				say("RX frame of %u bytes\n", l);
 				return -1;
 			}
-			if (b[0] || b[1]) {
+			/* DATA_VALID (2) is fine: upstream passt sets it */
+			rx_flags = b[0];
+			if ((b[0] & ~2) || b[1]) {
 				say("RX header flags 0x%x gso 0x%x\n", b[0],
 				    b[1]);
 				return -1;
@@ -978,6 +985,79 @@ static int case_expect_close(void)
 	return -1;
 }
 
+/* ---- bridge ---------------------------------------------------------- */
+
+/*
+ * Write a frame from RX to the tap, behind a virtio-net header (the tap
+ * has IFF_VNET_HDR). A frame marked DATA_VALID may lack its TCP or UDP
+ * checksum (upstream passt leaves it out), and tun ignores DATA_VALID:
+ * mark it NEEDS_CSUM with the checksum's place instead, which the guest
+ * kernel takes as verified on local delivery, as for a virtio guest.
+ */
+static void tap_write(int tap, const uint8_t *f, size_t len)
+{
+	uint8_t h[HDR] = { 0 };
+	struct iovec iov[2] = { { h, HDR }, { (void *)f, len } };
+	size_t l3 = 14, l4 = 0;
+	uint8_t proto = 0;
+
+	if ((rx_flags & 2) && len >= l3 + 40) {
+		if (f[12] == 0x08 && f[13] == 0x00) {
+			l4 = l3 + 4 * (f[l3] & 0xf);
+			proto = f[l3 + 9];
+		} else if (f[12] == 0x86 && f[13] == 0xdd) {
+			l4 = l3 + 40;
+			proto = f[l3 + 6];
+		}
+	}
+	if ((proto == 6 && l4 + 20 <= len) || (proto == 17 && l4 + 8 <= len)) {
+		uint16_t start = (uint16_t)l4, off = proto == 6 ? 16 : 6;
+
+		h[0] = 1;	/* NEEDS_CSUM */
+		memcpy(h + 6, &start, 2);
+		memcpy(h + 8, &off, 2);
+	}
+	if (writev(tap, iov, 2) < 0 && errno != EAGAIN && errno != EIO)
+		perror("vu-front: tap write");
+}
+
+static int tap_open(void)
+{
+	int hsz = HDR;
+	struct ifreq ifr = { 0 };
+	int fd, s;
+
+	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		perror("vu-front: /dev/net/tun");
+		return -1;
+	}
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", tap_name);
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0 ||
+	    ioctl(fd, TUNSETVNETHDRSZ, &hsz) < 0) {
+		perror("vu-front: TUNSETIFF");
+		close(fd);
+		return -1;
+	}
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ifr.ifr_mtu = mtu;
+	if (s < 0 || ioctl(s, SIOCSIFMTU, &ifr) < 0 ||
+	    ioctl(s, SIOCGIFFLAGS, &ifr) < 0) {
+		perror("vu-front: tap set-up");
+		close(fd);
+		return -1;
+	}
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) {
+		perror("vu-front: tap up");
+		close(fd);
+		return -1;
+	}
+	close(s);
+	return fd;
+}
+
 /* ---- migration ------------------------------------------------------- */
 
 /*
@@ -1004,6 +1084,7 @@ struct conn {
 };
 
 static const char *mig_to, *mig_trigger, *mig_done, *state_save_path;
+static const char *mig_exec;
 static const char *state_load_path;
 static bool mig_cancel, mig_close_src, mig_nolog, mig_nodisable;
 static bool expect_load_fail;
@@ -1337,11 +1418,8 @@ static void rx_drain(int tap)
 	static uint8_t f[FRAME_MAX];
 	int n;
 
-	while ((n = rx_frame(f, sizeof(f))) > 0) {
-		if (write(tap, f, (size_t)n) < 0 && errno != EAGAIN &&
-		    errno != EIO)
-			perror("vu-front: tap write");
-	}
+	while ((n = rx_frame(f, sizeof(f))) > 0)
+		tap_write(tap, f, (size_t)n);
 }
 
 /* The result line on stderr, and appended to --migrate-done FILE */
@@ -1355,6 +1433,32 @@ static void mig_report(const char *line)
 	f = fopen(mig_done, "ae");
 	if (!f || fprintf(f, "%s\n", line) < 0 || fclose(f))
 		say("%s: can't write\n", mig_done);
+}
+
+/*
+ * Run --migrate-exec CMD (sh -c, not waited for) as soon as the target
+ * runs the guest, with MIG_N and MIG_TARGET in its environment: e.g. a
+ * fabric switch timed from the end of the migration, not from a poll
+ */
+static void mig_hook(const char *to)
+{
+	char n[16];
+	pid_t pid;
+
+	if (!mig_exec)
+		return;
+	snprintf(n, sizeof(n), "%u", mig_n);
+	pid = fork();
+	if (pid < 0) {
+		perror("vu-front: fork");
+		return;
+	}
+	if (pid)
+		return;
+	setenv("MIG_N", n, 1);
+	setenv("MIG_TARGET", to, 1);
+	execl("/bin/sh", "sh", "-c", mig_exec, (char *)NULL);
+	_exit(127);
 }
 
 /*
@@ -1466,6 +1570,7 @@ static int migrate(int tap, const char *to, bool cancel)
 		goto out;
 	}
 	t_started = now_ms();
+	mig_hook(to);
 	if (old_src.sock >= 0)
 		conn_close(&old_src);
 	if (mig_close_src)
@@ -1580,43 +1685,6 @@ static int trigger_run(int tap, char *cmd)
 	return 0;
 }
 
-/* ---- bridge ---------------------------------------------------------- */
-
-static int tap_open(void)
-{
-	struct ifreq ifr = { 0 };
-	int fd, s;
-
-	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		perror("vu-front: /dev/net/tun");
-		return -1;
-	}
-	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
-	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", tap_name);
-	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
-		perror("vu-front: TUNSETIFF");
-		close(fd);
-		return -1;
-	}
-	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	ifr.ifr_mtu = mtu;
-	if (s < 0 || ioctl(s, SIOCSIFMTU, &ifr) < 0 ||
-	    ioctl(s, SIOCGIFFLAGS, &ifr) < 0) {
-		perror("vu-front: tap set-up");
-		close(fd);
-		return -1;
-	}
-	ifr.ifr_flags |= IFF_UP;
-	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) {
-		perror("vu-front: tap up");
-		close(fd);
-		return -1;
-	}
-	close(s);
-	return fd;
-}
-
 static int case_bridge(void)
 {
 	static uint8_t f[FRAME_MAX];
@@ -1673,9 +1741,7 @@ static int case_bridge(void)
 		drain_eventfd(rx.call);
 		drain_eventfd(tx.call);
 		while ((n = rx_frame(f, sizeof(f))) > 0) {
-			if (write(tap, f, (size_t)n) < 0 && errno != EAGAIN &&
-			    errno != EIO)
-				perror("vu-front: tap write");
+			tap_write(tap, f, (size_t)n);
 			frames_out++;
 		}
 		if (n < 0) {
@@ -1685,11 +1751,12 @@ static int case_bridge(void)
 		kick(&rx);
 		while ((uint16_t)(tx.avail_idx - used_idx(&tx)) <
 		       VF_TX_SLOTS) {
+			/* The tap's header: no offloads, so nothing in it */
 			ssize_t r = read(tap, frame, sizeof(frame));
 
-			if (r <= 0)
+			if (r <= HDR)
 				break;
-			if (tx_frame(frame, (size_t)r))
+			if (tx_frame(frame + HDR, (size_t)r - HDR))
 				break;
 			tx_kick = true;
 			frames_in++;
@@ -2177,8 +2244,9 @@ static void usage(const char *name)
 		"[--migrate-done FILE] [--migrate-fail] "
 		"[--migrate-close-source] [--state-save FILE] "
 		"[--state-load FILE] [--expect-load-fail] [--no-mig-log] "
-		"[--no-disable] SOCKPATH CASE...\n(see the comment at the top of "
-		"vu-front.c for the cases)\n", name);
+		"[--no-disable] [--migrate-exec CMD] SOCKPATH CASE...\n"
+		"(see the comment at the top of vu-front.c for the cases "
+		"and options)\n", name);
 	exit(2);
 }
 
@@ -2256,6 +2324,7 @@ int main(int argc, char **argv)
 		{ "expect-load-fail", no_argument, NULL, 'E' },
 		{ "no-mig-log", no_argument, NULL, 'N' },
 		{ "no-disable", no_argument, NULL, 'X' },
+		{ "migrate-exec", required_argument, NULL, 'x' },
 		{ 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -2313,6 +2382,9 @@ int main(int argc, char **argv)
 		case 'X':
 			mig_nodisable = true;
 			break;
+		case 'x':
+			mig_exec = optarg;
+			break;
 		default:
 			usage(argv[0]);
 		}
@@ -2325,6 +2397,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGUSR2, &sm, NULL);
+	signal(SIGCHLD, SIG_IGN);	/* --migrate-exec children */
 	signal(SIGPIPE, SIG_IGN);
 	rx.kick = -1;
 	if (mem_setup())

@@ -1,0 +1,368 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# migrate-lib.sh - topology and helpers for live migration tests, without
+# QEMU: sourced after lib.sh and vu.sh by tests/migrate_*.sh.
+#
+#   GUEST   tap0: the guest kernel, bridged by vu-front (our vhost-user
+#           front-end) to the daemon of one pod, and migrated by it to
+#           the other's (vu-front --migrate-trigger: what QEMU does at
+#           switch-over, with the same guest memory)
+#   SRC     source pod: eth0 192.0.2.2/24 2001:db8:1::2/64, default
+#   DST     target pod: the SAME addresses, default routes via FABRIC
+#   FABRIC  router: fs (to SRC) and fd (to DST), each with 192.0.2.1/32
+#           and fe80::1; the peer 203.0.113.7/32 and 2001:db8:2::7/128 on
+#           its loopback; ONE host route per family sends the pod address
+#           to SRC or DST (mig_fabric_to), replaced atomically, so a test
+#           can keep routing to the source for W ms after the migration,
+#           as OVN does
+#
+# A daemon runs in each pod in vhost-user mode, with its repair helper
+# (passt-repair, root, in the pod) connected to SOCK.repair. Upstream's
+# passt and passt-repair (test/upstream/fetch.sh) work as well as ours:
+# PASST_MIG is the daemon (default $PASST), PASST_REPAIR the helper
+# (default: passt-repair next to PASST_MIG).
+#
+# Names carry $PT_ID; everything is removed on exit (lib.sh's clean-up,
+# plus the DST pod). Environment: MIG_DAEMON_OPTS (extra daemon options),
+# MIG_DAEMONIZE=1 (let the daemon fork, with a pid file), MIG_VU_OPTS
+# (extra vu-front options).
+
+SRC=$PT_ID-src
+DST=$PT_ID-dst
+FABRIC=$PT_ID-fabric
+# lib.sh's helpers and clean-up know HOST and ROUTER
+HOST=$SRC
+ROUTER=$FABRIC
+
+PASST_MIG=${PASST_MIG:-$PASST}
+PASST_REPAIR=${PASST_REPAIR:-$(dirname "$PASST_MIG")/passt-repair}
+MIG_FIFO=$T/migrate.fifo
+MIG_DONE=$T/migrate.done
+MIG_HOOK=$T/migrate.hook
+MIG_N=0
+
+mig_cleanup() {
+	_mrc=$?
+	set +e
+	for _pid in $(ip netns pids "$DST" 2>/dev/null); do
+		kill -KILL "$_pid" 2>/dev/null
+	done
+	ip netns del "$DST" 2>/dev/null
+	rm -rf "/etc/netns/$SRC" "/etc/netns/$DST"
+	(exit "$_mrc")
+	cleanup
+}
+trap mig_cleanup EXIT
+
+# mig_pod NS IF: pod NS, its end IF of a veth from FABRIC
+mig_pod() {
+	ip netns add "$1"
+	ip -n "$1" link set lo up
+	ip link add "$2" netns "$FABRIC" type veth peer name eth0 netns "$1"
+	ip -n "$1" addr add "$ADDR4/24" dev eth0
+	ip -n "$1" addr add "$ADDR6/64" dev eth0 nodad
+	ip -n "$1" link set eth0 up
+	ip -n "$1" route add default via "$GW4" dev eth0
+	ip -n "$1" -6 route add default via fe80::1 dev eth0
+	ns "$1" sysctl -qw net.ipv4.ping_group_range="0 2147483647"
+	mkdir -p "/etc/netns/$1"
+	cat >"/etc/netns/$1/resolv.conf" <<-EOF
+		nameserver $DNS4
+		nameserver $DNS6
+		search $SEARCH
+	EOF
+
+	ip -n "$FABRIC" addr add "$GW4/32" dev "$2"
+	ip -n "$FABRIC" addr add fe80::1/64 dev "$2" nodad
+	ip -n "$FABRIC" link set "$2" up
+	ns "$FABRIC" sysctl -qw "net.ipv4.conf.$2.rp_filter=0"
+}
+
+# mig_setup: the four namespaces, addressed and routed to SRC
+mig_setup() {
+	need_root
+	[ -x "$PASST_MIG" ] || fail "no daemon binary at $PASST_MIG"
+	need_vufront
+	need_sockio
+	need nstat ss
+	for _n in "$FABRIC" "$GUEST"; do
+		ip netns add "$_n"
+		ip -n "$_n" link set lo up
+	done
+	# Replies to the pod address may leave by either link
+	ns "$FABRIC" sysctl -qw net.ipv4.conf.all.rp_filter=0
+	ns "$FABRIC" sysctl -qw net.ipv4.conf.default.rp_filter=0
+	ip -n "$FABRIC" addr add "$PEER4/32" dev lo
+	ip -n "$FABRIC" addr add "$PEER6/128" dev lo
+	mig_pod "$SRC" fs
+	mig_pod "$DST" fd
+	mig_fabric_to src
+
+	ns "$GUEST" sysctl -qw net.ipv6.conf.all.forwarding=0
+	ns "$GUEST" sysctl -qw net.ipv6.conf.default.accept_ra=1
+
+	for _n in "$SRC" "$DST"; do
+		mig_fabric_to "${_n##*-}"
+		wait_for "ns $_n ping -c1 -W1 $PEER4" 10 ||
+			fail "set-up: $_n can't reach $PEER4"
+		wait_for "ns $_n ping -6 -c1 -W1 $PEER6" 10 ||
+			fail "set-up: $_n can't reach $PEER6"
+	done
+	mig_fabric_to src
+	mkfifo "$MIG_FIFO"
+	: >"$MIG_DONE"
+}
+
+# mig_fabric_to src|dst: route the pod address to that pod (one route per
+# family, each replaced atomically)
+mig_fabric_to() {
+	case $1 in
+	src) _if=fs ;;
+	dst) _if=fd ;;
+	*) fail "mig_fabric_to: src or dst, not $1" ;;
+	esac
+	ip -n "$FABRIC" route replace "$ADDR4/32" dev "$_if"
+	ip -n "$FABRIC" -6 route replace "$ADDR6/128" dev "$_if"
+	MIG_FABRIC=$1
+}
+
+# mig_ns src|dst: the namespace of that pod
+mig_ns() {
+	case $1 in
+	src) echo "$SRC" ;;
+	dst) echo "$DST" ;;
+	*) fail "mig_ns: src or dst, not $1" ;;
+	esac
+}
+
+# mig_daemon_start NS SOCK [OPTION...]: the daemon in pod NS in vhost-user
+# mode on SOCK, waits for the socket. Sets MIG_DPID (its pid) and
+# MIG_DLOG (its stderr); the pid file is SOCK.pid
+mig_daemon_start() {
+	_ns=$1 _sock=$2
+	shift 2
+	MIG_DLOG=$_sock.err
+	rm -f "$_sock" "$_sock.pid"
+	if [ "${MIG_DAEMONIZE:-0}" = 1 ]; then
+		ip netns exec "$_ns" "$PASST_MIG" --vhost-user -s "$_sock" \
+			-P "$_sock.pid" ${MIG_DAEMON_OPTS:-} "$@" \
+			>"$_sock.out" 2>"$MIG_DLOG" ||
+			fail "daemon in $_ns: $(tail -n 5 "$MIG_DLOG")"
+		wait_for "[ -s '$_sock.pid' ]" 10 ||
+			fail "daemon in $_ns wrote no pid file"
+		MIG_DPID=$(cat "$_sock.pid")
+	else
+		# Not through ns(): $! must be the daemon itself
+		ip netns exec "$_ns" "$PASST_MIG" --vhost-user -f -s "$_sock" \
+			-P "$_sock.pid" ${MIG_DAEMON_OPTS:-} "$@" \
+			>"$_sock.out" 2>"$MIG_DLOG" &
+		MIG_DPID=$!
+	fi
+	track "$MIG_DPID"
+	if ! wait_for "[ -S '$_sock' ] || ! alive $MIG_DPID" 10 ||
+	   ! alive "$MIG_DPID"; then
+		fail "daemon in $_ns did not start: $(tail -n 5 "$MIG_DLOG")"
+	fi
+}
+
+# mig_daemon_stop PID: SIGTERM, then wait (SIGKILL after 5 s); no checks:
+# a migration source may have exited by itself already
+mig_daemon_stop() {
+	kill -TERM "$1" 2>/dev/null || return 0
+	wait_for "! alive $1" 5 || kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null || :
+}
+
+# mig_repair_start NS PATH: the repair helper, as root in pod NS, on PATH:
+# a daemon's SOCK.repair (connects at once), or a directory (waits for a
+# *.repair socket to appear there: start it before the daemon). Sets
+# MIG_RPID
+mig_repair_start() {
+	[ -x "$PASST_REPAIR" ] || fail "no repair helper at $PASST_REPAIR"
+	_log=$T/repair-${1##*-}-$(date +%s%N).err
+	ip netns exec "$1" "$PASST_REPAIR" "$2" >"$_log" 2>&1 &
+	MIG_RPID=$!
+	track "$MIG_RPID"
+}
+
+# mig_repair_connected NS SOCK: true once a helper is connected to
+# SOCK.repair of a daemon in pod NS (an established unix socket there)
+mig_repair_connected() {
+	ns "$1" ss -xH state established 2>/dev/null | grep -qF "$2.repair"
+}
+
+# mig_bridge_start SOCK: vu-front in GUEST bridging tap0 to the daemon at
+# SOCK, with migration enabled (trigger FIFO, result file); waits until
+# it's connected. Sets BRIDGE_PID
+mig_bridge_start() {
+	ip netns exec "$GUEST" "$VUFRONT" -r 5 -t "${MIG_TIMEOUT_MS:-10000}" \
+		--migrate-trigger "$MIG_FIFO" --migrate-done "$MIG_DONE" \
+		--migrate-exec "[ ! -f '$MIG_HOOK' ] || sh '$MIG_HOOK'" \
+		${MIG_VU_OPTS:-} "$1" bridge 2>"$T/vu-front.err" &
+	BRIDGE_PID=$!
+	track "$BRIDGE_PID"
+	wait_for "grep -q 'bridge: connected' '$T/vu-front.err' ||
+		  ! alive $BRIDGE_PID" 10 || :
+	if ! alive "$BRIDGE_PID"; then
+		_st=0
+		wait "$BRIDGE_PID" || _st=$?
+		[ "$_st" -eq 3 ] &&
+			skip "$PASST_MIG can't migrate: $(grep -m1 DEVICE_STATE "$T/vu-front.err")"
+		fail "vu-front exited ($_st): $(tail -n 5 "$T/vu-front.err")"
+	fi
+}
+
+# bridge_start: for lib.sh's guest_up, once MIG_SOCK is set
+bridge_start() {
+	mig_bridge_start "$MIG_SOCK"
+}
+
+# mig_trigger CMD: one command line to vu-front's trigger FIFO
+mig_trigger() {
+	alive "$BRIDGE_PID" || fail "vu-front is gone: $(tail -n 5 "$T/vu-front.err")"
+	timeout 5 sh -c 'printf "%s\n" "$1" >"$2"' - "$1" "$MIG_FIFO" ||
+		fail "can't write to the trigger FIFO"
+}
+
+# mig_migrate SOCK [TIMEOUT]: migrate the guest to the daemon at SOCK and
+# wait for vu-front's result line (in MIG_RESULT). Returns 0 iff the
+# result is "ok"
+mig_migrate() {
+	_n=$(wc -l <"$MIG_DONE")
+	mig_trigger "migrate $1"
+	wait_for "[ \$(wc -l <'$MIG_DONE') -gt $_n ] ||
+		  ! alive $BRIDGE_PID" "${2:-20}" ||
+		fail "migration to $1 did not complete"
+	MIG_RESULT=$(sed -n "$((_n + 1))p" "$MIG_DONE")
+	[ -n "$MIG_RESULT" ] ||
+		fail "vu-front died migrating: $(tail -n 5 "$T/vu-front.err")"
+	MIG_N=$((MIG_N + 1))
+	log "migration $MIG_N: $MIG_RESULT"
+	[ "$(mig_field result)" = ok ]
+}
+
+# mig_migrate_switch SOCK POD W: migrate to the daemon at SOCK in POD (src
+# or dst); W ms after the target runs the guest (timed by vu-front's
+# --migrate-exec hook, not by our polling) the fabric routes the pod
+# address to POD. Returns as mig_migrate; on success, waits for the switch
+mig_migrate_switch() {
+	case $2 in
+	src) _if=fs ;;
+	dst) _if=fd ;;
+	*) fail "mig_migrate_switch: src or dst, not $2" ;;
+	esac
+	rm -f "$T/migrate.switched"
+	cat >"$MIG_HOOK" <<-EOF
+		[ "$3" -eq 0 ] || sleep $(awk "BEGIN { print $3 / 1000 }")
+		ip -n "$FABRIC" route replace "$ADDR4/32" dev $_if
+		ip -n "$FABRIC" -6 route replace "$ADDR6/128" dev $_if
+		touch "$T/migrate.switched"
+	EOF
+	if ! mig_migrate "$1"; then
+		rm -f "$MIG_HOOK"
+		return 1
+	fi
+	wait_for "[ -e '$T/migrate.switched' ]" $((10 + $3 / 1000)) ||
+		fail "the fabric did not switch to $2"
+	rm -f "$MIG_HOOK"
+	MIG_FABRIC=$2
+}
+
+# mig_cancel [TIMEOUT]: a migration that fails after the source saved its
+# state: the source resumes. Returns 0 iff the result is "cancelled"
+mig_cancel() {
+	_n=$(wc -l <"$MIG_DONE")
+	mig_trigger cancel
+	wait_for "[ \$(wc -l <'$MIG_DONE') -gt $_n ] ||
+		  ! alive $BRIDGE_PID" "${1:-20}" ||
+		fail "cancelled migration did not complete"
+	MIG_RESULT=$(sed -n "$((_n + 1))p" "$MIG_DONE")
+	log "cancel: $MIG_RESULT"
+	[ "$(mig_field result)" = cancelled ]
+}
+
+# mig_field KEY: the value of KEY=... in the last result line
+mig_field() {
+	printf '%s\n' "$MIG_RESULT" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+# mig_rsts NS: TcpOutRsts of pod (or any) namespace NS (absolute)
+mig_rsts() {
+	nstat_get "$1" TcpOutRsts
+}
+
+# mig_ss_info NS FILTER...: "ss -tinH" lines (joined) for FILTER in NS
+mig_ss_info() {
+	_n=$1
+	shift
+	ns "$_n" ss -tinH "$@" 2>/dev/null | tr '\n' ' '
+}
+
+# mig_ss_field NS KEY FILTER...: a numeric field (bytes_acked,
+# bytes_sent, bytes_retrans, unacked, notsent, retrans ...) of the first
+# socket matching FILTER in NS; empty if none
+mig_ss_field() {
+	_n=$1 _k=$2
+	shift 2
+	mig_ss_info "$_n" "$@" | tr ' ' '\n' |
+		sed -n "s/^$_k:\\([0-9]*\\).*/\\1/p" | head -n 1
+}
+
+# mig_unacked NS FILTER...: bytes sent but not acknowledged on the first
+# socket matching FILTER in NS (bytes_sent - bytes_retrans - bytes_acked)
+mig_unacked() {
+	_i=$(mig_ss_info "$@")
+	_s=$(printf '%s\n' "$_i" | tr ' ' '\n' | sed -n 's/^bytes_sent:\([0-9]*\)/\1/p' | head -n 1)
+	_r=$(printf '%s\n' "$_i" | tr ' ' '\n' | sed -n 's/^bytes_retrans:\([0-9]*\)/\1/p' | head -n 1)
+	_a=$(printf '%s\n' "$_i" | tr ' ' '\n' | sed -n 's/^bytes_acked:\([0-9]*\)/\1/p' | head -n 1)
+	echo $((${_s:-0} - ${_r:-0} - ${_a:-0}))
+}
+
+# ---- position-encoded streams (sockio pattern-*) ----
+
+# mig_stream_start NAME NS_LISTEN NS_CONNECT ADDR PORT SENDER [OPTION...]:
+# a pattern stream on one connection, listener in NS_LISTEN, client in
+# NS_CONNECT; SENDER (listen or connect) sends until $T/NAME.stop exists,
+# the other side verifies every byte. Progress in $T/NAME.{l,c}.prog;
+# pids in MIG_SL and MIG_SC
+mig_stream_start() {
+	# bg() uses _name, _ns, _in, _out: keep ours apart
+	_msn=$1 _msl=$2 _msc=$3 _msa=$4 _msp=$5 _mss=$6
+	shift 6
+	_msls= _mscs=
+	[ "$_mss" = listen ] && _msls=--send
+	[ "$_mss" = connect ] && _mscs=--send
+	rm -f "$T/$_msn.ready" "$T/$_msn.stop"
+	bg "$_msl" "$_msn.l" /dev/null /dev/null "$SOCKIO" -t 120 --report \
+		--ready "$T/$_msn.ready" --progress "$T/$_msn.l.prog" \
+		--stop-file "$T/$_msn.stop" $_msls "$@" \
+		pattern-listen "$_msa" "$_msp"
+	MIG_SL=$BG_PID
+	wait_ready "$T/$_msn.ready"
+	bg "$_msc" "$_msn.c" /dev/null /dev/null "$SOCKIO" -t 120 --report \
+		--progress "$T/$_msn.c.prog" --stop-file "$T/$_msn.stop" \
+		$_mscs "$@" pattern-connect "$_msa" "$_msp"
+	MIG_SC=$BG_PID
+}
+
+# mig_prog NAME SIDE KEY: rx or tx (bytes) or end of side l or c
+mig_prog() {
+	[ -r "$T/$1.$2.prog" ] || { [ "$3" = end ] && echo none || echo 0; return; }
+	tr ' ' '\n' <"$T/$1.$2.prog" | sed -n "s/^$3=//p"
+}
+
+# mig_stream_wait_rx NAME SIDE BYTES [TIMEOUT]: wait until SIDE received
+# at least BYTES; returns 1 on timeout
+mig_stream_wait_rx() {
+	wait_for "[ \$(mig_prog $1 $2 rx) -ge $3 ]" "${4:-10}"
+}
+
+# mig_stream_stop NAME [TIMEOUT]: the sender stops; wait for both ends
+# to exit. MIG_ST_L and MIG_ST_C: their exit statuses (timeout if stuck)
+mig_stream_stop() {
+	touch "$T/$1.stop"
+	bg_wait "$MIG_SL" "${2:-15}" || :
+	MIG_ST_L=$BG_ST
+	bg_wait "$MIG_SC" "${2:-15}" || :
+	MIG_ST_C=$BG_ST
+}
