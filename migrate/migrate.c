@@ -96,6 +96,7 @@ static struct {
 static struct {
 	bool migrated;			/* completed as source */
 	bool active;			/* holding sockets */
+	int term;			/* SIGTERM/SIGINT shortened it */
 	uint64_t start_ms, end_ms;	/* started, latest end */
 } linger;
 
@@ -514,7 +515,8 @@ void migrate_timer(struct ctx *c, uint64_t now)
 		}
 	}
 	if (linger.active && now >= linger.end_ms)
-		migrate_linger_end(c, "timeout");
+		migrate_linger_end(c, linger.term == SIGINT ? "SIGINT" :
+				      linger.term ? "SIGTERM" : "timeout");
 }
 
 /**
@@ -536,8 +538,10 @@ bool migrate_signal(struct ctx *c, int sig)
 	if ((sig == SIGTERM || sig == SIGINT) && linger.active) {
 		uint64_t end = now_ms() + MIGRATE_LINGER_TERM_MS;
 
-		if (end < linger.end_ms)
+		if (end < linger.end_ms) {
 			linger.end_ms = end;
+			linger.term = sig;
+		}
 		info("Linger: signal %i, ending within %u ms", sig,
 		     (unsigned)(linger.end_ms - now_ms()));
 		return true;
