@@ -39,7 +39,7 @@ TOOL_BINS := $(TOOL_SRCS:test/tools/%.c=$(BUILD)/test/tools/%)
 .PHONY: all asan check unit integration unit-asan integration-asan \
         install uninstall libvirt clean format tools guest e2e e2e-asan demo fuzz
 
-all: $(BUILD)/passt passt tools
+all: $(BUILD)/passt passt $(BUILD)/passt-repair tools
 
 passt: $(BUILD)/passt
 	@[ "$(BUILD)" = build ] && ln -sf $(BUILD)/passt passt || true
@@ -55,6 +55,11 @@ $(BUILD)/libpasst.a: $(LIB_OBJS)
 	ar rcs $@ $^
 
 $(BUILD)/passt: $(BUILD)/passt.o $(BUILD)/libpasst.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The privileged TCP_REPAIR helper: stand-alone, nothing from the library
+$(BUILD)/passt-repair: LDLIBS += -lseccomp -lcap
+$(BUILD)/passt-repair: $(BUILD)/passt-repair.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/test/unit/%: test/unit/%.c $(BUILD)/libpasst.a
@@ -119,7 +124,7 @@ check: all
 BINDIR   := $(PREFIX)/bin
 MAN1DIR  := $(PREFIX)/share/man/man1
 VUDIR    := $(PREFIX)/share/qemu/vhost-user
-install: $(BUILD)/passt
+install: $(BUILD)/passt $(BUILD)/passt-repair
 	install -D -m 0755 $(BUILD)/passt $(DESTDIR)$(BINDIR)/passt
 	if [ -x $(BUILD)/passt-repair ]; then install -D -m 0755 \
 		$(BUILD)/passt-repair $(DESTDIR)$(BINDIR)/passt-repair; fi

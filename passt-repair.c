@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * passt-repair.c - privileged helper: toggle TCP_REPAIR for the daemon.
+ *
+ * Usage: passt-repair PATH
+ *
+ * Turning TCP_REPAIR on or off needs CAP_NET_ADMIN; everything else a live
+ * migration does with a TCP socket only needs a socket already in repair
+ * mode. The daemon runs without privileges, so this small program, started
+ * by the management layer (KubeVirt's virt-handler) with CAP_NET_ADMIN, does
+ * the toggle for it, and nothing else. It is the one place where a
+ * privileged act happens on the daemon's behalf, so it is kept tiny and
+ * locked down before it touches any input:
+ *
+ *   1. the command line is parsed (--help and --version end here);
+ *   2. the process becomes non-dumpable and sets no_new_privs, drops every
+ *      capability but CAP_NET_ADMIN from its effective, permitted and
+ *      inheritable sets and from the bounding set (ambient capabilities go
+ *      with the inheritable ones). Without privileges the drops fail and we
+ *      go on: the setsockopt() below then fails with EPERM and says so;
+ *   3. a seccomp allow-list of the fifteen system calls used from here on is
+ *      loaded; anything else kills the process.
+ *
+ * Then PATH is either a directory or the daemon's repair socket. For a
+ * directory we watch it with inotify (the helper may start before the
+ * daemon: KubeVirt does that on the migration target) until an entry whose
+ * name ends in ".repair" shows up, or is already there, and connect to it,
+ * retrying for a few seconds while the daemon has bound but is not listening
+ * yet (ECONNREFUSED) or the entry went away and comes back (ENOENT).
+ *
+ * Protocol (the daemon is the server, one helper at a time): each request is
+ * one message of exactly one data byte, a signed 8-bit command (1: repair
+ * on, 0: off, -1: off without window probe), with one SCM_RIGHTS control
+ * message carrying 1 to 253 (SCM_MAX_FD) TCP sockets. We set TCP_REPAIR to
+ * the command on each of them, close our copies and reply with the same
+ * byte, once per request. Anything unexpected (no or foreign control data,
+ * truncated control data, an unknown command, a failing setsockopt()) is
+ * reported on stderr and ends the process with status 1: the daemon sees the
+ * connection close instead of the echo, and must not go on. End of file or
+ * a reset from the daemon is the normal end: status 0.
+ *
+ * Never: keep a received descriptor open after the reply, do anything to a
+ * socket but the TCP_REPAIR toggle, or read data beyond the command byte.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/inotify.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <seccomp.h>
+
+#ifndef TCP_REPAIR
+#define TCP_REPAIR		19
+#endif
+#ifndef TCP_REPAIR_ON
+#define TCP_REPAIR_ON		1
+#define TCP_REPAIR_OFF		0
+#endif
+#ifndef TCP_REPAIR_OFF_NO_WP
+#define TCP_REPAIR_OFF_NO_WP	-1
+#endif
+
+#define REPAIR_MAX_FDS		253	/* SCM_MAX_FD in the kernel */
+#define REPAIR_SUFFIX		".repair"
+#define REPAIR_RETRY_MS		50	/* pause between connect() attempts */
+#define REPAIR_RETRY_COUNT	100	/* 5 s for the daemon to listen */
+
+/*
+ * The sanitizer runtime makes system calls of its own (at start-up of its
+ * threads, on a report, for the leak check at exit): a sanitizer build only
+ * logs seccomp violations instead of dying on them.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define REPAIR_SANITIZER	1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define REPAIR_SANITIZER	1
+#endif
+#endif
+
+#ifdef REPAIR_SANITIZER
+#define REPAIR_SECCOMP_DEFAULT	SCMP_ACT_LOG
+#else
+#define REPAIR_SECCOMP_DEFAULT	SCMP_ACT_KILL_PROCESS
+#endif
+
+/* What getdents64 returns: glibc has no public type for it */
+struct repair_dirent {
+	uint64_t	d_ino;
+	int64_t		d_off;
+	unsigned short	d_reclen;
+	unsigned char	d_type;
+	char		d_name[];
+};
+
+static const char *repair_prog = "passt-repair";
+
+__attribute__((format(printf, 1, 2), noreturn))
+static void repair_die(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int n;
+
+	n = snprintf(msg, sizeof(msg), "%s: ", repair_prog);
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - n - 1, fmt, ap);
+	va_end(ap);
+	n = strlen(msg);
+	msg[n++] = '\n';
+	/* One write(): no stdio buffer, nothing but write and exit_group */
+	if (write(STDERR_FILENO, msg, n) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+static void repair_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s PATH\n"
+		"\n"
+		"Set or clear TCP_REPAIR on TCP sockets passed by the\n"
+		"network back-end over its repair socket.\n"
+		"\n"
+		"  PATH       the back-end's repair socket, or a directory:\n"
+		"             wait there for an entry named *" REPAIR_SUFFIX
+		" to appear\n"
+		"  -h, --help     show this help and exit\n"
+		"      --version  show the version and exit\n",
+		repair_prog);
+}
+
+/**
+ * repair_drop_caps() - keep only CAP_NET_ADMIN, and only if we have it
+ *
+ * The bounding set goes first: dropping from it needs CAP_SETPCAP, which
+ * leaves with the second step. Without privileges both steps are no-ops
+ * (or fail with EPERM, which we ignore).
+ */
+static void repair_drop_caps(void)
+{
+	cap_flag_value_t have = CAP_CLEAR;
+	cap_value_t keep = CAP_NET_ADMIN;
+	cap_t caps;
+	int c;
+
+	for (c = 0; c <= 63 && CAP_IS_SUPPORTED(c); c++) {
+		if (c == CAP_NET_ADMIN || cap_get_bound(c) != 1)
+			continue;
+		if (cap_drop_bound(c)) {
+			if (errno == EPERM)
+				break;
+			repair_die("can't drop capability %d from the bounding set: %s",
+				   c, strerror(errno));
+		}
+	}
+
+	caps = cap_get_proc();
+	if (!caps)
+		repair_die("cap_get_proc: %s", strerror(errno));
+	cap_get_flag(caps, CAP_NET_ADMIN, CAP_PERMITTED, &have);
+	if (cap_clear(caps))
+		repair_die("cap_clear: %s", strerror(errno));
+	if (have == CAP_SET &&
+	    (cap_set_flag(caps, CAP_PERMITTED, 1, &keep, CAP_SET) ||
+	     cap_set_flag(caps, CAP_EFFECTIVE, 1, &keep, CAP_SET)))
+		repair_die("cap_set_flag: %s", strerror(errno));
+	if (cap_set_proc(caps))
+		repair_die("can't drop capabilities: %s", strerror(errno));
+	cap_free(caps);
+}
+
+/* One allow-list entry: a system call, and what may be passed to it */
+struct repair_rule {
+	int nr;
+	unsigned int argc;
+	struct scmp_arg_cmp arg[2];
+};
+
+/**
+ * repair_seccomp() - allow only the system calls used from here on
+ *
+ * The context is never released: freeing it after the load could make
+ * system calls (heap trimming) that are not on the list. It stays
+ * reachable from a static pointer, so leak checkers don't count it.
+ */
+static void repair_seccomp(void)
+{
+	static scmp_filter_ctx ctx;
+	const struct repair_rule rules[] = {
+		/* inotify events while waiting in a directory */
+		{ SCMP_SYS(read), 0, { } },
+		/* error messages on stderr */
+		{ SCMP_SYS(write), 0, { } },
+		/* is PATH a directory? open it to list it */
+		{ SCMP_SYS(openat), 0, { } },
+		/* list the directory: is the repair socket there already? */
+		{ SCMP_SYS(getdents64), 0, { } },
+		/* watch the directory for the repair socket to appear */
+		{ SCMP_SYS(inotify_init1), 0, { } },
+		{ SCMP_SYS(inotify_add_watch), 0, { } },
+		/* our copies of the sockets, a failed socket, the directory */
+		{ SCMP_SYS(close), 0, { } },
+		/* the connection to the daemon: UNIX domain only */
+		{ SCMP_SYS(socket), 1, { SCMP_A0(SCMP_CMP_EQ, AF_UNIX) } },
+		{ SCMP_SYS(connect), 0, { } },
+		/* pause between connect() attempts (glibc's poll()) */
+#ifdef __NR_poll
+		{ SCMP_SYS(poll), 0, { } },
+#else
+		{ SCMP_SYS(ppoll), 0, { } },
+#endif
+		/* requests: the command byte and the sockets */
+		{ SCMP_SYS(recvmsg), 0, { } },
+		/* the echo of the command */
+		{ SCMP_SYS(sendmsg), 0, { } },
+		/* the job itself: TCP_REPAIR, and nothing else */
+		{ SCMP_SYS(setsockopt), 2, { SCMP_A1(SCMP_CMP_EQ, SOL_TCP),
+					     SCMP_A2(SCMP_CMP_EQ, TCP_REPAIR) } },
+		/* exit(), _exit() */
+		{ SCMP_SYS(exit_group), 0, { } },
+		/* resume poll() after SIGSTOP/SIGCONT or a debugger */
+		{ SCMP_SYS(restart_syscall), 0, { } },
+	};
+	unsigned int i;
+	int rc;
+
+	ctx = seccomp_init(REPAIR_SECCOMP_DEFAULT);
+	if (!ctx)
+		repair_die("seccomp_init failed");
+
+	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, rules[i].nr,
+					    rules[i].argc, rules[i].arg);
+		if (rc)
+			repair_die("seccomp rule for system call %d: %s",
+				   rules[i].nr, strerror(-rc));
+	}
+
+	rc = seccomp_load(ctx);
+	if (rc)
+		repair_die("can't load the seccomp filter: %s", strerror(-rc));
+}
+
+/**
+ * repair_connect() - connect to a UNIX domain socket
+ * @path:	socket path, already checked to fit in sun_path
+ *
+ * Return: connected socket, or -errno
+ */
+static int repair_connect(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int s, rc;
+
+	memcpy(a.sun_path, path, strlen(path) + 1);
+
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+
+	if (connect(s, (struct sockaddr *)&a, sizeof(a))) {
+		rc = -errno;
+		close(s);
+		return rc;
+	}
+
+	return s;
+}
+
+/**
+ * repair_path_join() - build DIR/NAME for sun_path
+ * @buf:	output, sizeof(struct sockaddr_un.sun_path) bytes
+ * @dir:	directory
+ * @name:	entry name
+ */
+static void repair_path_join(char *buf, const char *dir, const char *name)
+{
+	size_t max = sizeof(((struct sockaddr_un *)0)->sun_path);
+	int n;
+
+	n = snprintf(buf, max, "%s/%s", dir, name);
+	if (n < 0 || (size_t)n >= max)
+		repair_die("%s/%s: path too long for a UNIX socket "
+			   "(%zu bytes at most): use a shorter path, "
+			   "e.g. a symbolic link to the directory",
+			   dir, name, max - 1);
+}
+
+static bool repair_name_match(const char *name)
+{
+	size_t len = strlen(name), slen = strlen(REPAIR_SUFFIX);
+
+	return len > slen && !strcmp(name + len - slen, REPAIR_SUFFIX);
+}
+
+/**
+ * repair_dir_scan() - look for a *.repair entry already in the directory
+ * @dir:	directory path
+ * @out:	full path of the entry found, sun_path-sized
+ *
+ * Return: true if one was found
+ */
+static bool repair_dir_scan(const char *dir, char *out)
+{
+	static char buf[8192] __attribute__((aligned(8)));
+	bool found = false;
+	long n, off;
+	int fd;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		repair_die("can't open directory %s: %s", dir, strerror(errno));
+
+	while (!found && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < n; ) {
+			struct repair_dirent *d = (void *)(buf + off);
+
+			off += d->d_reclen;
+			if (repair_name_match(d->d_name)) {
+				repair_path_join(out, dir, d->d_name);
+				found = true;
+				break;
+			}
+		}
+	}
+	if (n < 0)
+		repair_die("can't list directory %s: %s", dir, strerror(errno));
+
+	close(fd);
+	return found;
+}
+
+/**
+ * repair_dir_wait() - wait for a *.repair entry to appear in a directory
+ * @dir:	directory path
+ * @out:	full path of the entry, sun_path-sized
+ *
+ * The watch is set before the directory is listed, so that an entry created
+ * in between is not missed.
+ */
+static void repair_dir_wait(const char *dir, char *out)
+{
+	static char buf[sizeof(struct inotify_event) + NAME_MAX + 1]
+		__attribute__((aligned(__alignof__(struct inotify_event))));
+	int fd;
+
+	fd = inotify_init1(IN_CLOEXEC);
+	if (fd < 0)
+		repair_die("inotify_init1: %s", strerror(errno));
+	if (inotify_add_watch(fd, dir, IN_CREATE | IN_MOVED_TO) < 0)
+		repair_die("can't watch directory %s: %s", dir, strerror(errno));
+
+	if (repair_dir_scan(dir, out))
+		goto out;
+
+	for (;;) {
+		const struct inotify_event *ev;
+		ssize_t n, off;
+
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			repair_die("reading inotify events for %s: %s", dir,
+				   n ? strerror(errno) : "end of file");
+
+		for (off = 0; off < n; off += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)(buf + off);
+
+			if (ev->mask & IN_IGNORED)
+				repair_die("directory %s went away", dir);
+			if (ev->mask & IN_Q_OVERFLOW) {
+				if (repair_dir_scan(dir, out))
+					goto out;
+				continue;
+			}
+			if (ev->len && repair_name_match(ev->name)) {
+				repair_path_join(out, dir, ev->name);
+				goto out;
+			}
+		}
+	}
+out:
+	close(fd);
+}
+
+/**
+ * repair_handle() - receive one request, apply it, reply
+ * @s:		connected socket
+ *
+ * Return: true to go on, false on end of file or reset from the daemon.
+ * Errors end the process.
+ */
+static bool repair_handle(int s)
+{
+	static union {
+		char buf[CMSG_SPACE(sizeof(int) * REPAIR_MAX_FDS)];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov;
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	int fds[REPAIR_MAX_FDS], nfds = 0, i, v;
+	struct cmsghdr *cm;
+	int8_t cmd;
+	ssize_t n;
+
+	iov.iov_base = &cmd;
+	iov.iov_len = sizeof(cmd);
+
+	do
+		n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n == 0 || (n < 0 && errno == ECONNRESET))
+		return false;
+	if (n < 0)
+		repair_die("recvmsg: %s", strerror(errno));
+
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t len;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			repair_die("unexpected control message (level %d, type %d)",
+				   cm->cmsg_level, cm->cmsg_type);
+		if (nfds)
+			repair_die("more than one SCM_RIGHTS message");
+
+		len = cm->cmsg_len - CMSG_LEN(0);
+		if (len % sizeof(int))
+			repair_die("SCM_RIGHTS length %zu is not a whole number of descriptors",
+				   len);
+		nfds = len / sizeof(int);
+		memcpy(fds, CMSG_DATA(cm), len);
+		if (!nfds)
+			repair_die("empty SCM_RIGHTS message");
+	}
+
+	if (mh.msg_flags & MSG_CTRUNC)
+		repair_die("control data truncated: more than %d descriptors?",
+			   REPAIR_MAX_FDS);
+	if (!nfds)
+		repair_die("command %d came without sockets", cmd);
+
+	switch (cmd) {
+	case TCP_REPAIR_ON:
+	case TCP_REPAIR_OFF:
+	case TCP_REPAIR_OFF_NO_WP:
+		break;
+	default:
+		repair_die("unknown command %d", cmd);
+	}
+
+	v = cmd;
+	for (i = 0; i < nfds; i++) {
+		if (setsockopt(fds[i], SOL_TCP, TCP_REPAIR, &v, sizeof(v)))
+			repair_die("setting TCP_REPAIR to %d on socket %d of %d: %s%s",
+				   v, i + 1, nfds, strerror(errno),
+				   errno == EPERM ? " (CAP_NET_ADMIN needed)" : "");
+	}
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
+
+	mh = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1 };
+	do
+		n = sendmsg(s, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		repair_die("sending the reply to command %d: %s", cmd,
+			   strerror(errno));
+
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	const char *arg;
+	int fd, s, tries;
+
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		repair_usage(stdout);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("%s " VERSION "\n", repair_prog);
+		return 0;
+	}
+	if (argc != 2 || !argv[1][0] ||
+	    (argv[1][0] == '-' && strcmp(argv[1], "-"))) {
+		repair_usage(stderr);
+		return 1;
+	}
+	arg = argv[1];
+
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
+		repair_die("PR_SET_DUMPABLE: %s", strerror(errno));
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		repair_die("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+	repair_drop_caps();
+	repair_seccomp();
+
+	fd = open(arg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		repair_dir_wait(arg, path);
+
+		/* The daemon binds, then listens: give it a moment */
+		for (tries = 0; ; tries++) {
+			s = repair_connect(path);
+			if (s >= 0)
+				break;
+			if ((s != -ECONNREFUSED && s != -ENOENT) ||
+			    tries >= REPAIR_RETRY_COUNT)
+				repair_die("can't connect to %s: %s", path,
+					   strerror(-s));
+			poll(NULL, 0, REPAIR_RETRY_MS);
+		}
+	} else {
+		if (errno != ENOTDIR)
+			repair_die("%s: %s", arg, strerror(errno));
+		if (strlen(arg) >= sizeof(path))
+			repair_die("%s: path too long for a UNIX socket "
+				   "(%zu bytes at most): use a shorter path, "
+				   "e.g. a symbolic link to its directory",
+				   arg, sizeof(path) - 1);
+		memcpy(path, arg, strlen(arg) + 1);
+		s = repair_connect(path);
+		if (s < 0)
+			repair_die("can't connect to %s: %s", path,
+				   strerror(-s));
+	}
+
+	while (repair_handle(s))
+		;
+
+	return 0;
+}

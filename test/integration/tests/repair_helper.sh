@@ -1,0 +1,184 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# repair_helper.sh - passt-repair against repairsrv, our stand-in for the
+# daemon's side: TCP_REPAIR on, off and off-without-probe for 600 sockets
+# in batches of 1 and 253; directory mode with the helper started before
+# the socket exists and with the socket already there; bad requests (an
+# unknown command, no descriptors, a UDP socket) end the helper with an
+# error; a close or a reset from the server ends it with status 0; without
+# CAP_NET_ADMIN it fails with EPERM; a running helper has no_new_privs, a
+# seccomp filter and CAP_NET_ADMIN only; sun_path overflows are refused.
+#
+# The helper is $REPAIR (default: passt-repair next to $PASST, else in
+# build/: "make" builds it, "make asan" does not).
+set -eu
+# shellcheck source-path=SCRIPTDIR/..
+# shellcheck source=lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+# Neither the daemon nor tapbridge is needed here: root and netns only
+[ "$(id -u)" -eq 0 ] || skip "not root"
+ip netns add "$HOST" 2>/dev/null || skip "ip netns does not work"
+ip -n "$HOST" link set lo up
+
+REPAIR=${REPAIR:-$(dirname "$PASST")/passt-repair}
+[ -x "$REPAIR" ] || REPAIR=$TOP/build/passt-repair
+[ -x "$REPAIR" ] || fail "no passt-repair next to $PASST or in build/ (make)"
+SRV=$TOOLS/repairsrv
+[ -x "$SRV" ] || fail "no repairsrv in $TOOLS"
+log "helper: $REPAIR"
+
+# Reachable for the unprivileged case too: search on $T, all on $S
+S=$T/s
+mkdir -m 0777 "$S"
+chmod 0711 "$T"
+
+# srv_start NAME [OPTION...] PATH: repairsrv in HOST, wait for it to listen
+srv_start() {
+	_name=$1
+	shift
+	ip netns exec "$HOST" "$SRV" -t 20 "$@" 2>"$T/$_name.srv.err" &
+	SRV_PID=$!
+	track "$SRV_PID"
+	wait_for "grep -q 'repairsrv: listening' '$T/$_name.srv.err' ||
+		  ! alive $SRV_PID" 10 || fail "$_name: repairsrv did not start"
+}
+
+# srv_wait_ok NAME: repairsrv must exit 0, i.e. the helper behaved
+srv_wait_ok() {
+	bg_wait "$SRV_PID" 30 || fail "$1: repairsrv still running"
+	sanitizer_check "$T/$1.srv.err"
+	[ "$BG_ST" -eq 0 ] ||
+		fail "$1: repairsrv status $BG_ST: $(tail -n 3 "$T/$1.srv.err")"
+}
+
+# helper_run NAME ARG...: run the helper in the foreground; status to
+# HELPER_ST, stderr in $T/NAME.err
+helper_run() {
+	_name=$1
+	shift
+	HELPER_ST=0
+	timeout 30 "$REPAIR" "$@" 2>"$T/$_name.err" || HELPER_ST=$?
+	[ "$HELPER_ST" -ne 124 ] || fail "$_name: helper timed out"
+}
+
+# expect_error NAME PATTERN: the helper failed, saying PATTERN
+expect_error() {
+	[ "$HELPER_ST" -ne 0 ] || fail "$1: helper exited 0"
+	[ "$HELPER_ST" -lt 128 ] || fail "$1: helper killed by signal $((HELPER_ST - 128))"
+	grep -q "^passt-repair: .*$2" "$T/$1.err" ||
+		fail "$1: no '$2' in: $(cat "$T/$1.err")"
+	log "$1: helper status $HELPER_ST: $(cat "$T/$1.err")"
+}
+
+# expect_ok NAME: the helper exited 0 and said nothing
+expect_ok() {
+	expect "$1: helper status" "$HELPER_ST" 0
+	[ ! -s "$T/$1.err" ] || fail "$1: helper said: $(cat "$T/$1.err")"
+}
+
+# status_field PID FIELD: a value from /proc/PID/status
+status_field() {
+	sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status"
+}
+
+# ---- command line
+"$REPAIR" --version | grep -q '^passt-repair ' || fail "--version"
+"$REPAIR" --help | grep -q 'Usage: passt-repair PATH' || fail "--help"
+helper_run noarg
+[ "$HELPER_ST" -ne 0 ] || fail "no argument: status 0"
+grep -q 'Usage:' "$T/noarg.err" || fail "no argument: no usage message"
+helper_run twoargs "$S/a" "$S/b"
+[ "$HELPER_ST" -ne 0 ] || fail "two arguments: status 0"
+helper_run missing "$S/nothing.repair"
+expect_error missing "No such file or directory"
+
+# ---- socket mode: 600 sockets, 4 commands, batches of 1, 253, 253, 93
+srv_start cycle "$S/c.repair"
+helper_run cycle "$S/c.repair"
+srv_wait_ok cycle
+expect_ok cycle
+grep -q 'command -1: 600 sockets, 4 batches, ok' "$T/cycle.srv.err" ||
+	fail "cycle: $(cat "$T/cycle.srv.err")"
+
+# ---- the server resets the connection (echo left unread): status 0
+srv_start reset -m reset "$S/r.repair"
+helper_run reset "$S/r.repair"
+srv_wait_ok reset
+expect_ok reset
+
+# ---- bad requests: the helper reports and closes, the server sees no echo
+srv_start badcmd -m bad-cmd "$S/b.repair"
+helper_run badcmd "$S/b.repair"
+srv_wait_ok badcmd
+expect_error badcmd "unknown command 5"
+
+srv_start nofd -m no-fd "$S/n.repair"
+helper_run nofd "$S/n.repair"
+srv_wait_ok nofd
+expect_error nofd "came without sockets"
+
+srv_start nottcp -m not-tcp "$S/u.repair"
+helper_run nottcp "$S/u.repair"
+srv_wait_ok nottcp
+expect_error nottcp "setting TCP_REPAIR to 1 on socket 1 of 1"
+
+# ---- directory mode, the helper first (as on a KubeVirt target). Other
+# entries, even a socket, don't count: only a name ending in .repair
+D=$T/d
+mkdir "$D"
+: >"$D/passt.socket"
+: >"$D/x.repair.old"
+"$REPAIR" "$D" 2>"$T/dir.err" &
+HPID=$!
+track "$HPID"
+# Blocked on its inotify descriptor: hardening is in place by then
+wait_for "ls -l /proc/$HPID/fd | grep -q inotify || ! alive $HPID" 10 ||
+	fail "dir: helper never watched $D"
+alive "$HPID" || fail "dir: helper gone: $(cat "$T/dir.err")"
+
+expect "NoNewPrivs" "$(status_field "$HPID" NoNewPrivs)" 1
+expect "Seccomp" "$(status_field "$HPID" Seccomp)" 2
+expect "CapEff" "$(status_field "$HPID" CapEff)" 0000000000001000
+expect "CapPrm" "$(status_field "$HPID" CapPrm)" 0000000000001000
+expect "CapInh" "$(status_field "$HPID" CapInh)" 0000000000000000
+expect "CapBnd" "$(status_field "$HPID" CapBnd)" 0000000000001000
+expect "CapAmb" "$(status_field "$HPID" CapAmb)" 0000000000000000
+[ "$(stat -c %u "/proc/$HPID")" -eq 0 ] || fail "dir: helper is dumpable"
+
+# bind(), 300 ms, listen(): the helper meets ECONNREFUSED and retries
+srv_start dir -d 300 -n 10 "$D/1-vm-net0.socket.repair"
+bg_wait "$HPID" 20 || fail "dir: helper still running"
+srv_wait_ok dir
+expect "dir: helper status" "$BG_ST" 0
+[ ! -s "$T/dir.err" ] || fail "dir: helper said: $(cat "$T/dir.err")"
+
+# ---- directory mode, the socket already there
+srv_start present -n 10 "$D/2-vm-net0.socket.repair"
+helper_run present "$D"
+srv_wait_ok present
+expect_ok present
+
+# ---- sun_path is 108 bytes: refuse longer paths, in both modes
+L=$T/$(printf '%0100d' 0)
+mkdir "$L"
+: >"$L/x.repair"
+helper_run long "$L/x.repair"
+expect_error long "path too long for a UNIX socket"
+helper_run longdir "$L"
+expect_error longdir "path too long for a UNIX socket"
+
+# ---- no CAP_NET_ADMIN: EPERM, reported, status non-zero, sockets intact
+need setpriv
+srv_start noperm -m expect-fail -n 10 "$S/p.repair"
+HELPER_ST=0
+timeout 30 setpriv --reuid=65534 --regid=65534 --clear-groups \
+	--inh-caps=-all --bounding-set=-all \
+	"$REPAIR" "$S/p.repair" 2>"$T/noperm.err" || HELPER_ST=$?
+srv_wait_ok noperm
+expect_error noperm "Operation not permitted (CAP_NET_ADMIN needed)"
+
+# A sanitizer build of the helper or the server must not have reported
+sanitizer_check "$T"/*.err
+log "all cases passed"

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * repairsrv.c - the daemon's side of the passt-repair protocol, for tests.
+ *
+ * Usage: repairsrv [-n N] [-t SECS] [-d MS] [-m MODE] PATH
+ *
+ * Listens on the UNIX socket PATH (mode 0666, so that an unprivileged
+ * helper can connect too), optionally waiting -d MS milliseconds between
+ * bind() and listen() so that a helper watching the directory meets
+ * ECONNREFUSED first, and accepts one helper. It then makes N established
+ * TCP sockets (N/2 loopback connections, both ends; the namespace needs lo
+ * up) and runs MODE:
+ *
+ *   cycle      (default) commands ON, OFF, ON, OFF_NO_WP (-1), each sent
+ *              for all N sockets in batches of 1, 253 (SCM_MAX_FD), then
+ *              up to 253; each batch's echo must equal the command, and
+ *              after each command getsockopt(TCP_REPAIR) on every socket
+ *              must say 1 for ON and 0 otherwise. Then the connection is
+ *              closed: the helper should exit 0
+ *   reset      ON for one socket, then close without reading the echo, so
+ *              the helper's next recvmsg() gets ECONNRESET
+ *   bad-cmd    command 5 with one socket: expect the connection to close,
+ *              without an echo, and the socket untouched
+ *   no-fd      command 1 without any descriptor: expect the close
+ *   not-tcp    command 1 with a UDP socket: expect the close
+ *   expect-fail  ON for all N sockets in one batch (N <= 253): expect the
+ *              close (a helper without CAP_NET_ADMIN), no socket in repair
+ *
+ * Every wait has a deadline (-t, default 10 s). Messages go to stderr;
+ * "repairsrv: listening" once PATH accepts connections, "repairsrv:
+ * connected" once the helper is in.
+ *
+ * Exit status: 0 if the helper behaved as MODE expects, 1 if not, 2 on
+ * usage or set-up errors.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef TCP_REPAIR
+#define TCP_REPAIR 19
+#endif
+
+#define MAX_BATCH 253
+#define MAX_SOCKS 2048
+
+static int timeout_ms = 10000;
+
+static void die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "repairsrv: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(status);
+}
+
+/* wait_in() - poll fd for input until the deadline: 1 ready, 0 timeout */
+static int wait_in(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int rc;
+
+	do
+		rc = poll(&p, 1, timeout_ms);
+	while (rc < 0 && errno == EINTR);
+	if (rc < 0)
+		die(2, "poll: %s", strerror(errno));
+	return rc;
+}
+
+/* send_cmd() - one request: the command byte, fds as SCM_RIGHTS if n > 0 */
+static void send_cmd(int s, int8_t cmd, const int *fds, int n)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * MAX_BATCH)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = &cmd, .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	if (n) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
+	}
+
+	if (sendmsg(s, &mh, MSG_NOSIGNAL) != 1)
+		die(1, "sendmsg (command %d, %d fds): %s", cmd, n,
+		    strerror(errno));
+}
+
+/* recv_echo() - the helper's reply: the byte, or -1 on close/reset */
+static int recv_echo(int s)
+{
+	int8_t b;
+	ssize_t n;
+
+	if (!wait_in(s))
+		die(1, "no reply from the helper within %d ms", timeout_ms);
+	n = recv(s, &b, 1, 0);
+	if (n == 1)
+		return b;
+	if (n == 0 || errno == ECONNRESET)
+		return -256;
+	die(1, "recv: %s", strerror(errno));
+	return -256;
+}
+
+static int repair_get(int fd)
+{
+	socklen_t len = sizeof(int);
+	int v = -1;
+
+	if (getsockopt(fd, SOL_TCP, TCP_REPAIR, &v, &len))
+		die(1, "getsockopt(TCP_REPAIR): %s", strerror(errno));
+	return v;
+}
+
+/* check_all() - every socket's TCP_REPAIR is @want: else fail */
+static void check_all(const int *fds, int n, int want, const char *what)
+{
+	int i, v;
+
+	for (i = 0; i < n; i++) {
+		v = repair_get(fds[i]);
+		if (v != want)
+			die(1, "%s: socket %d of %d has TCP_REPAIR %d, not %d",
+			    what, i + 1, n, v, want);
+	}
+}
+
+/* make_socks() - n established TCP sockets over loopback */
+static void make_socks(int *fds, int n)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int l, i;
+
+	l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(l, n) || getsockname(l, (struct sockaddr *)&a, &len))
+		die(2, "loopback listener: %s (is lo up?)", strerror(errno));
+
+	for (i = 0; i < n; i += 2) {
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fds[i] < 0 ||
+		    connect(fds[i], (struct sockaddr *)&a, sizeof(a)))
+			die(2, "loopback connect: %s", strerror(errno));
+		if (i + 1 < n) {
+			fds[i + 1] = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+			if (fds[i + 1] < 0)
+				die(2, "accept: %s", strerror(errno));
+		}
+	}
+	close(l);
+}
+
+/* expect_close() - the helper must close without echoing */
+static void expect_close(int s, const char *what)
+{
+	int r = recv_echo(s);
+
+	if (r != -256)
+		die(1, "%s: the helper replied %d instead of closing", what, r);
+	fprintf(stderr, "repairsrv: %s: helper closed the connection\n", what);
+}
+
+static void run_cycle(int s, const int *fds, int n)
+{
+	static const int8_t cmds[] = { 1, 0, 1, -1 };
+	unsigned int c;
+	int off, b, batches, r;
+
+	for (c = 0; c < sizeof(cmds); c++) {
+		batches = 0;
+		for (off = 0; off < n; off += b) {
+			b = off ? MAX_BATCH : 1;
+			if (b > n - off)
+				b = n - off;
+			send_cmd(s, cmds[c], fds + off, b);
+			r = recv_echo(s);
+			if (r != cmds[c])
+				die(1, "command %d, batch of %d at %d: reply %d",
+				    cmds[c], b, off, r);
+			batches++;
+		}
+		check_all(fds, n, cmds[c] == 1, "after command");
+		fprintf(stderr, "repairsrv: command %d: %d sockets, %d batches, ok\n",
+			cmds[c], n, batches);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	const char *mode = "cycle";
+	int n = 600, delay = 0, opt, l, s;
+	static int fds[MAX_SOCKS];
+
+	while ((opt = getopt(argc, argv, "n:t:d:m:")) != -1) {
+		switch (opt) {
+		case 'n':
+			n = atoi(optarg);
+			break;
+		case 't':
+			timeout_ms = atoi(optarg) * 1000;
+			break;
+		case 'd':
+			delay = atoi(optarg);
+			break;
+		case 'm':
+			mode = optarg;
+			break;
+		default:
+			die(2, "usage: repairsrv [-n N] [-t SECS] [-d MS] [-m MODE] PATH");
+		}
+	}
+	if (optind != argc - 1 || n < 1 || n > MAX_SOCKS || timeout_ms <= 0)
+		die(2, "usage: repairsrv [-n N] [-t SECS] [-d MS] [-m MODE] PATH");
+	if (strlen(argv[optind]) >= sizeof(a.sun_path))
+		die(2, "path too long");
+	strcpy(a.sun_path, argv[optind]);
+
+	l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	unlink(a.sun_path);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)))
+		die(2, "bind %s: %s", a.sun_path, strerror(errno));
+	if (chmod(a.sun_path, 0666))
+		die(2, "chmod %s: %s", a.sun_path, strerror(errno));
+	if (delay) {
+		struct timespec ts = { delay / 1000, (delay % 1000) * 1000000L };
+
+		/* Not synchronisation: a window for ECONNREFUSED */
+		nanosleep(&ts, NULL);
+	}
+	if (listen(l, 1))
+		die(2, "listen: %s", strerror(errno));
+	fprintf(stderr, "repairsrv: listening\n");
+
+	if (!wait_in(l))
+		die(1, "no helper connected within %d ms", timeout_ms);
+	s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	if (s < 0)
+		die(2, "accept: %s", strerror(errno));
+	fprintf(stderr, "repairsrv: connected\n");
+
+	if (!strcmp(mode, "cycle")) {
+		make_socks(fds, n);
+		run_cycle(s, fds, n);
+	} else if (!strcmp(mode, "reset")) {
+		struct pollfd p = { .fd = s, .events = POLLIN };
+
+		make_socks(fds, 2);
+		send_cmd(s, 1, fds, 1);
+		/* The echo is there, unread: close() now resets */
+		if (poll(&p, 1, timeout_ms) != 1)
+			die(1, "no reply from the helper");
+		check_all(fds, 1, 1, "reset");
+	} else if (!strcmp(mode, "bad-cmd")) {
+		make_socks(fds, 2);
+		send_cmd(s, 5, fds, 1);
+		expect_close(s, "command 5");
+		check_all(fds, 1, 0, "command 5");
+	} else if (!strcmp(mode, "no-fd")) {
+		send_cmd(s, 1, NULL, 0);
+		expect_close(s, "no descriptors");
+	} else if (!strcmp(mode, "not-tcp")) {
+		fds[0] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fds[0] < 0)
+			die(2, "socket: %s", strerror(errno));
+		send_cmd(s, 1, fds, 1);
+		expect_close(s, "UDP socket");
+	} else if (!strcmp(mode, "expect-fail")) {
+		if (n > MAX_BATCH)
+			die(2, "expect-fail: at most %d sockets", MAX_BATCH);
+		make_socks(fds, n);
+		send_cmd(s, 1, fds, n);
+		expect_close(s, "repair on");
+		check_all(fds, n, 0, "repair on refused");
+	} else {
+		die(2, "unknown mode %s", mode);
+	}
+
+	close(s);
+	close(l);
+	unlink(a.sun_path);
+	fprintf(stderr, "repairsrv: %s: ok\n", mode);
+	return 0;
+}
