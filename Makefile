@@ -4,6 +4,7 @@
 # make check      unit, integration and QEMU tests, plain and under ASan+UBSan,
 #                 and a short run of every fuzzer (make fuzz: FUZZ_SECS each)
 # make demo       boot a real guest through passt (DEMO_OPTS=--vhost-user)
+# make libvirt    real libvirt drives the installed daemon; the .deb
 # make asan       sanitizer build in build-asan/
 # make install    PREFIX=/usr/local DESTDIR= (make uninstall: the same)
 # make clean
@@ -100,6 +101,11 @@ e2e-asan: tools
 	PASST=$(abspath build-asan/passt) TOOLS=$(abspath build/test/tools) \
 		test/e2e/run.sh
 
+# Real libvirt (11.3, bookworm-backports) starts and stops the installed
+# daemon in both modes; QEMU's descriptor; the Debian package
+libvirt: $(BUILD)/passt tools
+	BUILD=$(BUILD) TOOLS=$(abspath $(BUILD)/test/tools) test/libvirt/run.sh
+
 # The README's "run" command: a real guest online through passt
 demo: $(BUILD)/passt tools
 	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
@@ -118,6 +124,7 @@ check: all
 	$(MAKE) integration-asan
 	$(MAKE) e2e
 	$(MAKE) e2e-asan
+	$(MAKE) libvirt
 	$(MAKE) fuzz FUZZ_SECS=10
 
 # passt-repair and its page go in when they are there (built, written)
