@@ -230,8 +230,9 @@ static void repair_seccomp(void)
 		/* the echo of the command */
 		{ SCMP_SYS(sendmsg), 0, { } },
 		/* the job itself: TCP_REPAIR, and nothing else */
-		{ SCMP_SYS(setsockopt), 2, { SCMP_A1(SCMP_CMP_EQ, SOL_TCP),
-					     SCMP_A2(SCMP_CMP_EQ, TCP_REPAIR) } },
+		{ SCMP_SYS(setsockopt), 2,
+		  { SCMP_A1(SCMP_CMP_EQ, SOL_TCP),
+		    SCMP_A2(SCMP_CMP_EQ, TCP_REPAIR) } },
 		/* exit(), _exit() */
 		{ SCMP_SYS(exit_group), 0, { } },
 		/* resume poll() after SIGSTOP/SIGCONT or a debugger */
@@ -327,7 +328,8 @@ static bool repair_dir_scan(const char *dir, char *out)
 	if (fd < 0)
 		repair_die("can't open directory %s: %s", dir, strerror(errno));
 
-	while (!found && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+	while (!found &&
+	       (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
 		for (off = 0; off < n; ) {
 			struct repair_dirent *d = (void *)(buf + off);
 
@@ -364,7 +366,8 @@ static void repair_dir_wait(const char *dir, char *out)
 	if (fd < 0)
 		repair_die("inotify_init1: %s", strerror(errno));
 	if (inotify_add_watch(fd, dir, IN_CREATE | IN_MOVED_TO) < 0)
-		repair_die("can't watch directory %s: %s", dir, strerror(errno));
+		repair_die("can't watch directory %s: %s", dir,
+			   strerror(errno));
 
 	if (repair_dir_scan(dir, out))
 		goto out;
@@ -473,7 +476,8 @@ static bool repair_handle(int s)
 		if (setsockopt(fds[i], SOL_TCP, TCP_REPAIR, &v, sizeof(v)))
 			repair_die("setting TCP_REPAIR to %d on socket %d of %d: %s%s",
 				   v, i + 1, nfds, strerror(errno),
-				   errno == EPERM ? " (CAP_NET_ADMIN needed)" : "");
+				   errno == EPERM ?
+				   " (CAP_NET_ADMIN needed)" : "");
 	}
 	for (i = 0; i < nfds; i++)
 		close(fds[i]);
@@ -493,9 +497,10 @@ int main(int argc, char **argv)
 {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	const char *arg;
-	int fd, s, tries;
+	int fd, s;
 
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+	if (argc == 2 &&
+	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		repair_usage(stdout);
 		return 0;
 	}
@@ -523,7 +528,7 @@ int main(int argc, char **argv)
 		repair_dir_wait(arg, path);
 
 		/* The daemon binds, then listens: give it a moment */
-		for (tries = 0; ; tries++) {
+		for (int tries = 0; ; tries++) {
 			s = repair_connect(path);
 			if (s >= 0)
 				break;

@@ -2,7 +2,7 @@
 /*
  * repairsrv.c - the daemon's side of the passt-repair protocol, for tests.
  *
- * Usage: repairsrv [-n N] [-t SECS] [-d MS] [-m MODE] PATH
+ * Usage: repairsrv [-n N] [-t SECS] [-d MS] [-w FILE] [-m MODE] PATH
  *
  * Listens on the UNIX socket PATH (mode 0666, so that an unprivileged
  * helper can connect too), optionally waiting -d MS milliseconds between
@@ -25,6 +25,10 @@
  *   not-tcp    command 1 with a UDP socket: expect the close
  *   expect-fail  ON for all N sockets in one batch (N <= 253): expect the
  *              close (a helper without CAP_NET_ADMIN), no socket in repair
+ *
+ * With -w FILE, repairsrv keeps the connection open once MODE is done
+ * (saying "repairsrv: waiting") until FILE exists, so that a test can look
+ * at the helper meanwhile.
  *
  * Every wait has a deadline (-t, default 10 s). Messages go to stderr;
  * "repairsrv: listening" once PATH accepts connections, "repairsrv:
@@ -55,9 +59,12 @@
 
 #define MAX_BATCH 253
 #define MAX_SOCKS 2048
+#define USAGE "usage: repairsrv [-n N] [-t SECS] [-d MS] [-w FILE] " \
+	      "[-m MODE] PATH"
 
 static int timeout_ms = 10000;
 
+__attribute__((format(printf, 2, 3), noreturn))
 static void die(int status, const char *fmt, ...)
 {
 	va_list ap;
@@ -216,11 +223,11 @@ static void run_cycle(int s, const int *fds, int n)
 int main(int argc, char **argv)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	const char *mode = "cycle";
+	const char *mode = "cycle", *wait_file = NULL;
 	int n = 600, delay = 0, opt, l, s;
 	static int fds[MAX_SOCKS];
 
-	while ((opt = getopt(argc, argv, "n:t:d:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:d:w:m:")) != -1) {
 		switch (opt) {
 		case 'n':
 			n = atoi(optarg);
@@ -234,12 +241,15 @@ int main(int argc, char **argv)
 		case 'm':
 			mode = optarg;
 			break;
+		case 'w':
+			wait_file = optarg;
+			break;
 		default:
-			die(2, "usage: repairsrv [-n N] [-t SECS] [-d MS] [-m MODE] PATH");
+			die(2, USAGE);
 		}
 	}
 	if (optind != argc - 1 || n < 1 || n > MAX_SOCKS || timeout_ms <= 0)
-		die(2, "usage: repairsrv [-n N] [-t SECS] [-d MS] [-m MODE] PATH");
+		die(2, USAGE);
 	if (strlen(argv[optind]) >= sizeof(a.sun_path))
 		die(2, "path too long");
 	strcpy(a.sun_path, argv[optind]);
@@ -251,7 +261,8 @@ int main(int argc, char **argv)
 	if (chmod(a.sun_path, 0666))
 		die(2, "chmod %s: %s", a.sun_path, strerror(errno));
 	if (delay) {
-		struct timespec ts = { delay / 1000, (delay % 1000) * 1000000L };
+		struct timespec ts = { delay / 1000,
+				       (delay % 1000) * 1000000L };
 
 		/* Not synchronisation: a window for ECONNREFUSED */
 		nanosleep(&ts, NULL);
@@ -302,6 +313,17 @@ int main(int argc, char **argv)
 		check_all(fds, n, 0, "repair on refused");
 	} else {
 		die(2, "unknown mode %s", mode);
+	}
+
+	if (wait_file) {
+		int i;
+
+		fprintf(stderr, "repairsrv: waiting\n");
+		for (i = 0; access(wait_file, F_OK); i++) {
+			if (i * 20 > timeout_ms)
+				die(1, "%s never appeared", wait_file);
+			poll(NULL, 0, 20);
+		}
 	}
 
 	close(s);

@@ -66,7 +66,8 @@ helper_run() {
 # expect_error NAME PATTERN: the helper failed, saying PATTERN
 expect_error() {
 	[ "$HELPER_ST" -ne 0 ] || fail "$1: helper exited 0"
-	[ "$HELPER_ST" -lt 128 ] || fail "$1: helper killed by signal $((HELPER_ST - 128))"
+	[ "$HELPER_ST" -lt 128 ] ||
+		fail "$1: helper killed by signal $((HELPER_ST - 128))"
 	grep -q "^passt-repair: .*$2" "$T/$1.err" ||
 		fail "$1: no '$2' in: $(cat "$T/$1.err")"
 	log "$1: helper status $HELPER_ST: $(cat "$T/$1.err")"
@@ -146,9 +147,18 @@ expect "CapInh" "$(status_field "$HPID" CapInh)" 0000000000000000
 expect "CapBnd" "$(status_field "$HPID" CapBnd)" 0000000000001000
 expect "CapAmb" "$(status_field "$HPID" CapAmb)" 0000000000000000
 [ "$(stat -c %u "/proc/$HPID")" -eq 0 ] || fail "dir: helper is dumpable"
+# Inherited descriptors, plus the inotify one (the connection replaces it)
+nfd=$(find "/proc/$HPID/fd" -mindepth 1 | wc -l)
 
 # bind(), 300 ms, listen(): the helper meets ECONNREFUSED and retries
-srv_start dir -d 300 -n 10 "$D/1-vm-net0.socket.repair"
+srv_start dir -d 300 -n 10 -w "$T/dir.go" "$D/1-vm-net0.socket.repair"
+wait_for "grep -q 'repairsrv: waiting' '$T/dir.srv.err' || ! alive $SRV_PID" 20
+grep -q 'command -1: 10 sockets, 2 batches, ok' "$T/dir.srv.err" ||
+	fail "dir: $(cat "$T/dir.srv.err")"
+# 40 sockets went through it: none of them is still open there
+expect "dir: helper's descriptors after 4 requests" \
+	"$(find "/proc/$HPID/fd" -mindepth 1 | wc -l)" "$nfd"
+: >"$T/dir.go"
 bg_wait "$HPID" 20 || fail "dir: helper still running"
 srv_wait_ok dir
 expect "dir: helper status" "$BG_ST" 0
