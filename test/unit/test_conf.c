@@ -524,17 +524,27 @@ static void test_pasta_only_options_fail(void **state)
 	assert_bad("--no-copy-addrs", "--no-copy-addrs");
 }
 
-static void test_unimplemented_options_fail_after_validation(void **state)
+static void test_migration_options_are_accepted(void **state)
 {
 	(void)state;
 	assert_ok("--vhost-user");
 	assert_ok("--vhost-user", "--print-capabilities");
-	assert_bad("--repair-path: not implemented yet", "--vhost-user",
-		   "--repair-path", "/tmp/s.repair");
-	assert_bad("--migrate-exit: not implemented yet", "--vhost-user",
-		   "--migrate-exit");
-	assert_bad("--migrate-no-linger: not implemented yet",
-		   "--vhost-user", "--migrate-no-linger");
+	assert_ok("--vhost-user", "--repair-path", "/tmp/s.repair");
+	assert_ok("--vhost-user", "--repair-path", "none");
+	assert_ok("--vhost-user", "--migrate-exit");
+	assert_true(c.migrate_exit);
+	assert_ok("--vhost-user", "--migrate-no-linger");
+	assert_true(c.migrate_no_linger);
+	assert_ok("--vhost-user");
+	assert_int_equal(c.migrate_linger_timeout, 30);
+	assert_ok("--vhost-user", "--migrate-linger-timeout", "5");
+	assert_int_equal(c.migrate_linger_timeout, 5);
+	assert_bad("--migrate-linger-timeout: '0'", "--vhost-user",
+		   "--migrate-linger-timeout", "0");
+	assert_bad("--migrate-linger-timeout: '3601'", "--vhost-user",
+		   "--migrate-linger-timeout", "3601");
+	assert_bad("--migrate-linger-timeout: 'x'", "--vhost-user",
+		   "--migrate-linger-timeout", "x");
 	assert_ok("--map-host-loopback", "192.0.2.9");
 	assert_ok("--map-guest-addr", "2001:db8::9");
 	assert_ok("--dns-forward", "192.0.2.53");
@@ -570,8 +580,8 @@ static void test_migration_options_require_vhost_user(void **state)
 		   "--migrate-no-linger");
 	assert_bad("--repair-path requires --vhost-user", "--repair-path",
 		   "/tmp/r");
-	assert_bad("--print-capabilities requires --vhost-user",
-		   "--print-capabilities");
+	assert_bad("--migrate-linger-timeout requires --vhost-user",
+		   "--migrate-linger-timeout", "5");
 }
 
 static void test_runas_accepts_numeric_ids(void **state)
@@ -844,7 +854,7 @@ int main(void)
 		T(test_ports_bad_spec_fails_naming_option),
 		T(test_ports_forwarding_is_accepted),
 		T(test_pasta_only_options_fail),
-		T(test_unimplemented_options_fail_after_validation),
+		T(test_migration_options_are_accepted),
 		T(test_unimplemented_options_validate_values_first),
 		T(test_map_none_values_are_accepted),
 		T(test_migration_options_require_vhost_user),
