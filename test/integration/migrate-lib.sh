@@ -109,7 +109,7 @@ mig_setup() {
 			fail "set-up: $_n can't reach $PEER6"
 	done
 	mig_fabric_to src
-	mkfifo "$MIG_FIFO"
+	mkfifo "$MIG_FIFO" "$T/fabric.fifo"
 	: >"$MIG_DONE"
 }
 
@@ -124,6 +124,25 @@ mig_fabric_to() {
 	ip -n "$FABRIC" route replace "$ADDR4/32" dev "$_if"
 	ip -n "$FABRIC" -6 route replace "$ADDR6/128" dev "$_if"
 	MIG_FABRIC=$1
+}
+
+# mig_pod_link src|dst down|up: cut a pod off the fabric (its eth0 down:
+# whatever the fabric sends it is dropped silently, it sends nothing) or
+# connect it again (eth0 up, with the IPv6 address and the default routes
+# that "down" removed). With "down" at a migration's trigger, a source
+# that leaves no socket behind (upstream passt before July 2025 exits at
+# once) behaves like one that stays silent while the fabric still routes
+# to it (what a lingering source with an input filter does)
+mig_pod_link() {
+	_pn=$(mig_ns "$1")
+	if [ "$2" = down ]; then
+		ip -n "$_pn" link set eth0 down
+		return
+	fi
+	ip -n "$_pn" link set eth0 up
+	ip -n "$_pn" addr replace "$ADDR6/64" dev eth0 nodad
+	ip -n "$_pn" route replace default via "$GW4" dev eth0
+	ip -n "$_pn" -6 route replace default via fe80::1 dev eth0
 }
 
 # mig_ns src|dst: the namespace of that pod
@@ -198,6 +217,8 @@ mig_bridge_start() {
 	ip netns exec "$GUEST" "$VUFRONT" -r 5 -t "${MIG_TIMEOUT_MS:-10000}" \
 		--migrate-trigger "$MIG_FIFO" --migrate-done "$MIG_DONE" \
 		--migrate-exec "[ ! -f '$MIG_HOOK' ] || sh '$MIG_HOOK'" \
+		--migrate-notify "$T/fabric.fifo" \
+		--migrate-notify-msg "$T/fabric.msg" \
 		${MIG_VU_OPTS:-} "$1" bridge 2>"$T/vu-front.err" &
 	BRIDGE_PID=$!
 	track "$BRIDGE_PID"
@@ -242,30 +263,55 @@ mig_migrate() {
 }
 
 # mig_migrate_switch SOCK POD W: migrate to the daemon at SOCK in POD (src
-# or dst); W ms after the target runs the guest (timed by vu-front's
-# --migrate-exec hook, not by our polling) the fabric routes the pod
-# address to POD. Returns as mig_migrate; on success, waits for the switch
+# or dst); W ms after the target runs the guest the fabric routes the pod
+# address to POD. W=0: vu-front writes the route changes to an "ip -batch"
+# started beforehand (--migrate-notify), so no process starts at that
+# moment; otherwise its --migrate-exec hook sleeps W ms, then switches.
+# Returns as mig_migrate; on success, waits for the switch
 mig_migrate_switch() {
 	case $2 in
 	src) _if=fs ;;
 	dst) _if=fd ;;
 	*) fail "mig_migrate_switch: src or dst, not $2" ;;
 	esac
-	rm -f "$T/migrate.switched"
-	cat >"$MIG_HOOK" <<-EOF
-		[ "$3" -eq 0 ] || sleep $(awk "BEGIN { print $3 / 1000 }")
-		ip -n "$FABRIC" route replace "$ADDR4/32" dev $_if
-		ip -n "$FABRIC" -6 route replace "$ADDR6/128" dev $_if
-		touch "$T/migrate.switched"
-	EOF
+	rm -f "$T/migrate.switched" "$T/fabric.msg" "$MIG_HOOK"
+	if [ "$3" -eq 0 ]; then
+		printf '%s\n' "route replace $ADDR4/32 dev $_if" \
+			"route replace $ADDR6/128 dev $_if" >"$T/fabric.msg"
+		ip -n "$FABRIC" -batch "$T/fabric.fifo" >"$T/fabric.log" 2>&1 &
+		_ipb=$!
+		track "$_ipb"
+	else
+		cat >"$MIG_HOOK" <<-EOF
+			sleep $(awk "BEGIN { print $3 / 1000 }")
+			printf '%s\n' "route replace $ADDR4/32 dev $_if" \
+				"route replace $ADDR6/128 dev $_if" |
+				ip -n "$FABRIC" -batch -
+			date +%s%N >"$T/migrate.switched.tmp"
+			mv "$T/migrate.switched.tmp" "$T/migrate.switched"
+		EOF
+	fi
 	if ! mig_migrate "$1"; then
-		rm -f "$MIG_HOOK"
+		rm -f "$MIG_HOOK" "$T/fabric.msg"
+		[ "$3" -ne 0 ] || kill "$_ipb" 2>/dev/null || :
 		return 1
 	fi
-	wait_for "[ -e '$T/migrate.switched' ]" $((10 + $3 / 1000)) ||
-		fail "the fabric did not switch to $2"
-	rm -f "$MIG_HOOK"
+	if [ "$3" -eq 0 ]; then
+		bg_wait "$_ipb" 10 && [ "$BG_ST" = 0 ] ||
+			fail "fabric switch failed: $(cat "$T/fabric.log")"
+		MIG_SWITCH_MS="at once (vu-front wrote the routes)"
+	else
+		wait_for "[ -e '$T/migrate.switched' ]" $((10 + $3 / 1000)) ||
+			fail "the fabric did not switch to $2"
+		# How late the switch came, after the target started the guest
+		MIG_SWITCH_MS="$(($(cat "$T/migrate.switched") / 1000000 -
+				  $(mig_field at_ms))) ms"
+	fi
+	rm -f "$MIG_HOOK" "$T/fabric.msg"
+	[ "$(ip -n "$FABRIC" route get "$ADDR4" | sed -n 's/.* dev \([a-z0-9]*\).*/\1/p')" = "$_if" ] ||
+		fail "fabric still routes $ADDR4 elsewhere: $(ip -n "$FABRIC" route get "$ADDR4")"
 	MIG_FABRIC=$2
+	log "fabric switched to $2 after the target started: $MIG_SWITCH_MS (W=$3)"
 }
 
 # mig_cancel [TIMEOUT]: a migration that fails after the source saved its

@@ -63,10 +63,12 @@
  *   migrate: result=ok|cancelled|failed-resumed|failed n=N stage=S
  *   state_bytes=N save_check=N load_check=N base_rx=N base_tx=N
  *   stop_ms=N save_ms=N load_ms=N start_ms=N downtime_ms=N total_ms=N
+ *   at_ms=N
  * (stop: disable + GET_VRING_BASE; save: SAVE + CHECK; load: LOAD +
  * CHECK; start: the target's device start; downtime: from the stop to the
  * started target; total: from the trigger, including the target's connect
- * sequence and the dirty-log start).
+ * sequence and the dirty-log start; at: wall clock, in ms since the
+ * epoch, when the target started, 0 if it didn't).
  *   --migrate-to SOCK       default target
  *   --migrate-trigger FIFO  command FIFO (made with mkfifo by the caller)
  *   --migrate-done FILE     append each result line to FILE
@@ -82,6 +84,9 @@
  *   --migrate-exec CMD      run "sh -c CMD" (not waited for) as soon as
  *                           the target runs the guest; MIG_N, MIG_TARGET
  *                           in its environment
+ *   --migrate-notify FIFO   then write a message to FIFO (non-blocking):
+ *                           the contents of --migrate-notify-msg FILE
+ *                           (read at the trigger), or "migrated N"
  * Any of these offers DEVICE_STATE: a daemon without it makes vu-front
  * exit with status 3 at connect time.
  *
@@ -1084,7 +1089,7 @@ struct conn {
 };
 
 static const char *mig_to, *mig_trigger, *mig_done, *state_save_path;
-static const char *mig_exec;
+static const char *mig_exec, *mig_notify, *mig_notify_msg;
 static const char *state_load_path;
 static bool mig_cancel, mig_close_src, mig_nolog, mig_nodisable;
 static bool expect_load_fail;
@@ -1462,6 +1467,27 @@ static void mig_hook(const char *to)
 }
 
 /*
+ * --migrate-notify FIFO: write @msg (read from --migrate-notify-msg FILE
+ * at the trigger, default "migrated N") to FIFO as soon as the target
+ * runs the guest, without blocking: e.g. route changes for an "ip -batch
+ * FIFO" started beforehand, with no process to start at that moment
+ */
+static void mig_notify_write(const char *msg, size_t len)
+{
+	int fd;
+
+	if (!mig_notify)
+		return;
+	fd = open(mig_notify, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENXIO)
+		return;		/* nobody listens this time */
+	if (fd < 0 || write(fd, msg, len) != (ssize_t)len)
+		say("notify %s: %s\n", mig_notify, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
  * migrate() - switch the guest over from the current daemon to the one
  * listening at @to, or (@cancel) fail the migration after the source
  * saved its state and start the source's device again, as QEMU does when
@@ -1480,13 +1506,29 @@ static int migrate(int tap, const char *to, bool cancel)
 	const char *stage = "none";
 	struct conn src, dst;
 	uint16_t base[2] = { 0, 0 };
+	struct timespec t_wall = { 0, 0 };
 	bool have_dst = false, resumed = false;
+	char notify[1024];
+	size_t notify_len;
 	char line[512];
 	unsigned i;
 
 	mig_n++;
 	say("migrate: #%u %s%s\n", mig_n, cancel ? "cancel after SAVE" : "to ",
 	    cancel ? "" : to);
+	notify_len = (size_t)snprintf(notify, sizeof(notify), "migrated %u\n",
+				      mig_n);
+	if (mig_notify_msg) {
+		int fd = open(mig_notify_msg, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, notify, sizeof(notify));
+
+		if (n < 0)
+			say("%s: %s\n", mig_notify_msg, strerror(errno));
+		else
+			notify_len = (size_t)n;
+		if (fd >= 0)
+			close(fd);
+	}
 	if (!cancel && state_load_path &&
 	    file_read(state_load_path, &file, &file_len)) {
 		stage = "state-file";
@@ -1570,6 +1612,8 @@ static int migrate(int tap, const char *to, bool cancel)
 		goto out;
 	}
 	t_started = now_ms();
+	mig_notify_write(notify, notify_len);
+	clock_gettime(CLOCK_REALTIME, &t_wall);
 	mig_hook(to);
 	if (old_src.sock >= 0)
 		conn_close(&old_src);
@@ -1600,7 +1644,7 @@ out:
 		 "migrate: result=%s n=%u stage=%s state_bytes=%zu "
 		 "save_check=%llu load_check=%llu base_rx=%u base_tx=%u "
 		 "stop_ms=%llu save_ms=%llu load_ms=%llu start_ms=%llu "
-		 "downtime_ms=%llu total_ms=%llu",
+		 "downtime_ms=%llu total_ms=%llu at_ms=%llu",
 		 !stage ? "ok" :
 		 !strcmp(stage, "cancel") && resumed ? "cancelled" :
 		 resumed ? "failed-resumed" : "failed",
@@ -1613,7 +1657,9 @@ out:
 		 (unsigned long long)(t_started && t_loaded ?
 				      t_started - t_loaded : 0),
 		 (unsigned long long)(t_started ? t_started - t_stop : 0),
-		 (unsigned long long)(now_ms() - t0));
+		 (unsigned long long)(now_ms() - t0),
+		 (unsigned long long)t_wall.tv_sec * 1000 +
+		 (unsigned long long)t_wall.tv_nsec / 1000000);
 	(void)t_conn;
 	mig_report(line);
 	free(state);
@@ -2244,7 +2290,8 @@ static void usage(const char *name)
 		"[--migrate-done FILE] [--migrate-fail] "
 		"[--migrate-close-source] [--state-save FILE] "
 		"[--state-load FILE] [--expect-load-fail] [--no-mig-log] "
-		"[--no-disable] [--migrate-exec CMD] SOCKPATH CASE...\n"
+		"[--no-disable] [--migrate-exec CMD] [--migrate-notify FIFO] "
+		"[--migrate-notify-msg FILE] SOCKPATH CASE...\n"
 		"(see the comment at the top of vu-front.c for the cases "
 		"and options)\n", name);
 	exit(2);
@@ -2325,6 +2372,8 @@ int main(int argc, char **argv)
 		{ "no-mig-log", no_argument, NULL, 'N' },
 		{ "no-disable", no_argument, NULL, 'X' },
 		{ "migrate-exec", required_argument, NULL, 'x' },
+		{ "migrate-notify", required_argument, NULL, 'o' },
+		{ "migrate-notify-msg", required_argument, NULL, 'M' },
 		{ 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -2384,6 +2433,12 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			mig_exec = optarg;
+			break;
+		case 'o':
+			mig_notify = optarg;
+			break;
+		case 'M':
+			mig_notify_msg = optarg;
 			break;
 		default:
 			usage(argv[0]);
