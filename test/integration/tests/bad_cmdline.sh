@@ -28,8 +28,8 @@ run_bad 'mtu' --mtu 70000
 
 run_bad 'mtu' --mtu x
 run_bad 'bogus' --bogus
-run_bad 'not implemented' --vhost-user --migrate-exit
-run_bad 'requires --vhost-user' --print-capabilities
+run_bad 'requires --vhost-user' --migrate-exit
+run_bad 'migrate-linger-timeout' --vhost-user --migrate-linger-timeout 0
 
 st=0
 timeout 10 "$PASST" --version >"$T/out" 2>"$T/err" || st=$?
