@@ -30,7 +30,8 @@ tree_files | (cd "$TOP" && while IFS= read -r -d '' f; do
 cp -r "$S/contrib/debian" "$S/debian"
 
 st=0
-(cd "$S" && dpkg-buildpackage -b -us -uc) >"$T/build.log" 2>&1 || st=$?
+(cd "$S" && env -u BUILD -u TOOLS dpkg-buildpackage -b -us -uc) \
+	>"$T/build.log" 2>&1 || st=$?
 [ "$st" -eq 0 ] || { tail -n 30 "$T/build.log" >&2
 		     fail "dpkg-buildpackage exited $st"; }
 deb=$(ls "$T"/passt_*_*.deb 2>/dev/null | head -n 1)
@@ -66,3 +67,6 @@ run() {
 run passt --version
 run passt --help
 grep -q -- --vhost-user "$T/out" || fail "passt --help doesn't list --vhost-user"
+case " $files " in
+*" usr/bin/passt-repair "*) run passt-repair --version ;;
+esac
