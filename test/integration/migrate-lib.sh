@@ -20,7 +20,7 @@
 # (passt-repair, root, in the pod) connected to SOCK.repair. Upstream's
 # passt and passt-repair (test/upstream/fetch.sh) work as well as ours:
 # PASST_MIG is the daemon (default $PASST), PASST_REPAIR the helper
-# (default: passt-repair next to PASST_MIG).
+# (default: passt-repair next to PASST_MIG, else upstream's fetched one).
 #
 # Names carry $PT_ID; everything is removed on exit (lib.sh's clean-up,
 # plus the DST pod). Environment: MIG_DAEMON_OPTS (extra daemon options),
@@ -35,7 +35,13 @@ HOST=$SRC
 ROUTER=$FABRIC
 
 PASST_MIG=${PASST_MIG:-$PASST}
-PASST_REPAIR=${PASST_REPAIR:-$(dirname "$PASST_MIG")/passt-repair}
+# The helper next to the daemon, else upstream's (test/upstream/fetch.sh,
+# default directory): the protocol is the same
+if [ -z "${PASST_REPAIR:-}" ]; then
+	PASST_REPAIR=$(dirname "$PASST_MIG")/passt-repair
+	[ -x "$PASST_REPAIR" ] ||
+		PASST_REPAIR=${PASST_UPSTREAM_DIR:-/var/cache/passt-test/upstream}/bin/passt-repair
+fi
 MIG_FIFO=$T/migrate.fifo
 MIG_DONE=$T/migrate.done
 MIG_HOOK=$T/migrate.hook
@@ -192,12 +198,24 @@ mig_daemon_stop() {
 	wait "$1" 2>/dev/null || :
 }
 
+# mig_probe SOCK: SKIP the test unless the daemon at SOCK offers
+# DEVICE_STATE (vu-front mig-probe exits 3 then)
+mig_probe() {
+	_st=0
+	ip netns exec "$GUEST" "$VUFRONT" -t 5000 "$1" mig-probe \
+		2>"$T/mig-probe.err" || _st=$?
+	[ "$_st" -ne 3 ] ||
+		skip "$PASST_MIG can't migrate: $(grep -m1 DEVICE_STATE "$T/mig-probe.err")"
+	[ "$_st" -eq 0 ] || fail "mig-probe: $(tail -n 3 "$T/mig-probe.err")"
+}
+
 # mig_repair_start NS PATH: the repair helper, as root in pod NS, on PATH:
 # a daemon's SOCK.repair (connects at once), or a directory (waits for a
 # *.repair socket to appear there: start it before the daemon). Sets
 # MIG_RPID
 mig_repair_start() {
-	[ -x "$PASST_REPAIR" ] || fail "no repair helper at $PASST_REPAIR"
+	[ -x "$PASST_REPAIR" ] ||
+		fail "no repair helper at $PASST_REPAIR (set PASST_REPAIR, or run test/upstream/fetch.sh)"
 	_log=$T/repair-${1##*-}-$(date +%s%N).err
 	ip netns exec "$1" "$PASST_REPAIR" "$2" >"$_log" 2>&1 &
 	MIG_RPID=$!

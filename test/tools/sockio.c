@@ -47,6 +47,7 @@
  *   --report          print "bytes_in=N bytes_out=M end=eof|rst|rst-sent"
  *                     on stderr; tcp-listen also "peer=ADDR port=PORT"
  *   --hold            on stdin EOF don't shut down: wait for the peer's EOF
+ *                     (pattern modes: the same once done sending)
  *   --wait-eof        read stdin only after the peer's EOF
  *   --send            pattern modes: send the pattern
  *   --rate KIB        pattern modes: send at most KIB KiB/s
@@ -54,6 +55,10 @@
  *   --stop-file FILE  pattern modes: stop sending once FILE exists
  *   --progress FILE   pattern modes: keep "rx=N tx=M end=running|eof|rst|
  *                     mismatch" in FILE (replaced every 50 ms and at exit)
+ *   --pause-rx        pattern modes: don't read the socket until the
+ *                     --stop-file exists (data stays queued)
+ *   --rcvbuf N, --sndbuf N
+ *                     SO_RCVBUF / SO_SNDBUF before listen() or connect()
  *
  * Exit status: 0 success, 1 failure (message on stderr), 2 timeout,
  * 64 usage.
@@ -92,6 +97,7 @@ static int opt_expect_refused;
 static int opt_report;
 static int opt_hold;
 static int opt_wait_eof;
+static long opt_rcvbuf = -1, opt_sndbuf = -1;
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -195,6 +201,23 @@ static void ready(void)
 	close(fd);
 }
 
+/* bufsizes() - --rcvbuf and --sndbuf, if given, on @s */
+static void bufsizes(int s)
+{
+	int v;
+
+	if (opt_rcvbuf >= 0) {
+		v = (int)opt_rcvbuf;
+		if (setsockopt(s, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)))
+			die("SO_RCVBUF: %s", strerror(errno));
+	}
+	if (opt_sndbuf >= 0) {
+		v = (int)opt_sndbuf;
+		if (setsockopt(s, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)))
+			die("SO_SNDBUF: %s", strerror(errno));
+	}
+}
+
 static int sock_listen(const char *addr, const char *port, int type)
 {
 	struct sockaddr_storage ss;
@@ -205,6 +228,7 @@ static int sock_listen(const char *addr, const char *port, int type)
 	if (s < 0)
 		die("socket: %s", strerror(errno));
 	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	bufsizes(s);
 	if (ss.ss_family == AF_INET6)
 		setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	if (bind(s, (struct sockaddr *)&ss, len))
@@ -224,6 +248,7 @@ static int tcp_connect(const char *addr, const char *port)
 	s = socket(ss.ss_family, SOCK_STREAM, 0);
 	if (s < 0)
 		die("socket: %s", strerror(errno));
+	bufsizes(s);
 	if (connect(s, (struct sockaddr *)&ss, len)) {
 		err = errno;
 		close(s);
@@ -429,7 +454,7 @@ static int do_tcp_connect(const char *addr, const char *port)
  * direction has its own offsets; whatever arrives is verified.
  */
 
-static int opt_send;
+static int opt_send, opt_pause_rx;
 static long long opt_rate = -1, opt_bytes = -1;
 static const char *opt_stop_file, *opt_progress;
 
@@ -493,7 +518,7 @@ static int pattern(int s)
 		if (!tx_done && opt_bytes >= 0 && bytes_out >= opt_bytes)
 			tx_done = 1;
 		/* Stop sending at a buffer boundary: drop the unsent rest */
-		if (tx_done && !shut && (sk_eof || opt_send)) {
+		if (tx_done && !shut && (sk_eof || (opt_send && !opt_hold))) {
 			shutdown(s, SHUT_WR);
 			shut = 1;
 		}
@@ -523,7 +548,13 @@ static int pattern(int s)
 			}
 		}
 
-		if (!sk_eof)
+		/* --pause-rx: leave everything queued until the stop file */
+		if (opt_pause_rx && opt_stop_file && now - t_stop >= 20) {
+			t_stop = now;
+			if (!access(opt_stop_file, F_OK))
+				opt_pause_rx = 0;
+		}
+		if (!sk_eof && !opt_pause_rx)
 			pfd.events |= POLLIN;
 		if (tx_len && !tx_done)
 			pfd.events |= POLLOUT;
@@ -537,7 +568,8 @@ static int pattern(int s)
 			die("poll: %s", strerror(errno));
 		}
 
-		if (pfd.revents & (POLLIN | POLLERR | POLLHUP)) {
+		if (!opt_pause_rx &&
+		    (pfd.revents & (POLLIN | POLLERR | POLLHUP))) {
 			ssize_t r = recv(s, rx, sizeof(rx), 0), i;
 
 			if (r < 0 && is_reset(errno)) {
@@ -1220,7 +1252,8 @@ static void usage(void)
 	      "              [--rst-after N] [--expect-rst] [--hold]\n"
 	      "              [--wait-eof] [--expect-refused] [--send]\n"
 	      "              [--rate KIB] [--bytes N] [--stop-file FILE]\n"
-	      "              [--progress FILE] MODE ARG...\n"
+	      "              [--progress FILE] [--pause-rx] [--rcvbuf N]\n"
+	      "              [--sndbuf N] MODE ARG...\n"
 	      "MODE: tcp-listen ADDR PORT | tcp-connect ADDR PORT |\n"
 	      "      tcp-echo ADDR PORT | tcp-many ADDR PORT N BYTES |\n"
 	      "      tcp-refused ADDR PORT | churn ADDR PORT SECS |\n"
@@ -1258,6 +1291,9 @@ int main(int argc, char **argv)
 		{ "bytes",		required_argument, NULL, 'B' },
 		{ "stop-file",		required_argument, NULL, 'X' },
 		{ "progress",		required_argument, NULL, 'P' },
+		{ "pause-rx",		no_argument, NULL, 'Q' },
+		{ "rcvbuf",		required_argument, NULL, 'V' },
+		{ "sndbuf",		required_argument, NULL, 'Y' },
 		{ "help",		no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1282,6 +1318,9 @@ int main(int argc, char **argv)
 		case 'B': opt_bytes = num(optarg); break;
 		case 'X': opt_stop_file = optarg; break;
 		case 'P': opt_progress = optarg; break;
+		case 'Q': opt_pause_rx = 1; break;
+		case 'V': opt_rcvbuf = num(optarg); break;
+		case 'Y': opt_sndbuf = num(optarg); break;
 		default: usage();
 		}
 	}

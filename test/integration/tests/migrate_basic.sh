@@ -108,6 +108,7 @@ rx_side() {
 mig_setup
 pod_daemon src source
 src_sock=$D_SOCK src_pid=$D_PID
+mig_probe "$src_sock"
 MIG_SOCK=$src_sock
 guest_up
 repair_ready src "$src_sock"
