@@ -63,9 +63,10 @@ lv_up() {
 	setup_ns
 	need_guest
 
+	mkdir -p /run/lock
 	exec 8>/run/lock/passt-libvirt-test.lock
 	flock -w 300 8 || fail "another libvirt test holds the lock"
-	trap '_lv_rc=$?; lv_down; (exit $_lv_rc); cleanup' EXIT
+	trap '_lv_rc=$?; set +e; lv_down; (exit $_lv_rc); cleanup' EXIT
 
 	# A libvirtd the package's scripts started would own the shared
 	# state and the log daemon's socket
@@ -101,6 +102,7 @@ lv_up() {
 }
 
 # lv_down: domains gone, daemons stopped, libvirt's files of ours removed
+# (from the exit trap, with errexit off)
 lv_down() {
 	local d
 	set +e
@@ -121,7 +123,6 @@ lv_down() {
 		rm -f "$LV_STATE"/*-"$d"-*
 	done
 	exec 7>&-
-	set -e
 }
 
 # lv_image: the guest's kernel and initrd in $T, the initrd with a second
