@@ -16,8 +16,10 @@ need_vufront
 caps=$("$PASST" --vhost-user --print-capabilities 2>/dev/null) ||
 	fail "--print-capabilities failed"
 expect "--print-capabilities" "$(echo $caps)" '{ "type": "net" }'
-"$PASST" --print-capabilities >/dev/null 2>&1 &&
-	fail "--print-capabilities accepted without --vhost-user"
+# QEMU's back-end discovery runs it without --vhost-user: only the JSON
+caps=$("$PASST" --print-capabilities 2>/dev/null) ||
+	fail "--print-capabilities without --vhost-user failed"
+expect "--print-capabilities alone" "$(echo $caps)" '{ "type": "net" }'
 
 setup_ns
 vu_passt_start
