@@ -51,7 +51,8 @@ mig_cleanup() {
 	_mrc=$?
 	set +e
 	for _pid in $(ip netns pids "$DST" 2>/dev/null); do
-		kill -KILL "$_pid" 2>/dev/null
+		# wait: reap our own children quietly ("Killed" otherwise)
+		{ kill -KILL "$_pid" && wait "$_pid"; } 2>/dev/null
 	done
 	ip netns del "$DST" 2>/dev/null
 	rm -rf "/etc/netns/$SRC" "/etc/netns/$DST"

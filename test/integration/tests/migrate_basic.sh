@@ -12,6 +12,10 @@
 # the old daemon is then torn down (SIGTERM) and a fresh one started in
 # its pod for the next round.
 #
+# First (MIG_CANCEL=1, default: as MIG_EXPECT_LOSSLESS) a migration is
+# cancelled after the source saved its state: the source must run the
+# guest again with every stream going on.
+#
 # Checked, with MIG_EXPECT_LOSSLESS=1 (the default, for our daemon):
 # every migration succeeds, every stream carries on after each one (more
 # bytes arrive), no RST leaves the old pod (TcpOutRsts), and at the end
@@ -41,6 +45,7 @@ MIG_W=${MIG_W:-0 500}
 MIG_STREAMS=${MIG_STREAMS:-down4 up4 down6 up6}
 MIG_EXPECT_LOSSLESS=${MIG_EXPECT_LOSSLESS:-1}
 MIG_RATE=${MIG_RATE:-1024}
+MIG_CANCEL=${MIG_CANCEL:-$MIG_EXPECT_LOSSLESS}
 [ -z "${MIG_STATE_SAVE:-}" ] ||
 	MIG_VU_OPTS="${MIG_VU_OPTS:-} --state-save $MIG_STATE_SAVE"
 
@@ -105,6 +110,26 @@ rx_side() {
 	esac
 }
 
+# carry_on LABEL: every stream carries on: 128 KiB more than now, and
+# both ends still running; "NAME:ok|broken ..." in cont
+carry_on() {
+	cont=
+	for s in $MIG_STREAMS; do
+		side=$(rx_side "$s")
+		want=$(($(mig_prog "$s" "$side" rx) + 131072))
+		eval "pids=\"\$SL_$s \$SC_$s\""
+		if wait_for "[ \$(mig_prog $s $side rx) -ge $want ] ||
+			     ! alive ${pids% *} || ! alive ${pids#* }" 15 &&
+		   [ "$(mig_prog "$s" "$side" rx)" -ge "$want" ] &&
+		   alive "${pids% *}" && alive "${pids#* }"; then
+			cont="$cont $s:ok"
+		else
+			cont="$cont $s:broken"
+			problem "$1: stream $s stops ($(mig_prog "$s" "$side" rx) bytes, ends: peer $(mig_prog "$s" l end), guest $(mig_prog "$s" c end))"
+		fi
+	done
+}
+
 mig_setup
 pod_daemon src source
 src_sock=$D_SOCK src_pid=$D_PID
@@ -123,6 +148,19 @@ done
 
 cur=src cur_sock=$src_sock cur_pid=$src_pid
 summary=
+
+# A migration cancelled after the source saved its state: the source
+# runs the guest again and keeps every connection
+if [ "$MIG_CANCEL" = 1 ]; then
+	rst0=$(mig_rsts "$SRC")
+	mig_cancel || problem "cancelled migration: $MIG_RESULT"
+	carry_on "cancel"
+	rsts=$(($(mig_rsts "$SRC") - rst0))
+	[ "$rsts" -eq 0 ] || problem "cancel: $rsts RSTs from $SRC"
+	summary="$summary
+cancel: result=$(mig_field result) state_bytes=$(mig_field state_bytes) rsts=$rsts streams:$cont"
+	alive "$src_pid" || fail "the source died on a cancelled migration"
+fi
 for w in $MIG_W; do
 	case $cur in
 	src) to=dst ;;
@@ -148,23 +186,7 @@ for w in $MIG_W; do
 	downtime=$(mig_field downtime_ms)
 	state=$(mig_field state_bytes)
 
-	# Every stream carries on: 128 KiB more than at the fabric switch,
-	# and both ends still running
-	cont=
-	for s in $MIG_STREAMS; do
-		side=$(rx_side "$s")
-		want=$(($(mig_prog "$s" "$side" rx) + 131072))
-		eval "pids=\"\$SL_$s \$SC_$s\""
-		if wait_for "[ \$(mig_prog $s $side rx) -ge $want ] ||
-			     ! alive ${pids% *} || ! alive ${pids#* }" 15 &&
-		   [ "$(mig_prog "$s" "$side" rx)" -ge "$want" ] &&
-		   alive "${pids% *}" && alive "${pids#* }"; then
-			cont="$cont $s:ok"
-		else
-			cont="$cont $s:broken"
-			problem "W=$w: stream $s stops after the migration ($(mig_prog "$s" "$side" rx) bytes, ends: peer $(mig_prog "$s" l end), guest $(mig_prog "$s" c end))"
-		fi
-	done
+	carry_on "W=$w"
 	rsts=$(($(mig_rsts "$old_ns") - rst0))
 	nrsts=$(($(mig_rsts "$new_ns") - nrst0))
 	ss_dump "after migration $MIG_N (W=$w)"
@@ -182,7 +204,12 @@ done
 # Stop all senders: each receiver must have everything, verified
 for s in $MIG_STREAMS; do
 	eval "MIG_SL=\$SL_$s MIG_SC=\$SC_$s"
-	mig_stream_stop "$s" 20
+	# One end gone already (reset): don't wait long for the other
+	if alive "$MIG_SL" && alive "$MIG_SC"; then
+		mig_stream_stop "$s" 20
+	else
+		mig_stream_stop "$s" 2
+	fi
 	side=$(rx_side "$s")
 	case $side in
 	c) tx=$(mig_prog "$s" l tx) ;;
