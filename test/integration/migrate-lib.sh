@@ -394,7 +394,7 @@ mig_stream_start() {
 	# bg() uses _name, _ns, _in, _out: keep ours apart
 	_msn=$1 _msl=$2 _msc=$3 _msa=$4 _msp=$5 _mss=$6
 	shift 6
-	_msls= _mscs=
+	_msls='' _mscs=''
 	[ "$_mss" = listen ] && _msls=--send
 	[ "$_mss" = connect ] && _mscs=--send
 	rm -f "$T/$_msn.ready" "$T/$_msn.stop"

@@ -29,8 +29,13 @@
 # 1024), MIG_STATE_SAVE (vu-front --state-save argument, to record the
 # streams), MIG_SILENCE_OLD=1 (cut the old pod off at each trigger, so it
 # drops what still reaches it: emulates a silent lingering source, for
-# daemons that leave no socket behind, see mig_pod_link). For upstream passt: PASST_MIG=$(test/upstream/fetch.sh)/passt.
-# Our daemon without migration support (no DEVICE_STATE): SKIP.
+# daemons that leave no socket behind, see mig_pod_link).
+#
+# Upstream passt (Debian 13's, from test/upstream/fetch.sh) as the daemon:
+#   PASST_MIG=$(test/upstream/fetch.sh)/passt MIG_EXPECT_LOSSLESS=0
+# reports what it does; it passes with MIG_SILENCE_OLD=1 MIG_RATE=128
+# MIG_CANCEL=0 (it exits after a migration as source, and can't restore a
+# large unsent queue). A daemon without DEVICE_STATE: SKIP.
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -52,7 +57,7 @@ MIG_CANCEL=${MIG_CANCEL:-$MIG_EXPECT_LOSSLESS}
 # problem MSG: a failure if we expect lossless migration, else a note
 problems=
 problem() {
-	[ "$MIG_EXPECT_LOSSLESS" = 1 ] && fail "$*"
+	[ "$MIG_EXPECT_LOSSLESS" != 1 ] || fail "$*"
 	log "NOTE (not asserted): $*"
 	problems="$problems; $*"
 }
@@ -125,7 +130,9 @@ carry_on() {
 			cont="$cont $s:ok"
 		else
 			cont="$cont $s:broken"
-			problem "$1: stream $s stops ($(mig_prog "$s" "$side" rx) bytes, ends: peer $(mig_prog "$s" l end), guest $(mig_prog "$s" c end))"
+			ends="peer $(mig_prog "$s" l end), guest $(mig_prog "$s" c end)"
+			problem "$1: stream $s stops" \
+				"($(mig_prog "$s" "$side" rx) bytes, ends: $ends)"
 		fi
 	done
 }
