@@ -377,6 +377,7 @@ static void flows_expire(void)
 	udp_timer(&c, fake_now);
 	icmp_timer(&c, fake_now);
 	tcp_defer_handler(&c);
+	flow_defer_free();	/* the end of the loop round */
 	drain();
 	FZ_CHECK(flow_count() == 0);
 }
