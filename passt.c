@@ -255,13 +255,14 @@ int main(int argc, char **argv)
 
 	fwd_defaults(c);
 	tcp_init(c);
-	fwd_listen_init(c);
+	/* The front-end first: forwarded ports take what descriptors are left */
 	if (c->mode == MODE_VU) {
 		vu_init(c);
 		repair_init(c);
 	} else {
 		stream_init(c);
 	}
+	fwd_listen_init(c);
 
 	if (!c->foreground)
 		daemonize(c);

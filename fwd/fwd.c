@@ -36,6 +36,7 @@
 
 #include "conf/ports.h"
 #include "ctx.h"
+#include "flow.h"
 #include "fwd/fwd.h"
 #include "log.h"
 #include "loop.h"
@@ -314,11 +315,21 @@ fail:
 	}
 }
 
+/*
+ * Listening sockets we may still open: "all" on both protocols and
+ * families asks for far more sockets than a usual open-file limit allows,
+ * and the flows need descriptors too. fwd_listen_init() sets it from the
+ * limit, keeping FWD_FD_RESERVE (or half the limit, if that's less) for
+ * flows and everything else.
+ */
+static unsigned long fwd_listen_budget;
+#define FWD_FD_RESERVE (FLOW_MAX + 256UL)
+
 static void fwd_listen_proto(struct ctx *c, const struct fwd_ports *fwd,
 			     int type)
 {
 	const char *name = type == SOCK_STREAM ? "TCP" : "UDP";
-	unsigned ok = 0, failed = 0;
+	unsigned ok = 0, failed = 0, skipped = 0;
 	int port, fam, rc;
 
 	if (fwd->mode == FWD_NONE)
@@ -331,8 +342,14 @@ static void fwd_listen_proto(struct ctx *c, const struct fwd_ports *fwd,
 
 			if (family == AF_INET ? !c->ifi4_ok : !c->ifi6_ok)
 				continue;
+			if (!fwd_listen_budget) {
+				skipped++;
+				continue;
+			}
 			rc = fwd_listen_one(c, fwd, type, (uint16_t)port,
 					    family);
+			if (rc > 0)
+				fwd_listen_budget--;
 			if (rc > 0) {
 				ok++;
 			} else if (rc < 0) {
@@ -346,6 +363,10 @@ static void fwd_listen_proto(struct ctx *c, const struct fwd_ports *fwd,
 	}
 	info("%s: %u listening socket(s) for forwarded ports%s", name, ok,
 	     failed ? ", some ports could not be bound" : "");
+	if (skipped)
+		warn("%s: %u forwarded port(s) not bound: the open-file limit "
+		     "is too low for them and the connections (raise "
+		     "RLIMIT_NOFILE)", name, skipped);
 }
 
 /**
@@ -362,6 +383,15 @@ int fwd_listen_init(struct ctx *c)
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY) {
+		fwd_listen_budget = ~0UL;
+	} else {
+		unsigned long reserve = MIN(FWD_FD_RESERVE,
+					    (unsigned long)rl.rlim_cur / 2);
+
+		fwd_listen_budget = rl.rlim_cur > reserve ?
+				    rl.rlim_cur - reserve : 0;
 	}
 	if (!c->no_tcp)
 		fwd_listen_proto(c, &c->tcp_fwd, SOCK_STREAM);
