@@ -52,15 +52,20 @@ static void log_vmsg(enum log_level lvl, const char *suffix, const char *fmt,
 {
 	char line[1024];
 	struct timespec ts;
+	struct tm tm;
 	int n = 0, m, s;
 
 	if (lvl > log_level)
 		return;
 
-	/* line: "SSSSSSSSSS.mmm " timestamp (log file only), then message */
+	/* line: an RFC 3339 UTC timestamp with milliseconds (log file only,
+	 * "2026-11-30T16:30:05.123Z"), then the message
+	 */
 	clock_gettime(CLOCK_REALTIME, &ts);
-	s = snprintf(line, sizeof(line), "%lld.%03ld ", (long long)ts.tv_sec,
-		     ts.tv_nsec / 1000000);
+	gmtime_r(&ts.tv_sec, &tm);
+	s = (int)strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
+	s += snprintf(line + s, sizeof(line) - s, ".%03ldZ ",
+		      ts.tv_nsec / 1000000);
 	n = s;
 	if (lvl != LOG_LVL_INFO || log_level >= LOG_LVL_DEBUG)
 		n += snprintf(line + n, sizeof(line) - n, "%s: ",

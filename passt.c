@@ -276,6 +276,9 @@ int main(int argc, char **argv)
 		die_perror("signal set-up");
 	}
 
+	info("Started: passt %s, %s, pid %i, uid %u", VERSION,
+	     c->mode == MODE_VU ? "vhost-user" : "stream", (int)getpid(),
+	     (unsigned)getuid());
 	main_loop(c);
 
 	tap_log_stats();
