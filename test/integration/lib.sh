@@ -410,3 +410,30 @@ ss_dump() {
 		ip netns exec "$_n" ss -tinm 2>&1
 	done >>"$T/ss.log"
 }
+
+# Frame-level tests (tcpguest in ROUTER is the guest): TCPGUEST, the
+# daemon's baseline of fds and flows ($fds0, $flows0)
+TCPGUEST=${TCPGUEST:-$TOOLS/tcpguest}
+
+# tcpguest_start: namespaces, the daemon, and its baseline
+tcpguest_start() {
+	[ -x "$TCPGUEST" ] || fail "no tcpguest in $TOOLS"
+	setup_ns
+	passt_start
+	fds0=$(passt_fds)
+	flows0=$(passt_flows) || fail "no 'flows:' line after SIGUSR1"
+	log "baseline: $fds0 fds, $flows0 flows"
+}
+
+# settle WHAT: poll until the daemon is back to $flows0 flows, $fds0 fds
+settle() {
+	_e=$(($(now_ms) + 15000))
+	while :; do
+		_f=$(passt_flows) || _f='?'
+		_d=$(passt_fds)
+		[ "$_f" = "$flows0" ] && [ "$_d" = "$fds0" ] && return 0
+		[ "$(now_ms)" -gt "$_e" ] &&
+			fail "$1: the daemon keeps $_f flows and $_d fds, baseline $flows0 and $fds0"
+		sleep 0.1
+	done
+}

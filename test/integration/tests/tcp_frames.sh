@@ -14,29 +14,10 @@ set -eu
 # shellcheck source=lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-TCPGUEST=${TCPGUEST:-$TOOLS/tcpguest}
 CASES=${TCP_FRAMES_CASES:-"handshake data-out data-in fin-guest fin-peer
 	rst-guest rst-peer zero-window retransmit out-of-order closed-port"}
 
-# settle WHAT: poll until the daemon is back to $flows0 flows, $fds0 fds
-settle() {
-	_e=$(($(now_ms) + 15000))
-	while :; do
-		_f=$(passt_flows) || _f='?'
-		_d=$(passt_fds)
-		[ "$_f" = "$flows0" ] && [ "$_d" = "$fds0" ] && return 0
-		[ "$(now_ms)" -gt "$_e" ] &&
-			fail "$1: the daemon keeps $_f flows and $_d fds, baseline $flows0 and $fds0"
-		sleep 0.1
-	done
-}
-
-[ -x "$TCPGUEST" ] || fail "no tcpguest in $TOOLS"
-setup_ns
-passt_start
-fds0=$(passt_fds)
-flows0=$(passt_flows) || fail "no 'flows:' line after SIGUSR1"
-log "baseline: $fds0 fds, $flows0 flows"
+tcpguest_start
 
 failed=
 for c in $CASES; do
