@@ -21,6 +21,9 @@
 # passt and passt-repair (test/upstream/fetch.sh) work as well as ours:
 # PASST_MIG is the daemon (default $PASST), PASST_REPAIR the helper
 # (default: passt-repair next to PASST_MIG, else upstream's fetched one).
+# The two pods may run different binaries (interoperability): PASST_SRC
+# and PASST_DST are the daemons of the SRC and DST pods, PASST_REPAIR_SRC
+# and PASST_REPAIR_DST their helpers (defaults: PASST_MIG, PASST_REPAIR).
 #
 # Names carry $PT_ID; everything is removed on exit (lib.sh's clean-up,
 # plus the DST pod). Environment: MIG_DAEMON_OPTS (extra daemon options),
@@ -42,6 +45,10 @@ if [ -z "${PASST_REPAIR:-}" ]; then
 	[ -x "$PASST_REPAIR" ] ||
 		PASST_REPAIR=${PASST_UPSTREAM_DIR:-/var/cache/passt-test/upstream}/bin/passt-repair
 fi
+PASST_SRC=${PASST_SRC:-$PASST_MIG}
+PASST_DST=${PASST_DST:-$PASST_MIG}
+PASST_REPAIR_SRC=${PASST_REPAIR_SRC:-$PASST_REPAIR}
+PASST_REPAIR_DST=${PASST_REPAIR_DST:-$PASST_REPAIR}
 MIG_FIFO=$T/migrate.fifo
 MIG_DONE=$T/migrate.done
 MIG_HOOK=$T/migrate.hook
@@ -89,6 +96,8 @@ mig_pod() {
 mig_setup() {
 	need_root
 	[ -x "$PASST_MIG" ] || fail "no daemon binary at $PASST_MIG"
+	[ -x "$PASST_SRC" ] || fail "no daemon binary at $PASST_SRC"
+	[ -x "$PASST_DST" ] || fail "no daemon binary at $PASST_DST"
 	need_vufront
 	need_sockio
 	need nstat ss
@@ -126,6 +135,7 @@ mig_fabric_to() {
 	case $1 in
 	src) _if=fs ;;
 	dst) _if=fd ;;
+	third) _if=ft ;;
 	*) fail "mig_fabric_to: src or dst, not $1" ;;
 	esac
 	ip -n "$FABRIC" route replace "$ADDR4/32" dev "$_if"
@@ -157,20 +167,31 @@ mig_ns() {
 	case $1 in
 	src) echo "$SRC" ;;
 	dst) echo "$DST" ;;
+	third) echo "$THIRD" ;;
 	*) fail "mig_ns: src or dst, not $1" ;;
 	esac
 }
 
+# mig_pod_bin NS DEFAULT SRC_BIN DST_BIN: the binary for pod NS
+mig_pod_bin() {
+	case $1 in
+	"$SRC") echo "$3" ;;
+	"$DST") echo "$4" ;;
+	*) echo "$2" ;;
+	esac
+}
+
 # mig_daemon_start NS SOCK [OPTION...]: the daemon in pod NS in vhost-user
-# mode on SOCK, waits for the socket. Sets MIG_DPID (its pid) and
-# MIG_DLOG (its stderr); the pid file is SOCK.pid
+# mode on SOCK (PASST_SRC or PASST_DST), waits for the socket. Sets
+# MIG_DPID (its pid) and MIG_DLOG (its stderr); the pid file is SOCK.pid
 mig_daemon_start() {
 	_ns=$1 _sock=$2
 	shift 2
+	_bin=$(mig_pod_bin "$_ns" "$PASST_MIG" "$PASST_SRC" "$PASST_DST")
 	MIG_DLOG=$_sock.err
 	rm -f "$_sock" "$_sock.pid"
 	if [ "${MIG_DAEMONIZE:-0}" = 1 ]; then
-		ip netns exec "$_ns" "$PASST_MIG" --vhost-user -s "$_sock" \
+		ip netns exec "$_ns" "$_bin" --vhost-user -s "$_sock" \
 			-P "$_sock.pid" ${MIG_DAEMON_OPTS:-} "$@" \
 			>"$_sock.out" 2>"$MIG_DLOG" ||
 			fail "daemon in $_ns: $(tail -n 5 "$MIG_DLOG")"
@@ -179,7 +200,7 @@ mig_daemon_start() {
 		MIG_DPID=$(cat "$_sock.pid")
 	else
 		# Not through ns(): $! must be the daemon itself
-		ip netns exec "$_ns" "$PASST_MIG" --vhost-user -f -s "$_sock" \
+		ip netns exec "$_ns" "$_bin" --vhost-user -f -s "$_sock" \
 			-P "$_sock.pid" ${MIG_DAEMON_OPTS:-} "$@" \
 			>"$_sock.out" 2>"$MIG_DLOG" &
 		MIG_DPID=$!
@@ -213,12 +234,14 @@ mig_probe() {
 # mig_repair_start NS PATH: the repair helper, as root in pod NS, on PATH:
 # a daemon's SOCK.repair (connects at once), or a directory (waits for a
 # *.repair socket to appear there: start it before the daemon). Sets
-# MIG_RPID
+# MIG_RPID. The helper is PASST_REPAIR_SRC or PASST_REPAIR_DST
 mig_repair_start() {
-	[ -x "$PASST_REPAIR" ] ||
-		fail "no repair helper at $PASST_REPAIR (set PASST_REPAIR, or run test/upstream/fetch.sh)"
+	_rbin=$(mig_pod_bin "$1" "$PASST_REPAIR" "$PASST_REPAIR_SRC" \
+		"$PASST_REPAIR_DST")
+	[ -x "$_rbin" ] ||
+		fail "no repair helper at $_rbin (set PASST_REPAIR, or run test/upstream/fetch.sh)"
 	_log=$T/repair-${1##*-}-$(date +%s%N).err
-	ip netns exec "$1" "$PASST_REPAIR" "$2" >"$_log" 2>&1 &
+	ip netns exec "$1" "$_rbin" "$2" >"$_log" 2>&1 &
 	MIG_RPID=$!
 	track "$MIG_RPID"
 }
@@ -291,6 +314,7 @@ mig_migrate_switch() {
 	case $2 in
 	src) _if=fs ;;
 	dst) _if=fd ;;
+	third) _if=ft ;;
 	*) fail "mig_migrate_switch: src or dst, not $2" ;;
 	esac
 	rm -f "$T/migrate.switched" "$T/fabric.msg" "$MIG_HOOK"
@@ -430,4 +454,183 @@ mig_stream_stop() {
 	MIG_ST_L=$BG_ST
 	bg_wait "$MIG_SC" "${2:-15}" || :
 	MIG_ST_C=$BG_ST
+}
+
+# ---- shared by the newer migrate_*.sh tests and bench/migrate-scale.sh ----
+
+THIRD=$PT_ID-third
+
+# mig_third_setup: a third pod, THIRD ("third" for mig_ns, mig_fabric_to
+# and mig_migrate_switch), with the same addresses, on FABRIC's link ft;
+# removed on exit. Call after mig_setup
+mig_third_setup() {
+	trap mig_third_cleanup EXIT
+	mig_pod "$THIRD" ft
+	_mtf=$MIG_FABRIC
+	mig_fabric_to third
+	wait_for "ns $THIRD ping -c1 -W1 $PEER4" 10 ||
+		fail "set-up: $THIRD can't reach $PEER4"
+	wait_for "ns $THIRD ping -6 -c1 -W1 $PEER6" 10 ||
+		fail "set-up: $THIRD can't reach $PEER6"
+	mig_fabric_to "$_mtf"
+}
+
+mig_third_cleanup() {
+	_mrc=$?
+	set +e
+	for _pid in $(ip netns pids "$THIRD" 2>/dev/null); do
+		{ kill -KILL "$_pid" && wait "$_pid"; } 2>/dev/null
+	done
+	ip netns del "$THIRD" 2>/dev/null
+	rm -rf "/etc/netns/$THIRD"
+	(exit "$_mrc")
+	mig_cleanup
+}
+
+# mig_pod_daemon POD ROLE [OPTION...]: a fresh daemon in pod POD (src,
+# dst, third) in its own directory, with its repair helper: as a source
+# (ROLE source) the helper connects to its socket, as a target (ROLE
+# target) it watches the directory first, as KubeVirt does. Sets D_SOCK,
+# D_PID, D_LOG
+MIG_GEN=0
+mig_pod_daemon() {
+	_mpp=$1 _mpr=$2
+	shift 2
+	MIG_GEN=$((MIG_GEN + 1))
+	_mpd=$T/$_mpp$MIG_GEN
+	mkdir -p "$_mpd"
+	D_SOCK=$_mpd/passt.socket
+	[ "$_mpr" != target ] || mig_repair_start "$(mig_ns "$_mpp")" "$_mpd"
+	mig_daemon_start "$(mig_ns "$_mpp")" "$D_SOCK" "$@"
+	D_PID=$MIG_DPID D_LOG=$MIG_DLOG
+	if [ "$_mpr" = target ]; then
+		wait_for "mig_repair_connected $(mig_ns "$_mpp") $D_SOCK" 10 ||
+			fail "repair helper (directory mode) not connected to $D_SOCK.repair"
+	fi
+}
+
+# mig_repair_ready POD SOCK: a helper connected to the daemon at SOCK
+# (start one if none is, e.g. on a former target whose helper left)
+mig_repair_ready() {
+	mig_repair_connected "$(mig_ns "$1")" "$2" && return 0
+	mig_repair_start "$(mig_ns "$1")" "$2.repair"
+	wait_for "mig_repair_connected $(mig_ns "$1") $2" 10 ||
+		fail "repair helper not connected to $2.repair"
+}
+
+# mig_stream NAME KIND PORT [OPTION...]: a pattern stream between the peer
+# (FABRIC) and the guest; KIND down4/down6 (peer -> guest) or up4/up6
+# (guest -> peer). NAME must be a shell identifier; pids in SL_NAME,
+# SC_NAME, the kind in KIND_NAME
+mig_stream() {
+	_msk=$2
+	case $_msk in
+	*4) _msa=$PEER4 ;;
+	*6) _msa=$PEER6 ;;
+	*) fail "mig_stream: bad kind $_msk" ;;
+	esac
+	case $_msk in
+	down*) _mssd=listen ;;
+	up*) _mssd=connect ;;
+	*) fail "mig_stream: bad kind $_msk" ;;
+	esac
+	_msnm=$1 _msport=$3
+	shift 3
+	mig_stream_start "$_msnm" "$FABRIC" "$GUEST" "$_msa" "$_msport" \
+		"$_mssd" "$@"
+	eval "SL_$_msnm=$MIG_SL SC_$_msnm=$MIG_SC KIND_$_msnm=$_msk"
+}
+
+# mig_rx NAME: the receiving side of stream NAME (c: guest, l: peer)
+mig_rx() {
+	eval "_mrk=\$KIND_$1"
+	case $_mrk in
+	down*) echo c ;;
+	*) echo l ;;
+	esac
+}
+
+# mig_tx NAME: the sending side of stream NAME
+mig_tx() {
+	[ "$(mig_rx "$1")" = c ] && echo l || echo c
+}
+
+# mig_alive NAME: both ends of stream NAME still run
+mig_alive() {
+	eval "alive \$SL_$1 && alive \$SC_$1"
+}
+
+# mig_flowing NAME BYTES TIMEOUT: stream NAME's receiver gets BYTES more
+# than now within TIMEOUT seconds, both ends still running
+mig_flowing() {
+	_mfs=$(mig_rx "$1")
+	_mfw=$(($(mig_prog "$1" "$_mfs" rx) + $2))
+	wait_for "[ \$(mig_prog $1 $_mfs rx) -ge $_mfw ] || ! mig_alive $1" \
+		"$3" >/dev/null 2>&1 || :
+	[ "$(mig_prog "$1" "$_mfs" rx)" -ge "$_mfw" ] && mig_alive "$1"
+}
+
+# mig_streams_verify NAME...: every sender stops at once, then each pair
+# must exit 0 with the receiver having exactly what was sent (every byte
+# verified by sockio); fails the test otherwise. Logs one line per stream
+mig_streams_verify() {
+	for _mvn in "$@"; do
+		touch "$T/$_mvn.stop"
+	done
+	_mvbad=
+	for _mvn in "$@"; do
+		eval "MIG_SL=\$SL_$_mvn MIG_SC=\$SC_$_mvn"
+		mig_stream_stop "$_mvn" 30
+		_mvtx=$(mig_prog "$_mvn" "$(mig_tx "$_mvn")" tx)
+		_mvrx=$(mig_prog "$_mvn" "$(mig_rx "$_mvn")" rx)
+		_mvend=$(mig_prog "$_mvn" "$(mig_rx "$_mvn")" end)
+		log "stream $_mvn: sent=$_mvtx received=$_mvrx end=$_mvend status=$MIG_ST_L/$MIG_ST_C"
+		if [ "$MIG_ST_L" != 0 ] || [ "$MIG_ST_C" != 0 ] ||
+		   [ "$_mvtx" != "$_mvrx" ] || [ "$_mvtx" -eq 0 ]; then
+			_mvbad="$_mvbad $_mvn"
+			log "  $(cat "$T/$_mvn".*.err 2>/dev/null | tr '\n' ' ')"
+		fi
+	done
+	[ -z "$_mvbad" ] || fail "streams not byte-exact or failed:$_mvbad"
+}
+
+# mig_exit_wait PID TIMEOUT: wait up to TIMEOUT seconds for PID (a child
+# of ours) to exit; MIG_EXIT_ST its status, MIG_EXIT_MS how long it took
+# (timeout: "timeout", and the process is left running)
+mig_exit_wait() {
+	_mew0=$(now_ms)
+	if ! wait_for "! alive $1" "$2" >/dev/null 2>&1; then
+		MIG_EXIT_ST=timeout MIG_EXIT_MS=$(($(now_ms) - _mew0))
+		return 1
+	fi
+	MIG_EXIT_MS=$(($(now_ms) - _mew0))
+	MIG_EXIT_ST=0
+	wait "$1" 2>/dev/null || MIG_EXIT_ST=$?
+}
+
+# mig_cap_start NS IF NAME [DIR]: tcpdump on IF in NS (direction DIR:
+# in, out or inout), TCP only, to $T/NAME.pcap; waits until it listens.
+# Sets CAP_PID
+mig_cap_start() {
+	rm -f "$T/$3.pcap"
+	ip netns exec "$1" tcpdump -U -n -s 128 -i "$2" -Q "${4:-inout}" \
+		-w "$T/$3.pcap" tcp >"$T/$3.tcpdump.log" 2>&1 &
+	CAP_PID=$!
+	track "$CAP_PID"
+	wait_for "grep -q 'listening on' '$T/$3.tcpdump.log' || ! alive $CAP_PID" 10 ||
+		fail "tcpdump did not start"
+	alive "$CAP_PID" || fail "tcpdump: $(cat "$T/$3.tcpdump.log")"
+}
+
+# mig_cap_stop PID: stop a capture, wait for it to flush
+mig_cap_stop() {
+	kill -INT "$1" 2>/dev/null || :
+	wait_for "! alive $1" 10 || kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null || :
+}
+
+# mig_cap_text NAME: the capture as text, one segment a line, epoch time,
+# absolute sequence numbers
+mig_cap_text() {
+	tcpdump -r "$T/$1.pcap" -n -tt -S 2>/dev/null
 }

@@ -1,0 +1,203 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# migrate_silence.sh - the source's linger is silent (migrate-lib.sh
+# topology). Two pattern streams run between the peer on the FABRIC and
+# the guest: "down" (peer -> guest, IPv4, port 7001) and "up" (guest ->
+# peer, IPv4, port 7002). The guest migrates from SRC to DST, and the
+# fabric keeps routing the pod address to SRC for MIG_HOLD_MS (default
+# 3000) afterwards, while the source daemon holds the migrated sockets.
+#
+# During the hold:
+#   - the peer's bytes_acked on the "down" connection (ss -tin in
+#     FABRIC) must not move: the source acknowledges nothing the peer
+#     sends (while the peer keeps sending: its bytes_sent is reported);
+#   - the held socket is still there in SRC (ss), and SRC sends no RST
+#     (nstat TcpOutRsts, and the capture);
+#   - SRC's egress (tcpdump on its eth0, outbound) is captured: what it
+#     still transmits is summarised per connection in the log (segments,
+#     flags, data bytes, retransmissions), and no segment may carry an
+#     acknowledgement number beyond the highest one SRC sent before the
+#     hold (no ACK that would advance the peer's snd_una).
+# Then the fabric switches to DST: both streams must move again, no RST
+# from either pod, and at the end each receiver has exactly what was
+# sent, every byte verified. The source ends on SIGUSR2 with status 0.
+set -eu
+# shellcheck source-path=SCRIPTDIR/..
+# shellcheck source=lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=vu.sh
+. "$(dirname "$0")/../vu.sh"
+# shellcheck source=migrate-lib.sh
+. "$(dirname "$0")/../migrate-lib.sh"
+need busybox tcpdump
+
+MIG_HOLD_MS=${MIG_HOLD_MS:-3000}
+DPORT=7001
+UPORT=7002
+
+mig_setup
+mig_pod_daemon src source
+src_sock=$D_SOCK src_pid=$D_PID src_log=$D_LOG
+mig_probe "$src_sock"
+MIG_SOCK=$src_sock
+guest_up
+mig_repair_ready src "$src_sock"
+
+mig_stream down down4 "$DPORT" --rate 1024
+mig_stream up up4 "$UPORT" --rate 1024
+for s in down up; do
+	mig_flowing "$s" 65536 10 ||
+		fail "stream $s does not flow: $(cat "$T/$s".*.err)"
+done
+
+mig_pod_daemon dst target
+dst_sock=$D_SOCK dst_pid=$D_PID
+mig_repair_ready src "$src_sock"
+
+# peer_acked: bytes_acked of the peer's "down" socket
+peer_ss() {
+	mig_ss_field "$FABRIC" "$1" state established "( sport = :$DPORT )"
+}
+
+rst_src0=$(mig_rsts "$SRC")
+rst_dst0=$(mig_rsts "$DST")
+mig_cap_start "$SRC" eth0 srcout out
+cap=$CAP_PID
+
+t_trig=$(now_ms)
+mig_migrate "$dst_sock" || fail "migration: $MIG_RESULT"
+t_hold=$(now_ms)
+
+# The hold: the fabric still routes to SRC
+a0=$(peer_ss bytes_acked)
+s0=$(peer_ss bytes_sent)
+[ -n "$a0" ] || fail "no peer socket on port $DPORT in $FABRIC"
+moved=
+samples=0
+held_seen=0
+while [ $(($(now_ms) - t_hold)) -lt "$MIG_HOLD_MS" ]; do
+	a=$(peer_ss bytes_acked)
+	samples=$((samples + 1))
+	[ "$a" = "$a0" ] || moved="$moved $a"
+	if ns "$SRC" ss -tnH state established \
+		"( dport = :$DPORT )" | grep -q .; then
+		held_seen=$((held_seen + 1))
+	fi
+	alive "$src_pid" || fail "the source exited during the linger"
+	sleep 0.1
+done
+a1=$(peer_ss bytes_acked)
+s1=$(peer_ss bytes_sent)
+r1=$(peer_ss bytes_retrans)
+rst_hold=$(($(mig_rsts "$SRC") - rst_src0))
+t_switch=$(now_ms)
+mig_fabric_to dst
+log "hold: $((t_switch - t_hold)) ms, $samples samples; peer bytes_acked" \
+	"$a0 -> $a1, bytes_sent $s0 -> $s1 (bytes_retrans ${r1:-0});" \
+	"held socket seen in SRC in $held_seen samples; SRC RSTs $rst_hold"
+[ -z "$moved" ] && [ "$a1" = "$a0" ] ||
+	fail "the peer's bytes_acked moved during the hold: $a0 ->$moved $a1"
+[ "${s1:-0}" -gt "$s0" ] ||
+	log "NOTE: the peer sent nothing during the hold ($s0 -> $s1)"
+[ "$held_seen" -eq "$samples" ] ||
+	fail "the held socket was missing from SRC in $((samples - held_seen)) of $samples samples"
+[ "$rst_hold" -eq 0 ] || fail "SRC sent $rst_hold RSTs during the hold"
+
+# After the switch: both streams move again
+for s in down up; do
+	mig_flowing "$s" 65536 20 ||
+		fail "stream $s does not resume after the switch ($(mig_prog "$s" "$(mig_rx "$s")" rx) bytes, ends $(mig_prog "$s" l end)/$(mig_prog "$s" c end))"
+done
+log "resumed $(($(now_ms) - t_switch)) ms after the switch (both streams)"
+mig_cap_stop "$cap"
+
+# What SRC transmitted: before the migration completed (up to t_hold),
+# and during the hold (t_hold .. t_switch)
+mig_cap_text srcout >"$T/srcout.txt"
+awk -v th="$t_hold" -v ts="$t_switch" -v tt="$t_trig" \
+    -v dp="$DPORT" -v up="$UPORT" '
+function port(a) { sub(/:$/, "", a); sub(/.*\./, "", a); return a }
+{
+	t = $1 * 1000; p = port($5)
+	if (p != dp && p != up)
+		next
+	f = ""; ack = ""; len = 0; seq = ""
+	if (match($0, /Flags \[[^]]*\]/))
+		f = substr($0, RSTART + 7, RLENGTH - 8)
+	if (match($0, /ack [0-9]+/))
+		ack = substr($0, RSTART + 4, RLENGTH - 4) + 0
+	if (match($0, /length [0-9]+/))
+		len = substr($0, RSTART + 7, RLENGTH - 7) + 0
+	if (match($0, /seq [0-9]+/))
+		seq = substr($0, RSTART + 4, RLENGTH - 4) + 0
+	if (t < th) {
+		if (ack != "" && (!(p in maxack) || ack > maxack[p]))
+			maxack[p] = ack
+		if (len > 0 && (!(p in maxseq) || seq + len > maxseq[p]))
+			maxseq[p] = seq + len
+		if (t >= tt)
+			mig[p]++
+		next
+	}
+	if (t > ts)
+		next
+	n[p]++; fl[p, f]++; flags[p] = flags[p] " " f
+	bytes[p] += len
+	if (len > 0 && seq + len <= maxseq[p])
+		rexmit[p]++
+	else if (len > 0)
+		newdata[p] += len
+	if (f ~ /R/)
+		rst[p]++
+	if (f ~ /F/)
+		fin[p]++
+	if (ack != "" && ack > maxack[p])
+		adv[p]++
+}
+END {
+	for (i = 0; i < 2; i++) {
+		p = i ? up : dp
+		s = ""
+		for (k in fl) {
+			split(k, kk, SUBSEP)
+			if (kk[1] == p)
+				s = s " [" kk[2] "]x" fl[k]
+		}
+		printf "hold: SRC -> peer port %s (%s): %d segment(s)%s, %d data bytes, %d retransmission(s), %d new data bytes, %d RST, %d FIN, %d ACK(s) beyond %s; %d segment(s) between the trigger and the end of the migration\n",
+			p, p == dp ? "down: peer sends" : "up: guest sends",
+			n[p], s, bytes[p], rexmit[p], newdata[p], rst[p],
+			fin[p], adv[p], p in maxack ? sprintf("%.0f", maxack[p]) : "-", mig[p]
+		bad += rst[p] + adv[p] + fin[p]
+		if (p == dp)
+			bad += newdata[p]
+	}
+	exit bad ? 1 : 0
+}' "$T/srcout.txt" >"$T/hold.summary" && cap_ok=1 || cap_ok=0
+cat "$T/hold.summary" >&2
+if [ -s "$T/srcout.txt" ]; then
+	log "SRC egress during the hold (first 10 lines):"
+	awk -v th="$t_hold" -v ts="$t_switch" \
+		'$1 * 1000 >= th && $1 * 1000 <= ts' "$T/srcout.txt" |
+		head -n 10 >&2
+fi
+[ "$cap_ok" = 1 ] ||
+	fail "SRC sent an RST, a FIN, new data or an advancing ACK during the hold (see above)"
+
+# The end of the linger, then every byte
+kill -USR2 "$src_pid"
+mig_exit_wait "$src_pid" 10 || fail "the source ignored SIGUSR2"
+[ "$MIG_EXIT_ST" = 0 ] || fail "the source exited with status $MIG_EXIT_ST"
+sanitizer_check "$src_log"
+for s in down up; do
+	mig_flowing "$s" 32768 15 || fail "stream $s stops after SIGUSR2"
+done
+mig_streams_verify down up
+rst_src=$(($(mig_rsts "$SRC") - rst_src0))
+rst_dst=$(($(mig_rsts "$DST") - rst_dst0))
+[ "$rst_src" -eq 0 ] || fail "SRC sent $rst_src RSTs"
+[ "$rst_dst" -eq 0 ] || fail "DST sent $rst_dst RSTs"
+alive "$dst_pid" || fail "the target died"
+mig_daemon_stop "$dst_pid"
+sanitizer_check "$T"/*/passt.socket.err
+log "migration: $MIG_RESULT"
