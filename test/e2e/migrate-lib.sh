@@ -1,0 +1,247 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# migrate-lib.sh - live migration of a real guest between two QEMUs, for
+# test/e2e/tests/migrate.sh, test/demo-migrate.sh and bench/qemu-migrate.sh.
+#
+# Sourced after test/e2e/lib.sh. It takes the topology of the namespace
+# migration tests (test/integration/migrate-lib.sh): pods SRC and DST with
+# the same addresses, a FABRIC router that sends the pod address to one of
+# them (mig_fabric_to src|dst), the peer on FABRIC's loopback. A daemon
+# runs in each pod in vhost-user mode, as root (so it sets TCP_REPAIR
+# itself, no helper needed). QEMU runs in the root namespace (it only
+# needs the daemons' UNIX sockets):
+#
+#   qm_start src|dst   the source QEMU, or the target (-incoming unix:),
+#                      each with its own FIFOs (pipe chardevs):
+#                        $T/cmd-ROLE    the guest's command channel (ttyS1)
+#                        $T/tel-ROLE    telemetry from the guest (ttyS2)
+#                        $T/qmp-ROLE    QMP (the monitor, JSON)
+#   qmp ROLE JSON      one QMP command, its answer on stdout
+#   qm_migrate         "migrate" on the source, polled to its end; sets
+#                      QM_STATUS, QM_DOWNTIME, QM_TOTAL, QM_SETUP (ms),
+#                      QM_T_START, QM_T_END (host ms); then g_run & co.
+#                      talk to the guest on the target
+#
+# The guest's command channel of lib.sh (g_run, g_ok, g_bg ...) follows
+# the guest: before the migration it is the source's cmd FIFOs, after it
+# the target's (qm_follow). Don't call g_run while a migration runs.
+#
+# Telemetry: tel_start FILE... makes the guest print, every 50 ms, one
+# line per progress FILE (sockio --progress) on ttyS2; each QEMU's line
+# reader stamps it with the host time: "MS NAME rx=N tx=N end=..." lines
+# in $T/timeline.guest (bash's EPOCHREALTIME, no fork per line).
+#
+# Environment: QM_MEM (guest memory in MiB, default 256), PASST_MIG (the
+# daemon, default $PASST).
+
+# shellcheck source=../integration/vu.sh
+. "$TOP/test/integration/vu.sh"
+# shellcheck source=../integration/migrate-lib.sh
+. "$TOP/test/integration/migrate-lib.sh"
+
+QM_MEM=${QM_MEM:-256}
+QM_MIG_SOCK=$T/migration.socket
+QSRC_PID=
+QDST_PID=
+
+# ms_now: host wall clock in ms, without a fork
+ms_now() {
+	_e=${EPOCHREALTIME/./}
+	echo $((_e / 1000))
+}
+
+# qm_reader ROLE NAME: stamp each line from FIFO $T/NAME-ROLE.out with the
+# host time (ms), append to $T/NAME.log (background; tracked)
+qm_reader() {
+	(
+		while IFS= read -r _l; do
+			_e=${EPOCHREALTIME/./}
+			printf '%s %s\n' "$((_e / 1000))" "${_l%$'\r'}"
+		done <"$T/$2-$1.out" >>"$T/$2.log"
+	) &
+	track $!
+}
+
+# qm_start src|dst: start that QEMU. The source uses $SOCK_SRC and boots
+# the guest; the target uses $SOCK_DST and waits for the migration
+qm_start() {
+	_r=$1
+	_sock=$SOCK_SRC
+	_inc=
+	if [ "$_r" = dst ]; then
+		_sock=$SOCK_DST
+		_inc="-incoming unix:$QM_MIG_SOCK"
+		rm -f "$QM_MIG_SOCK"
+	fi
+	for _f in cmd tel qmp; do
+		rm -f "$T/$_f-$_r.in" "$T/$_f-$_r.out"
+		mkfifo "$T/$_f-$_r.in" "$T/$_f-$_r.out"
+	done
+	touch "$T/cmd.log" "$T/tel.log" "$T/qmp.log"
+	# The command channel goes to cmd.log unstamped (lib.sh's g_run)
+	cat "$T/cmd-$_r.out" >>"$T/cmd.log" &
+	track $!
+	qm_reader "$_r" tel
+	qm_reader "$_r" qmp
+	if [ "$_r" = src ]; then
+		exec 7<>"$T/cmd-src.in"
+		exec 5<>"$T/qmp-src.in"
+	else
+		exec 6<>"$T/qmp-dst.in"
+	fi
+	# shellcheck disable=SC2046,SC2086
+	"$QEMU" $(accel_args) -m "$QM_MEM" -smp 1 -nodefaults \
+		-display none -no-reboot -no-user-config \
+		-kernel "$GUEST_OUT/vmlinuz" -initrd "$GUEST_OUT/initramfs.gz" \
+		-append "console=ttyS0 panic=-1 quiet guest.noslaac" \
+		-serial "file:$T/console-$_r.log" \
+		-chardev "pipe,id=cmd,path=$T/cmd-$_r" -serial chardev:cmd \
+		-chardev "pipe,id=tel,path=$T/tel-$_r" -serial chardev:tel \
+		-chardev "pipe,id=qmp,path=$T/qmp-$_r" \
+		-mon chardev=qmp,mode=control \
+		-object "memory-backend-memfd,id=m,share=on,size=${QM_MEM}M" \
+		-numa node,memdev=m \
+		-chardev "socket,id=c,path=$_sock" \
+		-netdev vhost-user,id=n0,chardev=c \
+		-device "virtio-net-pci,netdev=n0,mac=$GUEST_MAC,romfile=" \
+		$_inc >"$T/qemu-$_r.out" 2>"$T/qemu-$_r.err" </dev/null &
+	if [ "$_r" = src ]; then
+		QSRC_PID=$!
+		QEMU_PID=$QSRC_PID
+		QEMU_T0=$(now_ms)
+		# lib.sh's guest_wait reads console.log
+		ln -sf "console-src.log" "$T/console.log"
+	else
+		QDST_PID=$!
+	fi
+	track "$!"
+	qmp "$_r" '{"execute": "qmp_capabilities"}' >/dev/null ||
+		fail "QEMU ($_r): no QMP: $(tail -n 5 "$T/qemu-$_r.err")"
+}
+
+# qmp ROLE JSON [TIMEOUT]: send one command (JSON without "id") to that
+# QEMU's monitor; print the answer line (JSON). Returns 1 on an error
+# answer or none in TIMEOUT s (default 10)
+qmp() {
+	# The counter lives in a file: qmp often runs in a $(subshell)
+	QM_QID=$(($(cat "$T/qmp.id" 2>/dev/null || echo 0) + 1))
+	echo "$QM_QID" >"$T/qmp.id"
+	_id=q$QM_QID
+	_fd=5
+	[ "$1" = dst ] && _fd=6
+	printf '%s\n' "${2%\}}, \"id\": \"$_id\"}" >&$_fd
+	wait_for "grep -qF '\"id\": \"$_id\"' '$T/qmp.log'" "${3:-10}" ||
+		return 1
+	_ans=$(grep -F "\"id\": \"$_id\"" "$T/qmp.log" | head -n 1 |
+	       cut -d' ' -f2-)
+	printf '%s\n' "$_ans"
+	printf '%s\n' "$_ans" | jq -e 'has("return")' >/dev/null
+}
+
+# qm_follow: the guest runs on the target now: g_run & co. go there
+qm_follow() {
+	exec 7>&-
+	exec 7<>"$T/cmd-dst.in"
+	QEMU_PID=$QDST_PID
+}
+
+# qm_migrate [TIMEOUT]: migrate the guest from the source QEMU to the
+# target, poll query-migrate (every 50 ms) to a final state. Sets
+# QM_STATUS (completed, failed, ...), QM_DOWNTIME, QM_TOTAL, QM_SETUP (ms,
+# as QEMU reports them), QM_T_START (host ms when we asked) and QM_T_END
+# (host ms when we saw it completed). On success, qm_follow. Returns 0
+# iff completed
+qm_migrate() {
+	QM_T_START=$(ms_now)
+	qmp src "{\"execute\": \"migrate\", \"arguments\": {\"uri\": \"unix:$QM_MIG_SOCK\"}}" \
+		>"$T/migrate.ans" || fail "migrate: $(cat "$T/migrate.ans")"
+	_end=$(($(ms_now) + ${1:-120} * 1000))
+	QM_STATUS=
+	while :; do
+		_q=$(qmp src '{"execute": "query-migrate"}') || _q='{}'
+		QM_STATUS=$(printf '%s\n' "$_q" |
+			    jq -r '.return.status // "unknown"')
+		case "$QM_STATUS" in
+		completed|failed|cancelled) break ;;
+		esac
+		[ "$(ms_now)" -lt "$_end" ] || break
+		sleep 0.05
+	done
+	QM_T_END=$(ms_now)
+	printf '%s\n' "$_q" >"$T/query-migrate.json"
+	QM_DOWNTIME=$(printf '%s\n' "$_q" | jq -r '.return.downtime // "?"')
+	QM_TOTAL=$(printf '%s\n' "$_q" | jq -r '.return["total-time"] // "?"')
+	QM_SETUP=$(printf '%s\n' "$_q" | jq -r '.return["setup-time"] // "?"')
+	log "migration: $QM_STATUS, downtime $QM_DOWNTIME ms, total" \
+		"$QM_TOTAL ms, setup $QM_SETUP ms (QEMU's numbers)"
+	if [ "$QM_STATUS" != completed ]; then
+		_e=$(printf '%s\n' "$_q" | jq -r '.return["error-desc"] // ""')
+		log "migration $QM_STATUS: $_e"
+		return 1
+	fi
+	# The target runs the guest once its status says so
+	wait_for "qmp dst '{\"execute\": \"query-status\"}' |
+		  grep -q '\"status\": \"running\"'" 30 ||
+		fail "the target does not run the guest"
+	qm_follow
+}
+
+# qm_quit ROLE: "quit" that QEMU, wait for it (SIGKILL after 10 s)
+qm_quit() {
+	_p=$QSRC_PID
+	[ "$1" = dst ] && _p=$QDST_PID
+	alive "$_p" || return 0
+	qmp "$1" '{"execute": "quit"}' >/dev/null 2>&1 || :
+	wait_for "! alive $_p" 10 || kill -KILL "$_p" 2>/dev/null
+	wait "$_p" 2>/dev/null || :
+}
+
+# tel_start NAME=FILE...: the guest prints the progress file FILE (guest
+# path) as "NAME rx=... tx=... end=..." every 50 ms on ttyS2, until
+# /tmp/tel.stop exists
+tel_start() {
+	_loop=
+	for _a in "$@"; do
+		_loop="$_loop read -r l <${_a#*=} 2>/dev/null || l=none; echo \"${_a%%=*} \$l\";"
+	done
+	g_bg tel "stty -F /dev/ttyS2 raw -echo 2>/dev/null
+while [ ! -e /tmp/tel.stop ]; do $_loop usleep 50000; done >/dev/ttyS2"
+}
+
+# tel_get NAME KEY: the series "MS VALUE" of KEY for NAME from the
+# guest's telemetry
+tel_get() {
+	awk -v n="$1" -v k="$2" '$2 == n {
+		for (i = 3; i <= NF; i++) if (index($i, k "=") == 1) {
+			print $1, substr($i, length(k) + 2); next } }' \
+		"$T/tel.log"
+}
+
+# tel_last NAME KEY: the last value of KEY for NAME (0 if none yet)
+tel_last() {
+	_v=$(tel_get "$1" "$2" | tail -n 1 | cut -d' ' -f2)
+	echo "${_v:-0}"
+}
+
+# qm_pods: the four namespaces (test/integration/migrate-lib.sh), a
+# directory per pod, SOCK_SRC and SOCK_DST
+qm_pods() {
+	mig_setup
+	mkdir -p "$T/src" "$T/dst"
+	SOCK_SRC=$T/src/passt.socket
+	SOCK_DST=$T/dst/passt.socket
+}
+
+# qm_daemon src|dst [OPTION...]: the daemon in that pod; SRC_PID/DST_PID,
+# its log in $T/ROLE/passt.socket.err
+qm_daemon() {
+	_r=$1
+	shift
+	if [ "$_r" = src ]; then
+		mig_daemon_start "$SRC" "$SOCK_SRC" "$@"
+		SRC_PID=$MIG_DPID
+	else
+		mig_daemon_start "$DST" "$SOCK_DST" "$@"
+		DST_PID=$MIG_DPID
+	fi
+}

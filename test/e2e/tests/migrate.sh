@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# migrate.sh - live migration of a real guest between two QEMUs (vhost-user,
+# memfd guest memory, migration over a UNIX socket), with a TCP connection
+# streaming both ways through it (migrate-lib.sh):
+#
+#   - the guest boots in pod SRC; the target QEMU (-incoming) waits in
+#     pod DST, which has the same addresses; a daemon runs in each pod
+#   - the guest connects to the peer on FABRIC; both ends stream a
+#     position-encoded pattern (sockio pattern-*: every byte is verified
+#     against its offset) at QM_RATE KiB/s each way
+#   - "migrate" on the source's QMP monitor, polled to completion; the
+#     source QEMU quits (as libvirt tears the source domain down); the
+#     fabric keeps routing the pod address to SRC for QM_W s, then switches
+#     to DST
+#
+# Checked: the migration completes; the stream to the guest moves again
+# after the switch; no RST leaves SRC (nstat TcpOutRsts); when both ends
+# stop sending, each received exactly what the other sent, in order, and
+# saw a clean end of stream; SIGUSR2 ends the source daemon's linger, with
+# its log line, exit status 0, and no socket or pid file left behind.
+# Logged: QEMU's downtime and total time, and how long after the switch
+# the stream to the guest moved again.
+#
+# vhost-user only (stream mode can't migrate the daemon's state): SKIP in
+# stream mode. Environment: QM_W (s, default 3), QM_RATE (KiB/s, default
+# 1024), QM_MEM (MiB, default 256).
+set -eu
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../migrate-lib.sh"
+
+[ "$E2E_MODE" = vhost-user ] ||
+	skip "migration needs the vhost-user front-end"
+need jq nstat
+QM_W=${QM_W:-3}
+QM_RATE=${QM_RATE:-1024}
+PORT=5001
+
+need_guest
+qm_pods
+# The source lingers until SIGUSR2, not until its default timeout
+qm_daemon src --migrate-linger-timeout 300
+mig_probe "$SOCK_SRC"
+qm_daemon dst
+qm_start src
+guest_wait 100
+[ "$G_IP4" != none ] || fail "guest has no IPv4 address"
+g_ok '[ -x /bin/sockio ]' >/dev/null || fail "no sockio in the guest image"
+qm_start dst
+
+# The stream, both ways on one connection; the guest connects
+rm -f "$T/s.ready" "$T/s.stop"
+bg "$FABRIC" peer /dev/null /dev/null "$SOCKIO" -t 170 --report \
+	--ready "$T/s.ready" --progress "$T/s.prog" --stop-file "$T/s.stop" \
+	--send --rate "$QM_RATE" pattern-listen "$PEER4" "$PORT"
+peer_pid=$BG_PID
+wait_ready "$T/s.ready"
+g_bg s "sockio -t 170 --report --progress /tmp/s.prog \
+	--stop-file /tmp/s.stop --send --rate $QM_RATE \
+	pattern-connect $PEER4 $PORT"
+tel_start s=/tmp/s.prog
+wait_for "[ \$(tel_last s rx) -ge 262144 ]" 30 ||
+	fail "no stream to the guest: $(g_run 'cat /tmp/s.err')"
+wait_for "[ \$(tr ' ' '\n' <'$T/s.prog' | sed -n 's/^rx=//p') -ge 262144 ]" 30 ||
+	fail "no stream from the guest: $(cat "$T/peer.err")"
+
+# peer_prog KEY: rx, tx or end of the peer's side
+peer_prog() {
+	tr ' ' '\n' <"$T/s.prog" | sed -n "s/^$1=//p"
+}
+
+rst0=$(mig_rsts "$SRC")
+log "before: guest rx $(tel_last s rx), peer rx $(peer_prog rx)"
+qm_migrate 120 || fail "migration failed: $(tail -n 3 "$T/qemu-src.err")"
+qm_quit src
+grep -q 'completed as source' "$T/src/passt.socket.err" ||
+	fail "source daemon: no 'completed as source' line"
+log "after: guest rx $(tel_last s rx), peer rx $(peer_prog rx)"
+
+# The fabric still routes to the source for QM_W s after the migration
+# completed: the scenario itself, not a wait for something
+_left=$((QM_T_END + QM_W * 1000 - $(ms_now)))
+[ "$_left" -le 0 ] || sleep "$((_left / 1000)).$(printf %03d $((_left % 1000)))"
+rx_sw=$(tel_last s rx)
+mig_fabric_to dst
+t_sw=$(ms_now)
+log "fabric switched to DST $(( t_sw - QM_T_END )) ms after the migration" \
+	"completed; guest rx $rx_sw"
+wait_for "[ \$(tel_last s rx) -ge $((rx_sw + 131072)) ]" 30 ||
+	fail "the stream to the guest doesn't move after the switch" \
+	     "(rx $(tel_last s rx), guest: $(g_run 'cat /tmp/s.err' | tr '\n' ' '))"
+t_mv=$(tel_get s rx | awk -v t="$t_sw" -v r="$rx_sw" \
+	'$1 >= t && $2 > r { print $1; exit }')
+log "the stream to the guest moved again $((t_mv - t_sw)) ms after the switch"
+peer_rx=$(peer_prog rx)
+wait_for "[ \$(peer_prog rx) -ge $((peer_rx + 131072)) ]" 30 ||
+	fail "the stream from the guest doesn't move after the switch"
+
+# Both ends stop sending: each must get the other's EOF, every byte checked
+touch "$T/s.stop"
+g_ok "touch /tmp/s.stop" >/dev/null
+bg_wait "$peer_pid" 60 || :
+expect "peer's sockio exit status" "$BG_ST" 0
+g_bg_wait s 60
+expect "guest's sockio exit status" "$BG_ST" 0
+g_ok "touch /tmp/tel.stop" >/dev/null
+g_result=$(g_ok "cat /tmp/s.prog")
+log "guest: $g_result; peer: $(cat "$T/s.prog")"
+g_rx=$(echo "$g_result" | tr ' ' '\n' | sed -n 's/^rx=//p')
+g_tx=$(echo "$g_result" | tr ' ' '\n' | sed -n 's/^tx=//p')
+expect "guest's end of stream" \
+	"$(echo "$g_result" | tr ' ' '\n' | sed -n 's/^end=//p')" eof
+expect "peer's end of stream" "$(peer_prog end)" eof
+expect "bytes to the guest (peer sent)" "$g_rx" "$(peer_prog tx)"
+expect "bytes to the peer (guest sent)" "$(peer_prog rx)" "$g_tx"
+rsts=$(($(mig_rsts "$SRC") - rst0))
+expect "RSTs from the source pod" "$rsts" 0
+log "stream: $g_rx bytes to the guest, $g_tx to the peer, in order;" \
+	"0 RSTs from SRC"
+
+# The lifetime-end signal
+alive "$SRC_PID" || fail "the source daemon didn't linger"
+kill -USR2 "$SRC_PID"
+wait_for "! alive $SRC_PID" 10 || fail "the source daemon ignores SIGUSR2"
+st=0
+wait "$SRC_PID" || st=$?
+expect "source daemon's exit status after SIGUSR2" "$st" 0
+grep 'Linger: ended (SIGUSR2' "$T/src/passt.socket.err" >&2 ||
+	fail "no 'Linger: ended (SIGUSR2' line: $(tail -n 3 "$T/src/passt.socket.err")"
+[ ! -e "$SOCK_SRC" ] || fail "source socket left behind"
+[ ! -e "$SOCK_SRC.pid" ] || fail "source pid file left behind"
+sanitizer_check "$T/src/passt.socket.err"
+
+log "QEMU: downtime $QM_DOWNTIME ms, total $QM_TOTAL ms; stream moved" \
+	"$((t_mv - t_sw)) ms after the fabric switch (W=${QM_W} s)"
+alive "$DST_PID" || fail "the target daemon died"
+qm_quit dst
+mig_daemon_stop "$DST_PID"
+sanitizer_check "$T/dst/passt.socket.err"
