@@ -37,7 +37,9 @@
  * truncated control data, an unknown command, a failing setsockopt()) is
  * reported on stderr and ends the process with status 1: the daemon sees the
  * connection close instead of the echo, and must not go on. End of file or
- * a reset from the daemon is the normal end: status 0.
+ * a reset from the daemon is the normal end: status 0. The checks of a
+ * request are repair_msg_check() in repair_msg.h, so that the fuzzing
+ * harness test/fuzz/fuzz_repair.c can run them without this program.
  *
  * Never: keep a received descriptor open after the reply, do anything to a
  * socket but the TCP_REPAIR toggle, or read data beyond the command byte.
@@ -64,18 +66,11 @@
 
 #include <seccomp.h>
 
+#include "repair_msg.h"	/* repair_msg_check(), the command values */
+
 #ifndef TCP_REPAIR
 #define TCP_REPAIR		19
 #endif
-#ifndef TCP_REPAIR_ON
-#define TCP_REPAIR_ON		1
-#define TCP_REPAIR_OFF		0
-#endif
-#ifndef TCP_REPAIR_OFF_NO_WP
-#define TCP_REPAIR_OFF_NO_WP	-1
-#endif
-
-#define REPAIR_MAX_FDS		253	/* SCM_MAX_FD in the kernel */
 #define REPAIR_SUFFIX		".repair"
 #define REPAIR_RETRY_MS		50	/* pause between connect() attempts */
 #define REPAIR_RETRY_COUNT	100	/* 5 s for the daemon to listen */
@@ -422,7 +417,7 @@ static bool repair_handle(int s)
 		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
 	};
 	int fds[REPAIR_MAX_FDS], nfds = 0, i, v;
-	struct cmsghdr *cm;
+	char why[128];
 	int8_t cmd;
 	ssize_t n;
 
@@ -437,39 +432,8 @@ static bool repair_handle(int s)
 	if (n < 0)
 		repair_die("recvmsg: %s", strerror(errno));
 
-	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-		size_t len;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			repair_die("unexpected control message (level %d, type %d)",
-				   cm->cmsg_level, cm->cmsg_type);
-		if (nfds)
-			repair_die("more than one SCM_RIGHTS message");
-
-		len = cm->cmsg_len - CMSG_LEN(0);
-		if (len % sizeof(int))
-			repair_die("SCM_RIGHTS length %zu is not a whole number of descriptors",
-				   len);
-		nfds = len / sizeof(int);
-		memcpy(fds, CMSG_DATA(cm), len);
-		if (!nfds)
-			repair_die("empty SCM_RIGHTS message");
-	}
-
-	if (mh.msg_flags & MSG_CTRUNC)
-		repair_die("control data truncated: more than %d descriptors?",
-			   REPAIR_MAX_FDS);
-	if (!nfds)
-		repair_die("command %d came without sockets", cmd);
-
-	switch (cmd) {
-	case TCP_REPAIR_ON:
-	case TCP_REPAIR_OFF:
-	case TCP_REPAIR_OFF_NO_WP:
-		break;
-	default:
-		repair_die("unknown command %d", cmd);
-	}
+	if (repair_msg_check(&mh, cmd, fds, &nfds, why, sizeof(why)))
+		repair_die("%s", why);
 
 	v = cmd;
 	for (i = 0; i < nfds; i++) {

@@ -243,6 +243,10 @@ static int conf_err(struct conf_opt *o, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(o->errbuf + n, o->errlen - (size_t)n, fmt, ap);
 	va_end(ap);
+	/* One line, whatever the arguments we quote hold */
+	for (; o->errbuf[n]; n++)
+		if ((unsigned char)o->errbuf[n] < 0x20)
+			o->errbuf[n] = '?';
 	return -1;
 }
 

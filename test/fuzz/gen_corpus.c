@@ -5,7 +5,9 @@
  * REQUEST/INFORMATION-REQUEST/CONFIRM, NDP RS/NS, TCP SYN and handshake,
  * UDP datagrams, ICMP and ICMPv6 echo requests), a virtqueue with good
  * chains, and vhost-user sessions (set-up, then frames both ways, dirty
- * log, stop and restart, reconnect), each in the input format of its
+ * log, stop and restart, reconnect), passt-repair requests (good ones
+ * and the ones its test refuses) and command lines (what libvirt and
+ * KubeVirt pass, good and bad options), each in the input format of its
  * harness (see fuzz_*.c).
  *
  * Usage: gen_corpus DIR -- creates DIR/NAME/seed-* for every harness.
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 static const uint8_t guest_mac[6] = {0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
@@ -564,6 +567,98 @@ static void vhost_user_seeds(const struct buf *arp, const struct buf *dhcp,
 	write_seed("vhost_user", "raw-oversize", NULL, 0, b.b, b.len);
 }
 
+/* passt-repair requests: command, flags, control data (fuzz_repair.c) */
+static void repair_seed(const char *name, int8_t cmd, uint8_t flags,
+			int level, int type, int nfds, int nmsgs)
+{
+	struct buf b = { .len = 0 };
+	int m, i;
+
+	put8(&b, (uint8_t)cmd);
+	put8(&b, flags);
+	for (m = 0; m < nmsgs; m++) {
+		struct cmsghdr cm = {
+			.cmsg_len = CMSG_LEN(sizeof(int) * nfds),
+			.cmsg_level = level, .cmsg_type = type,
+		};
+		size_t pad;
+
+		put(&b, &cm, sizeof(cm));
+		for (i = 0; i < nfds; i++) {
+			int fd = 10 + i;
+
+			put(&b, &fd, sizeof(fd));
+		}
+		pad = CMSG_SPACE(sizeof(int) * nfds) -
+		      CMSG_LEN(sizeof(int) * nfds);
+		while (pad--)
+			put8(&b, 0);
+	}
+	write_seed("repair", name, NULL, 0, b.b, b.len);
+}
+
+static void repair_seeds(void)
+{
+	repair_seed("on-1", 1, 0, SOL_SOCKET, SCM_RIGHTS, 1, 1);
+	repair_seed("off-3", 0, 0, SOL_SOCKET, SCM_RIGHTS, 3, 1);
+	repair_seed("off-nowp-253", -1, 0, SOL_SOCKET, SCM_RIGHTS, 253, 1);
+	repair_seed("nofd", 1, 0, SOL_SOCKET, SCM_RIGHTS, 0, 0);
+	repair_seed("badcmd", 5, 0, SOL_SOCKET, SCM_RIGHTS, 1, 1);
+	repair_seed("creds", 1, 0, SOL_SOCKET, 2 /* SCM_CREDENTIALS */, 3, 1);
+	repair_seed("two", 1, 0, SOL_SOCKET, SCM_RIGHTS, 2, 2);
+	repair_seed("ctrunc", 1, 1, SOL_SOCKET, SCM_RIGHTS, 4, 1);
+}
+
+/* Command lines: NUL-separated arguments after "passt" (fuzz_conf.c) */
+static void conf_seed(const char *name, const char *const *args)
+{
+	struct buf b = { .len = 0 };
+
+	put8(&b, 3);
+	for (; *args; args++) {
+		put(&b, *args, strlen(*args));
+		if (args[1])
+			put8(&b, 0);
+	}
+	write_seed("conf", name, NULL, 0, b.b, b.len);
+}
+
+static void conf_seeds(void)
+{
+	static const char *const libvirt[] = {
+		"--one-off", "--socket", "/run/libvirt/qemu/passt/1-vm.sock",
+		"--pid", "/run/libvirt/qemu/passt/1-vm.pid", "--vhost-user",
+		"--mtu", "1500", "--interface", "eth0", "--address",
+		"192.0.2.10", "--netmask", "24", "--log-file",
+		"/var/log/passt.log", "--tcp-ports", "22,80:8080,~25",
+		"--udp-ports", "53-54", NULL };
+	static const char *const kubevirt[] = {
+		"-f", "--vhost-user", "-s", "/tmp/p.sock", "--repair-path",
+		"/tmp/p.repair", "--migrate-linger-timeout", "30", "-t",
+		"all", "-u", "none", "--runas", "0:0", NULL };
+	static const char *const v6[] = {
+		"-6", "-a", "2001:db8::5", "-g", "fe80::1", "-D",
+		"2001:db8::53", "-S", "example.com", "--dns-forward",
+		"2001:db8::1", "-M", "52:54:00:12:34:56", "-H", "guest",
+		"--fqdn", "guest.example.com", "-o", "2001:db8::9", NULL };
+	static const char *const v4[] = {
+		"-4", "-qd", "-n", "255.255.255.0", "-g", "192.0.2.1",
+		"--map-host-loopback", "192.0.2.1", "--map-guest-addr",
+		"192.0.2.99", "--no-dhcp-dns", "--no-map-gw", "-T", "auto",
+		"--log-size", "1048576", "--trace", "-p", "/tmp/x.pcap", NULL };
+	static const char *const bad[] = {
+		"-4", "-6", "--mtu", "70000", "-t", "70000-1", "--fd", "x",
+		"--bogus", NULL };
+	static const char *const help[] = { "--help", NULL };
+
+	conf_seed("libvirt", libvirt);
+	conf_seed("kubevirt", kubevirt);
+	conf_seed("v6", v6);
+	conf_seed("v4", v4);
+	conf_seed("bad", bad);
+	conf_seed("help", help);
+}
+
 int main(int argc, char **argv)
 {
 	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
@@ -749,5 +844,7 @@ int main(int argc, char **argv)
 
 	virtqueue_seed();
 	vhost_user_seeds(&vu_arp, &vu_dhcp, &vu_rs);
+	repair_seeds();
+	conf_seeds();
 	return 0;
 }
