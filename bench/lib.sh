@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# lib.sh - what the benchmark scripts (bench/ns.sh, bench/qemu.sh) share:
+# run counts, the daemon's CPU time, memory and system call counts, the
+# upstream binary, and the result records that bench/report.sh turns
+# into the table.
+#
+# Sourced after test/integration/lib.sh (or test/e2e/lib.sh, which
+# sources it): uses its log, fail, alive, wait_for, track and $T.
+#
+# Records: one line per measurement, appended to $BENCH_RECORDS:
+#   HARNESS MODE MTU TEST METRIC BACKEND VALUE
+# HARNESS ns or qemu; TEST g2p, p2g, rr, idle or peak; METRIC gbps,
+# cpu (daemon CPU seconds per GiB), sc (system calls per GiB), rtt (us),
+# rss or hwm (MiB); VALUE a number or FAIL. The CPU and throughput
+# figures come from runs without any tracer attached; the system call
+# counts from separate runs with perf (or strace) attached.
+#
+# Environment (all optional):
+#   BENCH_RUNS      runs per throughput and latency cell (default 5)
+#   BENCH_SECS      seconds per throughput run (default 8)
+#   BENCH_LAT_SECS  seconds per latency run (default 5)
+#   BENCH_SC_RUNS   traced runs per cell for the system call count (1)
+#   BENCH_QUICK=1   smoke test: 1 run of 2 s each
+#   BENCH_MODES     "stream vhost-user", BENCH_BACKENDS "ours upstream",
+#   BENCH_MTUS      "65520 1500"
+#   UPSTREAM        upstream passt (default: test/upstream/fetch.sh's)
+#   BENCH_RECORDS   where the records go (default $T/records, and the
+#                   script prints its own table at the end)
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BENCH_ROOT=$(cd "$BENCH_DIR/.." && pwd)
+
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	BENCH_RUNS=${BENCH_RUNS:-1}
+	BENCH_SECS=${BENCH_SECS:-2}
+	BENCH_LAT_SECS=${BENCH_LAT_SECS:-2}
+fi
+BENCH_RUNS=${BENCH_RUNS:-5}
+BENCH_SECS=${BENCH_SECS:-8}
+BENCH_LAT_SECS=${BENCH_LAT_SECS:-5}
+BENCH_SC_RUNS=${BENCH_SC_RUNS:-1}
+BENCH_MODES=${BENCH_MODES:-stream vhost-user}
+BENCH_BACKENDS=${BENCH_BACKENDS:-ours upstream}
+BENCH_MTUS=${BENCH_MTUS:-65520 1500}
+BENCH_STANDALONE=0
+if [ -z "${BENCH_RECORDS:-}" ]; then
+	BENCH_RECORDS=$T/records
+	BENCH_STANDALONE=1
+fi
+BENCH_TCK=$(getconf CLK_TCK)
+BENCH_PORT=5201
+BENCH_SP_PORT=11111
+
+# bench_upstream: set UPSTREAM to Debian 13's passt (fetch.sh) unless given
+bench_upstream() {
+	case " $BENCH_BACKENDS " in *" upstream "*) ;; *) return 0 ;; esac
+	if [ -z "${UPSTREAM:-}" ]; then
+		_bu=$("$BENCH_ROOT/test/upstream/fetch.sh" | tail -n 1) ||
+			fail "test/upstream/fetch.sh failed: no upstream passt"
+		UPSTREAM=$_bu/passt
+	fi
+	[ -x "$UPSTREAM" ] || fail "no upstream passt at $UPSTREAM"
+	# It execs passt.avx2 from its own directory on AVX2 machines
+	[ -x "$(dirname "$UPSTREAM")/passt.avx2" ] ||
+		log "warning: no passt.avx2 next to $UPSTREAM"
+}
+
+# bench_bin BACKEND: the binary of that back-end
+bench_bin() {
+	case $1 in
+	ours) echo "$BENCH_OURS" ;;
+	upstream) echo "$UPSTREAM" ;;
+	*) fail "unknown back-end $1" ;;
+	esac
+}
+
+# bench_args BACKEND MODE MTU: the daemon's options for a benchmark run
+bench_args() {
+	_ba="-m $3"
+	[ "$2" = vhost-user ] && _ba="$_ba --vhost-user"
+	# Upstream passt drops to nobody when started as root, and then can't
+	# write its pid file in our 0700 directory: keep root (it still
+	# sandboxes itself: namespaces, seccomp, no capabilities)
+	[ "$1" = upstream ] && _ba="$_ba --runas 0"
+	echo "$_ba"
+}
+
+# rec MODE MTU TEST METRIC BACKEND VALUE: one record
+rec() {
+	echo "$BENCH_HARNESS $*" >>"$BENCH_RECORDS"
+}
+
+# ptree PID: PID and all its descendants
+ptree() {
+	local p_c
+	echo "$1"
+	for p_c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		ptree "$p_c"
+	done
+}
+
+# cpu_ticks PID: utime + stime of PID's process tree (all threads), in
+# clock ticks
+cpu_ticks() {
+	local c_p c_s=0 c_t
+	for c_p in $(ptree "$1"); do
+		# After "(comm) ": state is field 1, utime 12, stime 13
+		c_t=$(sed 's/^.*) //' "/proc/$c_p/stat" 2>/dev/null |
+			awk '{ print $12 + $13 }') || c_t=0
+		c_s=$((c_s + ${c_t:-0}))
+	done
+	echo "$c_s"
+}
+
+# status_mib PID FIELD: a /proc/PID/status field (VmRSS, VmHWM) in MiB
+status_mib() {
+	awk -v f="$2:" '$1 == f { printf "%.2f\n", $2 / 1024; found = 1 }
+		END { if (!found) print "FAIL" }' "/proc/$1/status" 2>/dev/null ||
+		echo FAIL
+}
+
+# per_gib VALUE BYTES: VALUE per GiB moved
+per_gib() {
+	awk -v v="$1" -v b="$2" 'BEGIN { printf "%.4f\n", v / (b / 1073741824) }'
+}
+
+# ticks_s TICKS: clock ticks as seconds
+ticks_s() {
+	awk -v c="$1" -v t="$BENCH_TCK" 'BEGIN { printf "%.4f\n", c / t }'
+}
+
+# ---- system call counting ----
+#
+# perf stat counts the raw_syscalls:sys_enter tracepoint for the daemon's
+# process tree, started disabled and switched on and off through its
+# control FIFO (each command is acknowledged), so the window is exactly
+# the transfer. Without perf or tracepoints, strace -c -f counts instead
+# (slower, and it makes the daemon slower: those runs are never used for
+# CPU or throughput figures anyway).
+
+BENCH_SC_TOOL=
+# sc_probe: pick the counting tool (BENCH_SC_TOOL: perf, strace or none)
+sc_probe() {
+	if command -v perf >/dev/null &&
+	   perf stat -e raw_syscalls:sys_enter -x, -- true 2>&1 |
+	   grep -qE '^[0-9]+,.*raw_syscalls:sys_enter'; then
+		BENCH_SC_TOOL=perf
+	elif command -v strace >/dev/null; then
+		BENCH_SC_TOOL=strace
+		log "warning: perf can't count raw_syscalls:sys_enter here:" \
+			"counting system calls with strace"
+	else
+		BENCH_SC_TOOL=none
+		log "warning: neither perf nor strace: no system call counts"
+	fi
+	log "system calls counted with: $BENCH_SC_TOOL"
+}
+
+SC_PID=
+# sc_start PID: start counting the system calls of PID's process tree
+sc_start() {
+	local s_pids
+	s_pids=$(ptree "$1" | paste -sd, -)
+	rm -f "$T/sc.out" "$T/sc.ctl" "$T/sc.ack"
+	case $BENCH_SC_TOOL in
+	perf)
+		mkfifo "$T/sc.ctl" "$T/sc.ack"
+		perf stat -e raw_syscalls:sys_enter -x, -o "$T/sc.out" -D -1 \
+			--control "fifo:$T/sc.ctl,$T/sc.ack" -p "$s_pids" \
+			</dev/null >/dev/null 2>"$T/sc.err" &
+		SC_PID=$!
+		track "$SC_PID"
+		exec 5<>"$T/sc.ctl" 6<>"$T/sc.ack"
+		echo enable >&5
+		timeout 10 head -c 4 <&6 >/dev/null ||
+			{ log "  perf: no ack: $(cat "$T/sc.err")"; return 1; }
+		;;
+	strace)
+		strace -c -f -q -o "$T/sc.out" -p "$1" </dev/null \
+			>/dev/null 2>"$T/sc.err" &
+		SC_PID=$!
+		track "$SC_PID"
+		wait_for "grep -q 'TracerPid:[[:space:]]*[1-9]' /proc/$1/status" \
+			10 || return 1
+		;;
+	*) return 1 ;;
+	esac
+}
+
+# sc_stop: stop counting, print the number of system calls (FAIL if none)
+sc_stop() {
+	local s_n=
+	case $BENCH_SC_TOOL in
+	perf)
+		echo disable >&5
+		timeout 10 head -c 4 <&6 >/dev/null || :
+		exec 5>&- 6>&-
+		;;
+	esac
+	kill -INT "$SC_PID" 2>/dev/null || :
+	wait_for "! alive $SC_PID" 10 || kill -KILL "$SC_PID" 2>/dev/null
+	wait "$SC_PID" 2>/dev/null || :
+	case $BENCH_SC_TOOL in
+	perf)
+		s_n=$(awk -F, '$3 == "raw_syscalls:sys_enter" &&
+			$1 ~ /^[0-9]+$/ { print $1 }' "$T/sc.out" 2>/dev/null)
+		;;
+	strace)
+		s_n=$(awk '$NF == "total" { print $4 }' \
+			"$T/sc.out" 2>/dev/null)
+		;;
+	esac
+	echo "${s_n:-FAIL}"
+}
+
+# bench_report: the table of this script's own records (standalone runs)
+bench_report() {
+	[ "$BENCH_STANDALONE" = 1 ] || return 0
+	echo
+	"$BENCH_DIR/report.sh" "$BENCH_RECORDS"
+}

@@ -1,0 +1,128 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# report.sh RECORDS - the benchmark's one table, in Markdown, from the
+# records bench/ns.sh and bench/qemu.sh write (bench/lib.sh describes
+# them: HARNESS MODE MTU TEST METRIC BACKEND VALUE).
+#
+# One row per harness, mode, MTU, test and metric: the median of each
+# back-end's successful runs, the ratio of the medians (ours : upstream),
+# whether that ratio meets issue 10's goal, and the noise: the ratio's
+# range over all pairs of runs (lowest ours / highest upstream to highest
+# ours / lowest upstream), the runs that succeeded out of those made, and
+# each back-end's spread, (max - min) / median. Rows are sorted; a cell
+# with no successful run shows FAIL.
+set -eu
+
+[ $# -eq 1 ] && [ -r "$1" ] || {
+	echo "usage: $0 RECORDS" >&2
+	exit 2
+}
+
+awk '
+function rank(list, v,    a, n, i) {
+	n = split(list, a, " ")
+	for (i = 1; i <= n; i++)
+		if (a[i] == v)
+			return sprintf("%02d", i)
+	return "99" v
+}
+# Sorted copy of the values in s (space-separated) into arr; count back
+function sorted(s, arr,    n, i, j, t) {
+	n = split(s, arr, " ")
+	for (i = 2; i <= n; i++) {
+		t = arr[i] + 0
+		for (j = i - 1; j >= 1 && arr[j] + 0 > t; j--)
+			arr[j + 1] = arr[j]
+		arr[j + 1] = t
+	}
+	return n
+}
+function median(s,    a, n) {
+	n = sorted(s, a)
+	if (!n)
+		return ""
+	if (n % 2)
+		return a[(n + 1) / 2]
+	return (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function vmin(s,    a, n) { n = sorted(s, a); return n ? a[1] : "" }
+function vmax(s,    a, n) { n = sorted(s, a); return n ? a[n] : "" }
+function fmt(m, v) {
+	if (v == "")
+		return "FAIL"
+	if (m == "sc")
+		return sprintf("%.1fk", v / 1000)
+	if (m == "gbps" || m == "cpu")
+		return sprintf("%.3f", v)
+	if (m == "rtt")
+		return sprintf("%.1f", v)
+	return sprintf("%.2f", v)
+}
+function spread(s,    md) {
+	md = median(s)
+	if (md == "" || split(s, _t, " ") < 2 || md + 0 == 0)
+		return "-"
+	return sprintf("%.0f%%", 100 * (vmax(s) - vmin(s)) / md)
+}
+function ratio(a, b) {
+	if (a == "" || b == "" || b + 0 == 0)
+		return ""
+	return a / b
+}
+BEGIN {
+	HARN["ns"] = "kernel guest"; HARN["qemu"] = "QEMU TCG"
+	TEST["g2p"] = "guest→peer"; TEST["p2g"] = "peer→guest"
+	TEST["rr"] = "TCP RR"; TEST["idle"] = "idle"; TEST["peak"] = "peak"
+	MET["gbps"] = "Gbit/s"; MET["cpu"] = "CPU s/GiB"
+	MET["sc"] = "syscalls/GiB"; MET["rtt"] = "RTT p50 µs"
+	MET["rss"] = "VmRSS MiB"; MET["hwm"] = "VmHWM MiB"
+	# The goals of issue 10, on the ratio ours : upstream
+	GOAL["gbps"] = ">= 1.0"; GOAL["cpu"] = "<= 0.7"; GOAL["rtt"] = "<= 1.0"
+	GOAL["rss"] = "< 1.0"; GOAL["hwm"] = "< 1.0"
+}
+NF == 7 {
+	k = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4 SUBSEP $5
+	keys[k] = 1
+	n[k, $6]++
+	if ($7 != "FAIL")
+		v[k, $6] = v[k, $6] " " $7
+}
+END {
+	for (k in keys) {
+		split(k, f, SUBSEP)
+		o = v[k, "ours"]; u = v[k, "upstream"]
+		mo = median(o); mu = median(u)
+		r = ratio(mo, mu)
+		g = ""
+		if (r != "" && (f[5] in GOAL)) {
+			split(GOAL[f[5]], gg, " ")
+			ok = (gg[1] == ">=" && r >= gg[2]) ||
+			     (gg[1] == "<=" && r <= gg[2]) ||
+			     (gg[1] == "<" && r < gg[2])
+			g = (ok ? "ok" : "**MISS**") " (" GOAL[f[5]] ")"
+		}
+		lo = ratio(vmin(o), vmax(u)); hi = ratio(vmax(o), vmin(u))
+		rr = (lo == "" || hi == "") ? "-" : \
+			sprintf("%.2f–%.2f", lo, hi)
+		sk = rank("ns qemu", f[1]) rank("stream vhost-user", f[2]) \
+			sprintf("%06d", 999999 - f[3]) \
+			rank("g2p p2g rr idle peak", f[4]) \
+			rank("gbps cpu sc rtt rss hwm", f[5])
+		printf "%s\t| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d/%d, %d/%d | %s, %s |\n", sk,
+			(f[1] in HARN) ? HARN[f[1]] : f[1], f[2], f[3],
+			(f[4] in TEST) ? TEST[f[4]] : f[4],
+			(f[5] in MET) ? MET[f[5]] : f[5],
+			fmt(f[5], mo), fmt(f[5], mu),
+			r == "" ? "n/a" : sprintf("%.2f", r), g, rr,
+			split(o, _a, " "), n[k, "ours"],
+			split(u, _b, " "), n[k, "upstream"],
+			spread(o), spread(u)
+	}
+}' "$1" | sort -t '	' -k1,1 | cut -f2- | {
+	echo "| harness | mode | MTU | test | metric | ours | upstream |" \
+		"ours : upstream | goal | ratio range | runs ok (ours, up) |" \
+		"spread (ours, up) |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+	cat
+}
