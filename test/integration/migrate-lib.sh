@@ -571,16 +571,26 @@ mig_flowing() {
 }
 
 # mig_streams_verify NAME...: every sender stops at once, then each pair
-# must exit 0 with the receiver having exactly what was sent (every byte
-# verified by sockio); fails the test otherwise. Logs one line per stream
+# must exit 0 (within MIG_VERIFY_TIMEOUT s, default 60, for all) with the
+# receiver having exactly what was sent (every byte verified by sockio);
+# fails the test otherwise. Logs one line per stream
 mig_streams_verify() {
+	_mvpids=
 	for _mvn in "$@"; do
 		touch "$T/$_mvn.stop"
+		eval "_mvpids=\"\$_mvpids \$SL_$_mvn \$SC_$_mvn\""
 	done
+	# A watchdog, so that a stuck end can't hang the wait below
+	# shellcheck disable=SC2086
+	( sleep "${MIG_VERIFY_TIMEOUT:-60}"; kill -KILL $_mvpids ) \
+		>/dev/null 2>&1 &
+	_mvwd=$!
 	_mvbad=
 	for _mvn in "$@"; do
-		eval "MIG_SL=\$SL_$_mvn MIG_SC=\$SC_$_mvn"
-		mig_stream_stop "$_mvn" 30
+		eval "_mvl=\$SL_$_mvn _mvc=\$SC_$_mvn"
+		MIG_ST_L=0 MIG_ST_C=0
+		wait "$_mvl" 2>/dev/null || MIG_ST_L=$?
+		wait "$_mvc" 2>/dev/null || MIG_ST_C=$?
 		_mvtx=$(mig_prog "$_mvn" "$(mig_tx "$_mvn")" tx)
 		_mvrx=$(mig_prog "$_mvn" "$(mig_rx "$_mvn")" rx)
 		_mvend=$(mig_prog "$_mvn" "$(mig_rx "$_mvn")" end)
@@ -591,7 +601,53 @@ mig_streams_verify() {
 			log "  $(cat "$T/$_mvn".*.err 2>/dev/null | tr '\n' ' ')"
 		fi
 	done
+	kill "$_mvwd" 2>/dev/null || :
+	wait "$_mvwd" 2>/dev/null || :
 	[ -z "$_mvbad" ] || fail "streams not byte-exact or failed:$_mvbad"
+}
+
+# mig_streams_start KIND_OF PORT0 COUNT [OPTION...]: COUNT pattern streams
+# s0..s(COUNT-1) at once (listeners first, then the connectors), stream i
+# of kind "KIND_OF i" (a function printing down4, up4, down6 or up6) on
+# port PORT0 + i. Sets MIG_NAMES
+mig_streams_start() {
+	_mkf=$1 _mp0=$2 _mcn=$3
+	shift 3
+	MIG_NAMES=
+	_mi=0
+	while [ "$_mi" -lt "$_mcn" ]; do
+		_mn=s$_mi _mk=$($_mkf "$_mi")
+		case $_mk in
+		*4) _ma=$PEER4 ;;
+		*) _ma=$PEER6 ;;
+		esac
+		_msl='' _msc=''
+		case $_mk in
+		down*) _msl=--send ;;
+		*) _msc=--send ;;
+		esac
+		rm -f "$T/$_mn.ready" "$T/$_mn.stop"
+		bg "$FABRIC" "$_mn.l" /dev/null /dev/null "$SOCKIO" -t 120 \
+			--report --ready "$T/$_mn.ready" \
+			--progress "$T/$_mn.l.prog" --stop-file "$T/$_mn.stop" \
+			$_msl "$@" pattern-listen "$_ma" $((_mp0 + _mi))
+		eval "SL_$_mn=$BG_PID KIND_$_mn=$_mk ADDR_$_mn=$_ma SEND_$_mn=$_msc"
+		MIG_NAMES="$MIG_NAMES $_mn"
+		_mi=$((_mi + 1))
+	done
+	for _mn in $MIG_NAMES; do
+		wait_ready "$T/$_mn.ready" 30
+	done
+	_mi=0
+	for _mn in $MIG_NAMES; do
+		eval "_ma=\$ADDR_$_mn _msc=\$SEND_$_mn"
+		bg "$GUEST" "$_mn.c" /dev/null /dev/null "$SOCKIO" -t 120 \
+			--report --progress "$T/$_mn.c.prog" \
+			--stop-file "$T/$_mn.stop" $_msc "$@" \
+			pattern-connect "$_ma" $((_mp0 + _mi))
+		eval "SC_$_mn=$BG_PID"
+		_mi=$((_mi + 1))
+	done
 }
 
 # mig_exit_wait PID TIMEOUT: wait up to TIMEOUT seconds for PID (a child
@@ -633,4 +689,44 @@ mig_cap_stop() {
 # absolute sequence numbers
 mig_cap_text() {
 	tcpdump -r "$T/$1.pcap" -n -tt -S 2>/dev/null
+}
+
+# mig_all_flowing BYTES TIMEOUT NAME...: every stream's receiver gets
+# BYTES more than now within TIMEOUT seconds (one awk per poll, for many
+# streams). Returns 1 if not; MIG_LAGGING then lists "NAME:rx:end" of
+# the streams that didn't (end is not "running" for one that ended)
+mig_all_flowing() {
+	_mab=$1 _mat=$2
+	shift 2
+	for _man in "$@"; do
+		printf '%s %s\n' "$_man" "$T/$_man.$(mig_rx "$_man").prog"
+	done >"$T/flow.files"
+	mig_rx_now >"$T/flow.base"
+	_mae=$(($(now_ms) + _mat * 1000))
+	while :; do
+		MIG_LAGGING=$(mig_rx_now | awk -v b="$_mab" '
+			NR == FNR { base[$1] = $2; next }
+			$2 < base[$1] + b || $3 != "running" {
+				printf "%s%s:%s:%s", s, $1, $2, $3; s = " " }
+			' "$T/flow.base" -)
+		[ -n "$MIG_LAGGING" ] || return 0
+		[ "$(now_ms)" -lt "$_mae" ] || return 1
+		sleep 0.1
+	done
+}
+
+# mig_rx_now: "NAME RX END" for each stream in $T/flow.files
+mig_rx_now() {
+	awk '{
+		rx = 0; end = "none"
+		if ((getline l < $2) > 0) {
+			n = split(l, kv, " ")
+			for (i = 1; i <= n; i++) {
+				if (kv[i] ~ /^rx=/) rx = substr(kv[i], 4)
+				if (kv[i] ~ /^end=/) end = substr(kv[i], 5)
+			}
+		}
+		close($2)
+		print $1, rx, end
+	}' "$T/flow.files"
 }

@@ -167,7 +167,7 @@ END {
 		printf "hold: SRC -> peer port %s (%s): %d segment(s)%s, %d data bytes, %d retransmission(s), %d new data bytes, %d RST, %d FIN, %d ACK(s) beyond %s; %d segment(s) between the trigger and the end of the migration\n",
 			p, p == dp ? "down: peer sends" : "up: guest sends",
 			n[p], s, bytes[p], rexmit[p], newdata[p], rst[p],
-			fin[p], adv[p], p in maxack ? sprintf("%.0f", maxack[p]) : "-", mig[p]
+			fin[p], adv[p], (p in maxack) ? sprintf("%.0f", maxack[p]) : "-", mig[p]
 		bad += rst[p] + adv[p] + fin[p]
 		if (p == dp)
 			bad += newdata[p]
