@@ -39,11 +39,16 @@
  * the first byte the guest hasn't ACKed. A flow that fails is reset
  * towards the guest and closed; the others go on.
  *
- * Sequence numbers and FINs: SIOCOUTQ, SIOCINQ and TCP_QUEUE_SEQ count
- * the FIN's sequence slot. Queue lengths in the stream are data bytes
- * only; the send queue's start (seq_snd) is snd_una when our FIN isn't
- * ACKed, and the FIN's own sequence number when it is (FIN_WAIT2), so
- * that the FIN queued again on the target (shutdown()) lands where it was.
+ * Sequence numbers and FINs, as upstream passt writes and reads them
+ * (checked against its binary and the wire, migrate_interop.sh): queue
+ * lengths are data bytes only. Our FIN is in SIOCOUTQ while it isn't
+ * ACKed (one less then); seq_snd is always snd_una, so in FIN_WAIT2 it
+ * is one past the FIN, and the target queues the FIN again (shutdown()
+ * in repair mode) at seq_snd - 1. The peer's FIN is never in SIOCINQ,
+ * but it is in TCP_QUEUE_SEQ (rcv_nxt): seq_rcv = rcv_nxt - SIOCINQ is
+ * one past the first unread byte in CLOSE_WAIT, LAST_ACK and CLOSING,
+ * and rcv_wup is written one less (rcv_wnd one more) to stay within the
+ * restored rcv_nxt.
  */
 #include <errno.h>
 #include <linux/filter.h>
@@ -274,11 +279,13 @@ static int tcpm_dump(int s, struct mig_tcp_ext *e, uint8_t **sndq,
 	if ((rc = tcpm_get_u32(s, TCP_QUEUE_SEQ, &seq)))
 		return rc;
 	e->seq_snd = seq - e->sndq;
-	if (tcpm_fin_sent(e->tcpi_state)) {
-		if (e->sndq)
-			e->sndq--;
-		else
-			e->seq_snd--;	/* FIN ACKed: it goes back there */
+	/* A FIN not ACKed yet is the last thing in the queue: data only.
+	 * Once it is ACKed (FIN_WAIT2), seq_snd is snd_una, one past the
+	 * FIN, as upstream writes it: the target queues the FIN again at
+	 * seq_snd - 1
+	 */
+	if (tcpm_fin_sent(e->tcpi_state) && e->sndq) {
+		e->sndq--;
 		if (e->notsent)
 			e->notsent--;
 	}
@@ -297,9 +304,12 @@ static int tcpm_dump(int s, struct mig_tcp_ext *e, uint8_t **sndq,
 	e->rcvq = (uint32_t)v;
 	if ((rc = tcpm_get_u32(s, TCP_QUEUE_SEQ, &seq)))
 		return rc;
+	/* SIOCINQ counts data bytes only (the kernel leaves the peer's FIN
+	 * out), and TCP_QUEUE_SEQ is rcv_nxt, one past that FIN: seq_rcv is
+	 * then one past the first unread byte, as upstream writes it, and
+	 * the target's rcv_nxt, seq_rcv + rcvq, is the peer's snd_nxt
+	 */
 	e->seq_rcv = seq - e->rcvq;
-	if (tcpm_fin_rcvd(e->tcpi_state) && e->rcvq)
-		e->rcvq--;
 	if (e->rcvq > MIG_QUEUE_MAX)
 		return -E2BIG;
 	if (e->rcvq && !(*rcvq = malloc(e->rcvq)))
@@ -585,7 +595,7 @@ static int tcpm_restore(struct ctx *c, int s, const struct mig_flow_in *f,
 	union sockaddr_inany local, peer;
 	struct tcpm_window w = { e->snd_wl1, e->snd_wnd, e->max_window,
 				 e->rcv_wnd, e->rcv_wup };
-	uint32_t sent = e->sndq - e->notsent;
+	uint32_t sent = e->sndq - e->notsent, seq_snd;
 	unsigned nopt = 0;
 	int one = 1, rc, sndbuf;
 
@@ -600,9 +610,11 @@ static int tcpm_restore(struct ctx *c, int s, const struct mig_flow_in *f,
 	    setsockopt(s, IPPROTO_TCP, TCP_TIMESTAMP, &e->timestamp,
 		       sizeof(e->timestamp)))
 		return -errno;
+	/* FIN_WAIT2: seq_snd is one past our FIN, queued again below */
+	seq_snd = e->seq_snd - (e->tcpi_state == MIG_TCP_FIN_WAIT2 ? 1 : 0);
 	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)) ||
-	    setsockopt(s, IPPROTO_TCP, TCP_QUEUE_SEQ, &e->seq_snd,
-		       sizeof(e->seq_snd)))
+	    setsockopt(s, IPPROTO_TCP, TCP_QUEUE_SEQ, &seq_snd,
+		       sizeof(seq_snd)))
 		return rc ? rc : -errno;
 	if ((rc = tcpm_queue(s, TCPM_QUEUE_RECV)) ||
 	    setsockopt(s, IPPROTO_TCP, TCP_QUEUE_SEQ, &e->seq_rcv,
