@@ -31,7 +31,7 @@
 # reader stamps it with the host time: "MS NAME rx=N tx=N end=..." lines
 # in $T/timeline.guest (bash's EPOCHREALTIME, no fork per line).
 #
-# Environment: QM_MEM (guest memory in MiB, default 256), PASST_MIG (the
+# Environment: QM_MEM (guest memory in MiB, default 128), PASST_MIG (the
 # daemon, default $PASST).
 
 # shellcheck source=../integration/vu.sh
@@ -39,7 +39,7 @@
 # shellcheck source=../integration/migrate-lib.sh
 . "$TOP/test/integration/migrate-lib.sh"
 
-QM_MEM=${QM_MEM:-256}
+QM_MEM=${QM_MEM:-128}
 QM_MIG_SOCK=$T/migration.socket
 QSRC_PID=
 QDST_PID=
@@ -115,7 +115,7 @@ qm_start() {
 		QDST_PID=$!
 	fi
 	track "$!"
-	qmp "$_r" '{"execute": "qmp_capabilities"}' >/dev/null ||
+	qmp "$_r" '{"execute": "qmp_capabilities"}' 30 >/dev/null ||
 		fail "QEMU ($_r): no QMP: $(tail -n 5 "$T/qemu-$_r.err")"
 }
 
@@ -186,13 +186,21 @@ qm_migrate() {
 	qm_follow
 }
 
-# qm_quit ROLE: "quit" that QEMU, wait for it (SIGKILL after 10 s)
+# qm_quit ROLE [--nowait]: "quit" that QEMU, wait for it (SIGKILL after
+# 20 s); --nowait: only ask (qm_quit again later to wait)
 qm_quit() {
 	_p=$QSRC_PID
 	[ "$1" = dst ] && _p=$QDST_PID
-	alive "$_p" || return 0
-	qmp "$1" '{"execute": "quit"}' >/dev/null 2>&1 || :
-	wait_for "! alive $_p" 10 || kill -KILL "$_p" 2>/dev/null
+	alive "$_p" || { wait "$_p" 2>/dev/null || :; return 0; }
+	if [ ! -e "$T/quit-$1" ]; then
+		touch "$T/quit-$1"
+		# No answer awaited: QEMU may be gone before it's read
+		_fd=5
+		[ "$1" = dst ] && _fd=6
+		printf '%s\n' '{"execute": "quit"}' >&$_fd
+	fi
+	[ "${2:-}" != --nowait ] || return 0
+	wait_for "! alive $_p" 20 || kill -KILL "$_p" 2>/dev/null
 	wait "$_p" 2>/dev/null || :
 }
 
@@ -244,4 +252,95 @@ qm_daemon() {
 		mig_daemon_start "$DST" "$SOCK_DST" "$@"
 		DST_PID=$MIG_DPID
 	fi
+}
+
+# ---- pattern streams between the peer and the guest (sockio pattern-*) ----
+
+# qm_stream_start NAME PORT RATE: one connection, the guest connects to
+# the peer ($PEER4 PORT); both ends send the pattern at RATE KiB/s and
+# verify what they receive. The peer's progress is in $T/NAME.prog, the
+# guest's in /tmp/NAME.prog; the peer's pid in QS_PID_NAME. Stopped by
+# qm_stream_stop
+qm_stream_start() {
+	rm -f "$T/$1.ready" "$T/$1.stop" "$T/$1.prog"
+	bg "$FABRIC" "$1.peer" /dev/null /dev/null "$SOCKIO" -t 0 --report \
+		--ready "$T/$1.ready" --progress "$T/$1.prog" \
+		--stop-file "$T/$1.stop" --send --rate "$3" \
+		pattern-listen "$PEER4" "$2"
+	eval "QS_PID_$1=$BG_PID"
+	wait_ready "$T/$1.ready"
+	g_bg "$1" "sockio -t 0 --report --progress /tmp/$1.prog \
+		--stop-file /tmp/$1.stop --send --rate $3 \
+		pattern-connect $PEER4 $2"
+}
+
+# peer_prog NAME KEY: rx, tx or end of the peer's side of stream NAME
+peer_prog() {
+	_v=$(tr ' ' '\n' <"$T/$1.prog" 2>/dev/null | sed -n "s/^$2=//p")
+	echo "${_v:-0}"
+}
+
+# qm_stream_stop NAME [TIMEOUT]: both ends stop sending, and end at the
+# other's EOF. Sets QS_GUEST (the guest's last progress line), QS_ST_PEER
+# and QS_ST_GUEST (exit statuses), QS_CHECK ("ok", or what is wrong:
+# a status, an end that isn't eof, or bytes received != bytes sent)
+qm_stream_stop() {
+	touch "$T/$1.stop"
+	g_run -t 10 "touch /tmp/$1.stop" >/dev/null || :
+	eval "_pp=\$QS_PID_$1"
+	bg_wait "$_pp" "${2:-30}" || :
+	QS_ST_PEER=$BG_ST
+	# A peer that failed leaves the guest waiting for the end of stream
+	[ "$QS_ST_PEER" = 0 ] || g_run -t 10 "killall sockio" >/dev/null || :
+	g_bg_wait "$1" "${2:-30}"
+	QS_ST_GUEST=$BG_ST
+	QS_GUEST=$(g_run -t 10 "cat /tmp/$1.prog") || QS_GUEST=
+	_g() {
+		printf '%s\n' "$QS_GUEST" | tr ' ' '\n' | sed -n "s/^$1=//p"
+	}
+	QS_G_RX=$(_g rx) QS_G_TX=$(_g tx) QS_G_END=$(_g end)
+	QS_CHECK=
+	[ "$QS_ST_PEER" = 0 ] || QS_CHECK="$QS_CHECK peer exit $QS_ST_PEER,"
+	[ "$QS_ST_GUEST" = 0 ] || QS_CHECK="$QS_CHECK guest exit $QS_ST_GUEST,"
+	[ "$(peer_prog "$1" end)" = eof ] ||
+		QS_CHECK="$QS_CHECK peer end $(peer_prog "$1" end),"
+	[ "$QS_G_END" = eof ] || QS_CHECK="$QS_CHECK guest end $QS_G_END,"
+	[ "$QS_G_RX" = "$(peer_prog "$1" tx)" ] ||
+		QS_CHECK="$QS_CHECK guest got $QS_G_RX of $(peer_prog "$1" tx),"
+	[ "$(peer_prog "$1" rx)" = "$QS_G_TX" ] ||
+		QS_CHECK="$QS_CHECK peer got $(peer_prog "$1" rx) of $QS_G_TX,"
+	QS_CHECK=${QS_CHECK%,}
+	QS_CHECK=${QS_CHECK# }
+	[ -n "$QS_CHECK" ] || QS_CHECK=ok
+}
+
+# qm_switch_after W: the fabric routes the pod address to SRC until W s
+# after the migration completed (QM_T_END), then to DST. Sets QM_T_SWITCH
+qm_switch_after() {
+	_left=$((QM_T_END + $1 * 1000 - $(ms_now)))
+	[ "$_left" -le 0 ] ||
+		sleep "$((_left / 1000)).$(printf %03d $((_left % 1000)))"
+	mig_fabric_to dst
+	QM_T_SWITCH=$(ms_now)
+}
+
+# qm_moved NAME BYTES TIMEOUT: wait until the guest received BYTES more
+# on stream NAME than at the fabric switch (telemetry); QM_MOVED_MS: ms
+# from the switch to the first sample that grew (empty if none). Returns
+# 1 on timeout
+qm_moved() {
+	_r0=$(tel_get "$1" rx | awk -v t="$QM_T_SWITCH" '$1 <= t { r = $2 }
+		END { print r + 0 }')
+	_st=0
+	wait_for "[ \$(tel_last $1 rx) -ge $((_r0 + $2)) ]" "$3" || _st=1
+	QM_MOVED_MS=$(tel_get "$1" rx | awk -v t="$QM_T_SWITCH" -v r="$_r0" \
+		'$1 >= t && $2 > r { print $1 - t; exit }')
+	return "$_st"
+}
+
+# qm_qmp_event NAME: host ms of the last QMP event NAME (either QEMU)
+qm_qmp_event() {
+	grep -F "\"event\": \"$1\"" "$T/qmp.log" | tail -n 1 |
+		cut -d' ' -f2- | jq -r '.timestamp.seconds * 1000 +
+			(.timestamp.microseconds / 1000 | floor)'
 }

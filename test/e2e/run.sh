@@ -6,7 +6,8 @@
 #
 # Usage: run.sh [-v] [--stream | --vhost-user] [TEST...]
 #
-#   TEST        names of scripts in tests/ (default: basic tcp udp reconnect)
+#   TEST        names of scripts in tests/ (default: basic tcp udp reconnect
+#               migrate)
 #   --stream    only the qemu stream front-end (-netdev stream)
 #   --vhost-user
 #               only vhost-user (-netdev vhost-user, memfd guest memory)
@@ -17,7 +18,8 @@
 # refuses --vhost-user. Builds the guest image first (test/guest/build.sh:
 # nothing to do when it's up to date). Each test boots its own guest, gets
 # its own namespaces (named after our pid, the test and the mode) and is
-# killed after $E2E_TIMEOUT seconds (default 150).
+# killed after $E2E_TIMEOUT seconds (default 150), or what the test says in
+# a "# e2e-timeout: SECS" line, if that is more.
 #
 # Environment: PASST, TOOLS, QEMU, E2E_ACCEL as in lib.sh. The last line is
 # always "e2e: N passed, N failed" (skips are listed, not counted); the
@@ -44,18 +46,19 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ $# -gt 0 ] || set -- basic tcp udp reconnect
+[ $# -gt 0 ] || set -- basic tcp udp reconnect migrate
 
 # leftovers ID: what a killed test could not remove itself
 leftovers() {
-	for n in "$1-guest" "$1-host" "$1-router"; do
+	for n in "$1-guest" "$1-host" "$1-router" "$1-src" "$1-dst" \
+		"$1-fabric"; do
 		[ -e "/run/netns/$n" ] || continue
 		for pid in $(ip netns pids "$n" 2>/dev/null); do
 			kill -KILL "$pid" 2>/dev/null || :
 		done
 		ip netns del "$n" 2>/dev/null || :
 	done
-	rm -rf "/etc/netns/$1-host"
+	rm -rf "/etc/netns/$1-host" "/etc/netns/$1-src" "/etc/netns/$1-dst"
 }
 
 t_start=$(date +%s)
@@ -83,8 +86,13 @@ for mode in $MODES; do
 			echo "no such test: $script" >"$log"
 			st=1
 		else
+			# A test may need more: "# e2e-timeout: SECS" in it
+			to=$(sed -n 's/^# e2e-timeout: \([0-9]*\)$/\1/p' \
+				"$script" | head -n 1)
+			[ -n "$to" ] && [ "$to" -gt "$E2E_TIMEOUT" ] ||
+				to=$E2E_TIMEOUT
 			E2E_MODE=$mode PT_ID=$id \
-				timeout -k 10 "$E2E_TIMEOUT" bash "$script" \
+				timeout -k 10 "$to" bash "$script" \
 				>"$log" 2>&1 </dev/null || st=$?
 		fi
 		# A test killed by timeout leaves its namespaces and QEMU
@@ -105,7 +113,7 @@ for mode in $MODES; do
 		*)
 			fail=$((fail + 1))
 			failed="$failed $name"
-			[ "$st" -eq 124 ] && echo "timed out after $E2E_TIMEOUT s" >>"$log"
+			[ "$st" -eq 124 ] && echo "timed out after $to s" >>"$log"
 			echo "FAIL $name (${secs} s, status $st)"
 			;;
 		esac

@@ -25,7 +25,9 @@
 #
 # vhost-user only (stream mode can't migrate the daemon's state): SKIP in
 # stream mode. Environment: QM_W (s, default 3), QM_RATE (KiB/s, default
-# 1024), QM_MEM (MiB, default 256).
+# 1024), QM_MEM (MiB, default 128), QM_SRC_OPTS (more options for the source
+# daemon: --migrate-no-linger makes this test fail, as it should).
+# e2e-timeout: 300
 set -eu
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../migrate-lib.sh"
@@ -40,83 +42,55 @@ PORT=5001
 need_guest
 qm_pods
 # The source lingers until SIGUSR2, not until its default timeout
-qm_daemon src --migrate-linger-timeout 300
+# shellcheck disable=SC2086
+qm_daemon src --migrate-linger-timeout 300 ${QM_SRC_OPTS:-}
 mig_probe "$SOCK_SRC"
 qm_daemon dst
 qm_start src
-guest_wait 100
+qm_start dst
+guest_wait 120
 [ "$G_IP4" != none ] || fail "guest has no IPv4 address"
 g_ok '[ -x /bin/sockio ]' >/dev/null || fail "no sockio in the guest image"
-qm_start dst
 
 # The stream, both ways on one connection; the guest connects
-rm -f "$T/s.ready" "$T/s.stop"
-bg "$FABRIC" peer /dev/null /dev/null "$SOCKIO" -t 170 --report \
-	--ready "$T/s.ready" --progress "$T/s.prog" --stop-file "$T/s.stop" \
-	--send --rate "$QM_RATE" pattern-listen "$PEER4" "$PORT"
-peer_pid=$BG_PID
-wait_ready "$T/s.ready"
-g_bg s "sockio -t 170 --report --progress /tmp/s.prog \
-	--stop-file /tmp/s.stop --send --rate $QM_RATE \
-	pattern-connect $PEER4 $PORT"
+qm_stream_start s "$PORT" "$QM_RATE"
 tel_start s=/tmp/s.prog
 wait_for "[ \$(tel_last s rx) -ge 262144 ]" 30 ||
 	fail "no stream to the guest: $(g_run 'cat /tmp/s.err')"
-wait_for "[ \$(tr ' ' '\n' <'$T/s.prog' | sed -n 's/^rx=//p') -ge 262144 ]" 30 ||
-	fail "no stream from the guest: $(cat "$T/peer.err")"
-
-# peer_prog KEY: rx, tx or end of the peer's side
-peer_prog() {
-	tr ' ' '\n' <"$T/s.prog" | sed -n "s/^$1=//p"
-}
+wait_for "[ \$(peer_prog s rx) -ge 262144 ]" 30 ||
+	fail "no stream from the guest: $(cat "$T/s.peer.err")"
 
 rst0=$(mig_rsts "$SRC")
-log "before: guest rx $(tel_last s rx), peer rx $(peer_prog rx)"
+log "before: guest rx $(tel_last s rx), peer rx $(peer_prog s rx)"
 qm_migrate 120 || fail "migration failed: $(tail -n 3 "$T/qemu-src.err")"
+# libvirt tears the source domain down: the daemon lingers by itself
+qm_quit src --nowait
+log "after: guest rx $(tel_last s rx), peer rx $(peer_prog s rx)"
+
+# The fabric still routes to the source for QM_W s after the migration
+# completed (the scenario itself, not a wait for something)
+qm_switch_after "$QM_W"
 qm_quit src
 grep -q 'completed as source' "$T/src/passt.socket.err" ||
 	fail "source daemon: no 'completed as source' line"
-log "after: guest rx $(tel_last s rx), peer rx $(peer_prog rx)"
-
-# The fabric still routes to the source for QM_W s after the migration
-# completed: the scenario itself, not a wait for something
-_left=$((QM_T_END + QM_W * 1000 - $(ms_now)))
-[ "$_left" -le 0 ] || sleep "$((_left / 1000)).$(printf %03d $((_left % 1000)))"
-rx_sw=$(tel_last s rx)
-mig_fabric_to dst
-t_sw=$(ms_now)
-log "fabric switched to DST $(( t_sw - QM_T_END )) ms after the migration" \
-	"completed; guest rx $rx_sw"
-wait_for "[ \$(tel_last s rx) -ge $((rx_sw + 131072)) ]" 30 ||
+log "fabric switched to DST $((QM_T_SWITCH - QM_T_END)) ms after the" \
+	"migration completed; guest rx $(tel_last s rx)"
+qm_moved s 131072 30 ||
 	fail "the stream to the guest doesn't move after the switch" \
 	     "(rx $(tel_last s rx), guest: $(g_run 'cat /tmp/s.err' | tr '\n' ' '))"
-t_mv=$(tel_get s rx | awk -v t="$t_sw" -v r="$rx_sw" \
-	'$1 >= t && $2 > r { print $1; exit }')
-log "the stream to the guest moved again $((t_mv - t_sw)) ms after the switch"
-peer_rx=$(peer_prog rx)
-wait_for "[ \$(peer_prog rx) -ge $((peer_rx + 131072)) ]" 30 ||
+log "the stream to the guest moved again $QM_MOVED_MS ms after the switch"
+peer_rx=$(peer_prog s rx)
+wait_for "[ \$(peer_prog s rx) -ge $((peer_rx + 131072)) ]" 30 ||
 	fail "the stream from the guest doesn't move after the switch"
 
 # Both ends stop sending: each must get the other's EOF, every byte checked
-touch "$T/s.stop"
-g_ok "touch /tmp/s.stop" >/dev/null
-bg_wait "$peer_pid" 60 || :
-expect "peer's sockio exit status" "$BG_ST" 0
-g_bg_wait s 60
-expect "guest's sockio exit status" "$BG_ST" 0
-g_ok "touch /tmp/tel.stop" >/dev/null
-g_result=$(g_ok "cat /tmp/s.prog")
-log "guest: $g_result; peer: $(cat "$T/s.prog")"
-g_rx=$(echo "$g_result" | tr ' ' '\n' | sed -n 's/^rx=//p')
-g_tx=$(echo "$g_result" | tr ' ' '\n' | sed -n 's/^tx=//p')
-expect "guest's end of stream" \
-	"$(echo "$g_result" | tr ' ' '\n' | sed -n 's/^end=//p')" eof
-expect "peer's end of stream" "$(peer_prog end)" eof
-expect "bytes to the guest (peer sent)" "$g_rx" "$(peer_prog tx)"
-expect "bytes to the peer (guest sent)" "$(peer_prog rx)" "$g_tx"
+qm_stream_stop s 60
+g_run "touch /tmp/tel.stop" >/dev/null || :
+log "guest: $QS_GUEST; peer: $(cat "$T/s.prog")"
+expect "the stream, at its end" "$QS_CHECK" ok
 rsts=$(($(mig_rsts "$SRC") - rst0))
 expect "RSTs from the source pod" "$rsts" 0
-log "stream: $g_rx bytes to the guest, $g_tx to the peer, in order;" \
+log "stream: $QS_G_RX bytes to the guest, $QS_G_TX to the peer, in order;" \
 	"0 RSTs from SRC"
 
 # The lifetime-end signal
@@ -133,7 +107,7 @@ grep 'Linger: ended (SIGUSR2' "$T/src/passt.socket.err" >&2 ||
 sanitizer_check "$T/src/passt.socket.err"
 
 log "QEMU: downtime $QM_DOWNTIME ms, total $QM_TOTAL ms; stream moved" \
-	"$((t_mv - t_sw)) ms after the fabric switch (W=${QM_W} s)"
+	"$QM_MOVED_MS ms after the fabric switch (W=${QM_W} s)"
 alive "$DST_PID" || fail "the target daemon died"
 qm_quit dst
 mig_daemon_stop "$DST_PID"
