@@ -45,19 +45,50 @@
  * keys are chosen by the guest and by remote peers, and an unkeyed hash
  * would let them pile flows into one probe run.
  *
+ * Reclaim: a guest may open flows faster than they idle out, and every
+ * UDP flow it starts and every ICMP echo flow holds a socket. So:
+ *
+ *  - UDP and ICMP echo flows together hold at most FLOW_DGRAM_MAX entries
+ *    (half the table; TCP keeps the other half), counting those closed in
+ *    this round, whose entries are only freed at its end. They are kept
+ *    on a list in order of last use (a datagram either way moves a flow
+ *    to its end, flow_lru_touch()). A new UDP or ICMP flow that finds
+ *    this share used up, or the table full, closes the least recently
+ *    used UDP or ICMP echo flow, provided that one has seen no datagram
+ *    for FLOW_RECLAIM_IDLE_MS (1 s), and its own datagram is dropped (as
+ *    a router drops what it has no room for, rate-limited warning): the
+ *    entry is free from the next round on. A new one that finds no
+ *    descriptor left (EMFILE, ENFILE) closes that flow under the same
+ *    condition and takes its socket's place at once. An active flow is
+ *    never taken.
+ *  - A new TCP connection from the guest that finds no descriptor left
+ *    closes the least recently used UDP or ICMP echo flow however recent,
+ *    or else the oldest half-open TCP connection (tcp.c), and tries again:
+ *    datagram flows come back by themselves with the next datagram.
+ *  - TCP connections the guest has opened but not yet completed (connect()
+ *    in progress, or our SYN-ACK not acknowledged) are at most
+ *    TCP_HALF_OPEN_MAX; the next SYN resets the oldest of them (tcp.c).
+ *
+ * Closing for reclaim is an ordinary close (rules 2 and 3 above): the
+ * socket goes at once, the entry at the end of the round.
+ *
  * Invariants: an entry is in the hash if and only if f.hashed is set, and
  * then under exactly the key stored in f.key; a free entry has type
  * FLOW_NONE and is never hashed; a closing entry is never hashed. Nothing
  * here allocates memory or does I/O beyond the one getrandom() call in
- * flow_init().
+ * flow_init(). A flow is on the use list if and only if f.lru is set, and
+ * then it is a live (not closing) FLOW_UDP or FLOW_ICMP entry.
  */
 #include <errno.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 
+#include <unistd.h>
+
 #include "flow.h"
 #include "log.h"
+#include "loop.h"
 #include "util.h"
 
 static union flow flowtab[FLOW_MAX];
@@ -69,6 +100,10 @@ static uint32_t flow_gen;
 static uint32_t flow_closed[FLOW_MAX];	/* indices closed in this round */
 static unsigned flow_closed_n;
 static uint64_t flow_hash_k0, flow_hash_k1;
+/* UDP and ICMP echo flows by last use: index + 1, 0: none */
+static uint32_t flow_lru_head;	/* least recently used */
+static uint32_t flow_lru_tail;	/* most recently used */
+static unsigned flow_dgram_n;	/* UDP and ICMP entries, closing ones too */
 
 _Static_assert(FLOW_MAX <= (1 << 24), "flow index must fit epoll_ref.idx");
 _Static_assert((FLOW_HASH_SIZE & (FLOW_HASH_SIZE - 1)) == 0,
@@ -92,6 +127,8 @@ void flow_init(void)
 	flow_first_unused = 0;
 	flow_active = 0;
 	flow_closed_n = 0;
+	flow_lru_head = flow_lru_tail = 0;
+	flow_dgram_n = 0;
 
 	if (getrandom(k, sizeof(k), GRND_NONBLOCK) != sizeof(k))
 		warn("flow: no random hash secret, using a fixed one");
@@ -126,6 +163,104 @@ union flow *flow_alloc(void)
 	return flow;
 }
 
+/* Take a flow off the use list (it must be on it) */
+static void flow_lru_unlink(union flow *flow)
+{
+	struct flow_common *f = &flow->f;
+
+	if (f->lru_prev)
+		flowtab[f->lru_prev - 1].f.lru_next = f->lru_next;
+	else
+		flow_lru_head = f->lru_next;
+	if (f->lru_next)
+		flowtab[f->lru_next - 1].f.lru_prev = f->lru_prev;
+	else
+		flow_lru_tail = f->lru_prev;
+	f->lru_prev = f->lru_next = 0;
+}
+
+/**
+ * flow_lru_touch() - a UDP or ICMP echo flow was just used: put it at the
+ *		      most recent end of the use list (adding it if new)
+ * @flow:	live FLOW_UDP or FLOW_ICMP entry
+ */
+void flow_lru_touch(union flow *flow)
+{
+	struct flow_common *f = &flow->f;
+	uint32_t me = flow_idx(flow) + 1;
+
+	if (f->closing)
+		return;
+	if (f->lru) {
+		if (flow_lru_tail == me)
+			return;
+		flow_lru_unlink(flow);
+	} else {
+		f->lru = 1;
+		if (!f->dgram)
+			flow_dgram_n++;
+		f->dgram = 1;
+	}
+	f->lru_prev = flow_lru_tail;
+	f->lru_next = 0;
+	if (flow_lru_tail)
+		flowtab[flow_lru_tail - 1].f.lru_next = me;
+	else
+		flow_lru_head = me;
+	flow_lru_tail = me;
+}
+
+/**
+ * flow_dgram_count() - UDP and ICMP echo entries in the table, including
+ *			those closed in this round and not freed yet
+ *
+ * Return: their number, at most FLOW_DGRAM_MAX when protocols ask first
+ */
+unsigned flow_dgram_count(void)
+{
+	return flow_dgram_n;
+}
+
+/**
+ * flow_reclaim_dgram() - close the least recently used UDP or ICMP flow
+ * @c:		execution context
+ * @now:	current time, milliseconds (CLOCK_MONOTONIC)
+ * @min_idle:	only if it has seen no datagram for this long (ms)
+ *
+ * Return: 0 if a flow was closed (its socket now, its entry at the end of
+ *	   the round), -ENOENT if there is none, -EBUSY if the least recently
+ *	   used one is not idle for long enough
+ */
+int flow_reclaim_dgram(struct ctx *c, uint64_t now, uint64_t min_idle)
+{
+	union flow *flow;
+	uint64_t last;
+	int *sock;
+
+	if (!flow_lru_head)
+		return -ENOENT;
+	flow = &flowtab[flow_lru_head - 1];
+	last = flow->f.type == FLOW_UDP ? flow->udp.last_ms
+					: flow->icmp.last_ms;
+	if (now < last || now - last < min_idle)
+		return -EBUSY;
+
+	debug_rl("flow %u (%s) reclaimed for a new flow, idle %llu ms",
+		 flow_idx(flow), flow->f.type == FLOW_UDP ? "UDP" : "ICMP",
+		 (unsigned long long)(now - last));
+	/* What udp.c and icmp.c do to close one: the socket, then the flow
+	 * (a UDP flow on a forwarded port's socket owns none)
+	 */
+	sock = flow->f.type == FLOW_UDP ? &flow->udp.sock : &flow->icmp.sock;
+	if (*sock >= 0) {
+		loop_del(c, *sock);
+		close(*sock);
+		*sock = -1;
+	}
+	flow_close(flow);
+	return 0;
+}
+
 /**
  * flow_close() - a flow is over: unhash it now, free it after this round
  * @flow:	entry from flow_alloc(), not closing yet
@@ -138,6 +273,10 @@ void flow_close(union flow *flow)
 		return;
 	if (flow->f.hashed)
 		flow_hash_remove(flow);
+	if (flow->f.lru) {
+		flow_lru_unlink(flow);
+		flow->f.lru = 0;
+	}
 	flow->f.closing = 1;
 	flow_closed[flow_closed_n++] = flow_idx(flow);
 }
@@ -145,6 +284,8 @@ void flow_close(union flow *flow)
 /* Return an entry to the free list: only from flow_defer_free() */
 static void flow_free(union flow *flow)
 {
+	if (flow->f.dgram)
+		flow_dgram_n--;
 	memset(flow, 0, sizeof(*flow));
 	flow->free.next_free = flow_free_head;
 	flow_free_head = flow_idx(flow) + 1;

@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #include "flow_common.h"
+
+struct ctx;
 #include "loop.h"
 #include "tcp/tcp_conn.h"
 #include "udp/udp_flow.h"
@@ -66,6 +68,10 @@ union epoll_ref flow_ref(const union flow *flow, enum ref_type type);
 unsigned flow_count(void);
 unsigned flow_span(void);
 void flow_log_stats(void);
+
+void flow_lru_touch(union flow *flow);
+unsigned flow_dgram_count(void);
+int flow_reclaim_dgram(struct ctx *c, uint64_t now, uint64_t min_idle);
 
 void flow_key_set(struct flow_key *k, enum flow_type type, int family,
 		  const void *gaddr, uint16_t gport, const void *raddr,

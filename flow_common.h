@@ -12,6 +12,10 @@
 
 /* Table size: must fit the 24-bit index of union epoll_ref */
 #define FLOW_MAX 32768
+/* UDP and ICMP echo flows together: at most this many (see flow.c, Reclaim) */
+#define FLOW_DGRAM_MAX (FLOW_MAX / 2)
+/* A UDP or ICMP flow may be reclaimed for a new one once idle this long */
+#define FLOW_RECLAIM_IDLE_MS 1000
 /* Hash buckets: a power of two, at least twice FLOW_MAX (load <= 0.5) */
 #define FLOW_HASH_SIZE (FLOW_MAX * 2)
 
@@ -55,6 +59,10 @@ struct flow_key {
  * @gen:	generation: epoll references carry it, and an event whose
  *		generation differs belongs to an earlier flow in this slot
  * @key:	addresses and ports (or echo identifier) of the flow
+ * @lru:	on the list of UDP and ICMP echo flows in order of last use
+ * @dgram:	counted among the UDP and ICMP echo flows (until freed)
+ * @lru_prev:	that list: index + 1 of the flow used before, 0 if none
+ * @lru_next:	index + 1 of the flow used after this one, 0 if none
  */
 struct flow_common {
 	uint8_t type;
@@ -63,6 +71,10 @@ struct flow_common {
 	uint8_t closing;
 	uint32_t gen;
 	struct flow_key key;
+	uint8_t lru;
+	uint8_t dgram;
+	uint32_t lru_prev;
+	uint32_t lru_next;
 };
 
 #endif /* FLOW_COMMON_H */

@@ -33,9 +33,12 @@
  * deliver Echo Replies only; anything else read from them is dropped.
  *
  * Lifetime: a flow with neither requests nor replies for ICMP_IDLE_MS is
- * closed by icmp_timer() (epoll deregistration, close, flow_close()). If the
- * flow table is full, or a ping socket cannot be made, the request is
- * dropped; if ping sockets are not permitted at all, we say so once, with
+ * closed by icmp_timer() (epoll deregistration, close, flow_close()). Under
+ * pressure the reclaim rule of flow.c applies (UDP and ICMP echo flows
+ * share FLOW_DGRAM_MAX entries; a request finding them used up closes
+ * the least recently used one if that is idle for FLOW_RECLAIM_IDLE_MS,
+ * so that the next request gets in, and is dropped). If a ping socket
+ * cannot be made, the request is dropped too; if ping sockets are not permitted at all, we say so once, with
  * the sysctl that fixes it.
  */
 #include <errno.h>
@@ -194,21 +197,42 @@ static void icmp_flow_close(struct ctx *c, union flow *flow)
 	flow_close(flow);
 }
 
+/* Mark a flow as used now: idle timeout and reclaim order */
+static void icmp_flow_used(union flow *flow)
+{
+	flow->icmp.last_ms = now_ms();
+	flow_lru_touch(flow);
+}
+
 /* New flow for @key, with its socket registered. Return: flow or NULL */
 static union flow *icmp_flow_new(struct ctx *c, const struct flow_key *key)
 {
-	union flow *flow = flow_alloc();
+	union flow *flow;
 	int s;
 
+	/* The reclaim rule of flow.c: UDP and ICMP share FLOW_DGRAM_MAX */
+	if (flow_dgram_count() >= FLOW_DGRAM_MAX) {
+		/* Room from the next round on, if a flow is idle */
+		flow_reclaim_dgram(c, now_ms(), FLOW_RECLAIM_IDLE_MS);
+		warn_rl("ICMP: %u UDP and ICMP flows: echo request dropped",
+			flow_dgram_count());
+		return NULL;
+	}
+	flow = flow_alloc();
 	if (!flow) {
+		flow_reclaim_dgram(c, now_ms(), FLOW_RECLAIM_IDLE_MS);
 		warn_rl("ICMP: flow table full, echo request dropped");
 		return NULL;
 	}
 	flow->icmp.f.type = FLOW_ICMP;
 	flow->icmp.f.key = *key;
 	flow->icmp.sock = -1;
+	icmp_flow_used(flow);
 
 	s = icmp_sock_open(c, key->family);
+	if ((s == -EMFILE || s == -ENFILE) &&
+	    !flow_reclaim_dgram(c, now_ms(), FLOW_RECLAIM_IDLE_MS))
+		s = icmp_sock_open(c, key->family);
 	if (s < 0)
 		goto fail;
 	flow->icmp.sock = s;
@@ -294,7 +318,7 @@ void icmp_input(struct ctx *c, const struct pkt *p)
 		if (!flow)
 			return;
 	}
-	flow->icmp.last_ms = now_ms();
+	icmp_flow_used(flow);
 
 	msg = pv_at(p->l4, 0, p->l4.len);
 	if (sendto(flow->icmp.sock, msg, p->l4.len, MSG_NOSIGNAL, &sa.sa,
@@ -355,7 +379,7 @@ void icmp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 				       flow->f.key.gport))
 			continue;
 
-		flow->icmp.last_ms = now_ms();
+		icmp_flow_used(flow);
 		icmp_reply_to_guest(c, flow, icmp_buf, (size_t)n);
 	}
 }

@@ -54,7 +54,12 @@
  * Timers (checked every loop tick): retransmission to the guest (RTO
  * starting at TCP_RTO_MS, doubling, TCP_MAX_RETRIES then reset), the
  * handshake deadlines, and an idle timeout. A full connection table makes
- * us refuse new connections with RST (logged, rate-limited).
+ * us refuse new connections with RST (logged, rate-limited). Reclaim (see
+ * flow.c): at most TCP_HALF_OPEN_MAX connections opened by the guest are
+ * half-open (connecting, or our SYN-ACK not ACKed yet); a SYN beyond that
+ * resets the oldest of them. A SYN that finds no descriptor left closes
+ * the least recently used UDP or ICMP echo flow, or else the oldest
+ * half-open connection, and tries again.
  *
  * Epoll: sockets are edge-triggered for input, because data we peeked and
  * are waiting to have ACKed stays readable; progress after an ACK or a
@@ -96,6 +101,8 @@
 #define TCP_MAX_RETRIES 7		/* then reset both sides */
 #define TCP_SYN_RETRIES 4		/* SYN to guest, then give up */
 #define TCP_CONNECT_TIMEOUT_MS (60 * 1000)
+#define TCP_HALF_OPEN_MAX 4096		/* guest SYNs not yet answered by an
+					 * ACK of ours being ACKed (flow.c) */
 #define TCP_IDLE_MS (2 * 3600 * 1000ULL)
 #define TCP_WS_OURS 8			/* our window scale when offered */
 #define TCP_BATCH 64			/* segments per socket read */
@@ -662,6 +669,92 @@ static void tcp_rst_unknown(struct ctx *c, const struct pkt *p,
 
 static void tcp_connect_failed(struct ctx *c, struct tcp_conn *conn, int e);
 
+/*
+ * Half-open connections from the guest, oldest first: every connection
+ * the guest opened goes in when its SYN arrives, and is taken out when it
+ * reaches the front. Whatever has completed its handshake (or is gone)
+ * by then is simply dropped; whatever has not is reset. So at most
+ * TCP_HALF_OPEN_MAX connections are half-open at any time, and a SYN
+ * flood pushes out its own oldest SYNs, not established connections.
+ */
+static struct {
+	uint32_t idx;
+	uint32_t gen;
+} tcp_half_open[TCP_HALF_OPEN_MAX];
+static unsigned tcp_half_open_first, tcp_half_open_n;
+
+/* Is @conn a connection opened by the guest, handshake not complete? */
+static bool tcp_is_half_open(const struct tcp_conn *conn)
+{
+	return !(conn->flags & TCP_F_INBOUND) &&
+	       (conn->f.state == TCP_ST_CONNECTING ||
+		conn->f.state == TCP_ST_SYNACK_TO_GUEST);
+}
+
+/* Reset a half-open connection: the guest gets a RST for its SYN */
+static void tcp_half_open_reset(struct ctx *c, struct tcp_conn *conn)
+{
+	debug_rl("TCP flow %u: oldest half-open connection reset for a new "
+		 "one", tcp_idx(conn));
+	if (conn->f.state == TCP_ST_CONNECTING) {
+		tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, 0);
+		tcp_close(c, conn, true);
+	} else {
+		tcp_rst(c, conn);
+	}
+}
+
+/* Take the oldest entry off the list; reset it if still half-open.
+ * Return: true if a connection was reset
+ */
+static bool tcp_half_open_pop(struct ctx *c)
+{
+	unsigned i = tcp_half_open_first;
+	union flow *flow;
+
+	if (!tcp_half_open_n)
+		return false;
+	tcp_half_open_first = (i + 1) % TCP_HALF_OPEN_MAX;
+	tcp_half_open_n--;
+
+	flow = flow_live(tcp_half_open[i].idx, FLOW_TCP);
+	if (!flow || flow->f.gen != tcp_half_open[i].gen ||
+	    !tcp_is_half_open(&flow->tcp))
+		return false;
+	tcp_half_open_reset(c, &flow->tcp);
+	return true;
+}
+
+/* A guest SYN made a new connection: note it, and make room for it */
+static void tcp_half_open_push(struct ctx *c, const union flow *flow)
+{
+	unsigned i;
+
+	if (tcp_half_open_n == TCP_HALF_OPEN_MAX) {
+		if (tcp_half_open_pop(c))
+			warn_rl("TCP: more than %u half-open connections from "
+				"the guest, resetting the oldest",
+				TCP_HALF_OPEN_MAX);
+	}
+	i = (tcp_half_open_first + tcp_half_open_n) % TCP_HALF_OPEN_MAX;
+	tcp_half_open[i].idx = flow_idx(flow);
+	tcp_half_open[i].gen = flow->f.gen;
+	tcp_half_open_n++;
+}
+
+/* No descriptor left for a new connection: make one free, see flow.c.
+ * Return: true if something was closed
+ */
+static bool tcp_reclaim_fd(struct ctx *c)
+{
+	if (!flow_reclaim_dgram(c, now_ms(), 0))
+		return true;
+	while (tcp_half_open_n)
+		if (tcp_half_open_pop(c))
+			return true;
+	return false;
+}
+
 /* Guest SYN: open a socket and start connecting */
 static void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 				const struct flow_key *k, uint32_t seq,
@@ -693,6 +786,8 @@ static void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 	conn->sock = -1;
 
 	s = fwd_socket(c, sa.sa.sa_family, SOCK_STREAM);
+	if ((s == -EMFILE || s == -ENFILE) && tcp_reclaim_fd(c))
+		s = fwd_socket(c, sa.sa.sa_family, SOCK_STREAM);
 	if (s < 0) {
 		warn_rl("TCP: can't create socket: %s", strerror(-s));
 		flow_close(flow);
@@ -716,6 +811,7 @@ static void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 	conn->f.state = TCP_ST_CONNECTING;
 	conn->last_ms = now_ms();
 	conn->timer = conn->last_ms + TCP_CONNECT_TIMEOUT_MS;
+	tcp_half_open_push(c, flow);
 
 	if (flow_hash_insert(flow) ||
 	    loop_add(c, s, EPOLLOUT | EPOLLRDHUP | EPOLLET,

@@ -60,9 +60,15 @@
  * way reported an earlier datagram's fate, so it is retried once.
  *
  * Lifetime: a flow with no datagram either way for UDP_IDLE_MS is closed
- * by udp_timer() (socket out of epoll and closed, flow freed). A full
- * flow table drops the datagram (rate-limited warning). Nothing here
- * allocates memory: the frame buffers are static.
+ * by udp_timer() (socket out of epoll and closed, flow freed). Under
+ * pressure, the reclaim rule of flow.c applies: UDP and ICMP echo flows
+ * share FLOW_DGRAM_MAX entries; a new flow that finds them used up (or
+ * the table full) is dropped, rate-limited warning, after closing the
+ * least recently used UDP or ICMP flow if that one is idle for
+ * FLOW_RECLAIM_IDLE_MS, so that the next one gets in; with no descriptor
+ * left, it closes that flow and takes its socket's place at once. Every datagram either way marks its
+ * flow as used (flow_lru_touch()). Nothing here allocates memory: the
+ * frame buffers are static.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -190,13 +196,30 @@ static void udp_report_unreach(struct ctx *c, const struct udp_flow *uf, int e)
 			 k->gport, udp_key_addr(k, &k->raddr), k->rport, 0, e);
 }
 
-/* A flow table entry for key @k, no sockets yet. Return: flow or NULL */
-static struct udp_flow *udp_flow_alloc(const struct flow_key *k)
+/* Mark a flow as used now: idle timeout and reclaim order */
+static void udp_flow_used(struct udp_flow *uf)
 {
-	union flow *flow = flow_alloc();
-	struct udp_flow *uf;
+	uf->last_ms = now_ms();
+	flow_lru_touch((union flow *)uf);
+}
 
+/* A flow table entry for key @k, no sockets yet. Return: flow or NULL */
+static struct udp_flow *udp_flow_alloc(struct ctx *c, const struct flow_key *k)
+{
+	struct udp_flow *uf;
+	union flow *flow;
+
+	if (flow_dgram_count() >= FLOW_DGRAM_MAX) {
+		/* Room from the next round on, if a flow is idle */
+		flow_reclaim_dgram(c, now_ms(), FLOW_RECLAIM_IDLE_MS);
+		warn_rl("UDP: %u UDP and ICMP flows: datagram dropped",
+			flow_dgram_count());
+		return NULL;
+	}
+	flow = flow_alloc();
 	if (!flow) {
+		/* Room for the next one, at the end of this round */
+		flow_reclaim_dgram(c, now_ms(), FLOW_RECLAIM_IDLE_MS);
 		warn_rl("UDP: flow table full, datagram dropped");
 		return NULL;
 	}
@@ -204,6 +227,7 @@ static struct udp_flow *udp_flow_alloc(const struct flow_key *k)
 	uf->f.type = FLOW_UDP;
 	uf->f.key = *k;
 	uf->sock = uf->lsock = -1;
+	udp_flow_used(uf);
 	return uf;
 }
 
@@ -222,12 +246,15 @@ static struct udp_flow *udp_flow_new_outbound(struct ctx *c,
 		return NULL;
 	}
 
-	uf = udp_flow_alloc(k);
+	uf = udp_flow_alloc(c, k);
 	if (!uf)
 		return NULL;
 	flow = (union flow *)uf;
 
 	s = fwd_socket(c, k->family, SOCK_DGRAM);
+	if ((s == -EMFILE || s == -ENFILE) &&
+	    !flow_reclaim_dgram(c, now_ms(), FLOW_RECLAIM_IDLE_MS))
+		s = fwd_socket(c, k->family, SOCK_DGRAM);
 	if (s < 0) {
 		warn_rl("UDP: can't create socket: %s", strerror(-s));
 		goto fail;
@@ -306,7 +333,7 @@ void udp_input(struct ctx *c, const struct pkt *p)
 		uf = NULL; /* cannot happen: the type is in the key */
 	if (!uf)
 		return;
-	uf->last_ms = now_ms();
+	udp_flow_used(uf);
 
 	data = pv_at(payload, 0, payload.len);
 	n = udp_send_once(uf, data, payload.len);
@@ -383,7 +410,7 @@ static void udp_flow_recv(struct ctx *c, struct udp_flow *uf)
 			continue;
 		}
 
-		uf->last_ms = now_ms();
+		udp_flow_used(uf);
 		for (i = 0; i < n; i++) {
 			if (udp_mmh[i].msg_hdr.msg_flags & MSG_TRUNC) {
 				debug_rl("UDP: oversized datagram dropped");
@@ -397,7 +424,8 @@ static void udp_flow_recv(struct ctx *c, struct udp_flow *uf)
 }
 
 /* Flow for a datagram that arrived at a forwarded port, new if needed */
-static struct udp_flow *udp_flow_inbound(const struct flow_key *k, int lsock,
+static struct udp_flow *udp_flow_inbound(struct ctx *c,
+					 const struct flow_key *k, int lsock,
 					 const union sockaddr_inany *peer)
 {
 	union flow *flow = flow_hash_lookup(k);
@@ -412,7 +440,7 @@ static struct udp_flow *udp_flow_inbound(const struct flow_key *k, int lsock,
 		return uf;
 	}
 
-	uf = udp_flow_alloc(k);
+	uf = udp_flow_alloc(c, k);
 	if (!uf)
 		return NULL;
 	flow = (union flow *)uf;
@@ -462,10 +490,10 @@ static void udp_listen_recv(struct ctx *c, union epoll_ref ref)
 			flow_key_set(&k, FLOW_UDP, family, &gdst,
 				     fwd_port_target(&c->udp_fwd, port), &gsrc,
 				     sockaddr_port(peer));
-			uf = udp_flow_inbound(&k, ref.fd, peer);
+			uf = udp_flow_inbound(c, &k, ref.fd, peer);
 			if (!uf)
 				continue;
-			uf->last_ms = now_ms();
+			udp_flow_used(uf);
 			udp_frame_to_guest(c, uf, i);
 		}
 		if (n < UDP_BATCH)
