@@ -132,6 +132,15 @@ FUZZ_SECS ?= 20
 fuzz:
 	FUZZ_SECS=$(FUZZ_SECS) test/fuzz/build.sh run
 
+# Ours against Debian 13's passt (test/upstream/fetch.sh), both modes, both
+# directions, both MTUs, with the kernel of a namespace and a QEMU guest:
+# one table, also in bench/results/latest.md (bench/README.md). As root;
+# BENCH_QUICK=1 for a smoke run, BENCH_RUNS (5) and BENCH_SECS (8) per cell
+.PHONY: bench
+bench: $(BUILD)/passt tools
+	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
+		bench/run.sh
+
 # Every harness in turn for FUZZ_RUNS (10 million) executions, and a table
 # of executions, coverage and crashes (not in make check: it takes hours)
 FUZZ_RUNS ?= 10000000

@@ -91,6 +91,22 @@ rec() {
 	echo "$BENCH_HARNESS $*" >>"$BENCH_RECORDS"
 }
 
+# rec_missing MODE MTU BACKEND: a FAIL record for every cell of that
+# configuration without any record (a configuration that failed early),
+# so the table shows it
+rec_missing() {
+	local m_c
+	for m_c in g2p:gbps g2p:cpu g2p:sc p2g:gbps p2g:cpu p2g:sc rr:rtt \
+		idle:rss peak:hwm; do
+		[ "${m_c#*:}" = sc ] && [ "$BENCH_SC_TOOL" = none ] && continue
+		[ "$m_c" = rr:rtt ] && ! command -v sockperf >/dev/null &&
+			continue
+		grep -q "^$BENCH_HARNESS $1 $2 ${m_c%:*} ${m_c#*:} $3 " \
+			"$BENCH_RECORDS" 2>/dev/null ||
+			rec "$1" "$2" "${m_c%:*}" "${m_c#*:}" "$3" FAIL
+	done
+}
+
 # ptree PID: PID and all its descendants
 ptree() {
 	local p_c

@@ -1,75 +1,61 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# qemu.sh - throughput, latency and the daemon's CPU cost with a real guest:
-# QEMU 10 boots test/guest/out (test/guest/build.sh) through the daemon,
-# with the end-to-end harness of test/e2e/lib.sh (daemon in HOST, iperf3
-# and sockperf servers on the peer 203.0.113.7 in ROUTER, commands to the
-# guest over its second serial port).
+# qemu.sh - the real-guest benchmark: QEMU 10 boots test/guest/out
+# (test/guest/build.sh) through the daemon, with the end-to-end harness
+# of test/e2e/lib.sh (daemon in HOST, iperf3 and sockperf servers on the
+# peer 203.0.113.7 in ROUTER, commands to the guest over its second
+# serial port). The guest's CPU is emulated (TCG unless KVM is real), so
+# it caps the throughput: CPU per GiB is the figure to compare.
 #
-# Usage: bench/qemu.sh          (as root, after make and .ci/setup)
+# Usage: bench/qemu.sh          (as root, after make; make bench runs it)
 #
-# For each mode (vhost-user, stream), back-end (ours; upstream only in
-# stream mode: Debian's 2023 passt has no vhost-user) and MTU (65520,
-# 1500: the daemon gets -m MTU, the guest takes it from DHCP), one guest
-# boot, then $REPS times:
-#   g2p  guest -> peer   iperf3 client in the guest, server on the peer
-#   p2g  peer -> guest   the same with -R
-#   rr   TCP request/response, 64 bytes, one in flight: sockperf
-#        ping-pong from the guest to a sockperf server on the peer
-# The tables show medians. CPU: the daemon's utime+stime (its whole
-# process tree, /proc/PID/stat) over the run, per GiB received for g2p
-# and p2g, per request/response for rr. Under TCG the guest's CPU caps
-# the throughput, so CPU per GiB is the number to compare.
+# For each mode (stream, vhost-user), MTU (65520, 1500: the daemon gets
+# -m MTU, the guest takes it from DHCP) and back-end (ours, then Debian
+# 13's upstream passt: the two back-ends of a mode and MTU run back to
+# back), one guest boot, then, as in bench/ns.sh:
+#   idle  VmRSS once the guest is up, before any traffic
+#   g2p   guest -> peer, iperf3 client in the guest; BENCH_RUNS runs
+#   p2g   peer -> guest, the same with -R
+#   g2p, p2g again, BENCH_SC_RUNS runs with the system call counter on
+#   rr    TCP request/response, 64 bytes, one in flight: sockperf
+#         ping-pong from the guest to a sockperf server on the peer
+#   peak  VmHWM at the end
+# CPU: the daemon's utime+stime (its whole process tree, /proc/PID/stat)
+# over the run, per GiB received. Records go to BENCH_RECORDS (see
+# bench/lib.sh); run alone, the script prints the table of bench/report.sh,
+# then the virtio-net features each guest negotiated and notes (failures,
+# stalls, warnings in the daemon's log, our daemon's frame counters).
 #
-# Environment:
-#   PASST         our daemon (default build/passt)
-#   UPSTREAM      upstream passt (default /usr/bin/passt; installed with
-#                 apt-get if missing)
-#   MODES         "vhost-user stream" (default)
-#   BACKENDS      "ours upstream" (default)
-#   MTUS          "65520 1500" (default)
-#   DURATION      seconds per iperf3 run (default 10)
-#   LAT_DURATION  seconds per sockperf run (default 5)
-#   REPS          runs of each test per boot (default 3)
-#   QEMU, E2E_ACCEL, E2E_MEM, GUEST_OUT as in test/e2e/lib.sh
-#   PT_KEEP=1     keep the temporary directory (daemon logs, consoles)
+# Environment: see bench/lib.sh (BENCH_*, UPSTREAM); PASST (our daemon,
+# default build/passt), TOOLS; QEMU, E2E_ACCEL, E2E_MEM, GUEST_OUT as in
+# test/e2e/lib.sh; PT_KEEP=1 keeps the temporary directory (daemon logs,
+# consoles, iperf3 JSON).
 set -eu
 
 BENCH=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$BENCH/.." && pwd)
 export PASST=${PASST:-$ROOT/build/passt}
 export TOOLS=${TOOLS:-$ROOT/build/test/tools}
-OURS=$PASST
-UPSTREAM=${UPSTREAM:-/usr/bin/passt}
-MODES=${MODES:-vhost-user stream}
-BACKENDS=${BACKENDS:-ours upstream}
-MTUS=${MTUS:-65520 1500}
-DURATION=${DURATION:-10}
-LAT_DURATION=${LAT_DURATION:-5}
-REPS=${REPS:-3}
-PORT=5201
-SP_PORT=11111
+BENCH_OURS=$PASST
 
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=test/e2e/lib.sh
 . "$ROOT/test/e2e/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$BENCH/lib.sh"
+BENCH_HARNESS=qemu
+PORT=$BENCH_PORT
+SP_PORT=$BENCH_SP_PORT
+DURATION=$BENCH_SECS
+LAT_DURATION=$BENCH_LAT_SECS
 
 need iperf3 jq awk ss
 [ "$(id -u)" -eq 0 ] || skip "not root"
-[ -x "$OURS" ] || fail "no daemon at $OURS (make)"
+[ -x "$BENCH_OURS" ] || fail "no daemon at $BENCH_OURS (make)"
 
-case " $BACKENDS " in
-*" upstream "*)
-	if [ ! -x "$UPSTREAM" ] && [ "$UPSTREAM" = /usr/bin/passt ]; then
-		log "upstream passt missing: running apt-get install -y passt"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y passt \
-			>"$T/apt.log" 2>&1 ||
-			fail "apt-get install passt failed: $(tail -n 5 "$T/apt.log")"
-	fi
-	[ -x "$UPSTREAM" ] || fail "no upstream passt at $UPSTREAM"
-	;;
-esac
+bench_upstream
+sc_probe
 
 # The guest image (nothing to do when it's up to date)
 TOOLS=$TOOLS "$ROOT/test/guest/build.sh" ||
@@ -83,10 +69,8 @@ if ! command -v sockperf >/dev/null; then
 fi
 
 TCK=$(getconf CLK_TCK)
-RES=$T/results
 FEAT=$T/features
 NOTES=$T/notes
-: >"$RES"
 : >"$FEAT"
 : >"$NOTES"
 
@@ -94,27 +78,6 @@ NOTES=$T/notes
 note() {
 	log "  $*"
 	echo "$*" >>"$NOTES"
-}
-
-# tree PID: PID and all its descendants
-tree() {
-	local t_c
-	echo "$1"
-	for t_c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-		tree "$t_c"
-	done
-}
-
-# cpu_ticks PID: utime + stime of PID's process tree, in clock ticks
-cpu_ticks() {
-	local c_p c_s=0 c_t
-	for c_p in $(tree "$1"); do
-		# fields after "(comm) ": state is 1, utime 12, stime 13
-		c_t=$(sed 's/^.*) //' "/proc/$c_p/stat" 2>/dev/null |
-			awk '{ print $12 + $13 }') || c_t=0
-		c_s=$((c_s + ${c_t:-0}))
-	done
-	echo "$c_s"
 }
 
 # feat_names HEX: the virtio-net feature bits set in HEX, by name
@@ -160,36 +123,49 @@ server_stop() {
 	wait "$SERVER_PID" 2>/dev/null || :
 }
 
-# tp KEY DIR REP: one iperf3 run from the guest, appends to $RES
-#   KEY DIR Gbit/s CPU-s/GiB retransmits     ("FAIL" fields if it failed)
+# tp MODE BACKEND MTU DIR RUN cpu|sc: one iperf3 run from the guest,
+# records its figures; returns 1 if the daemon died
 tp() {
-	local t_k=$1 t_d=$2 t_r=$3 t_rev="" t_c0 t_c1 t_rc=0 t_json t_bytes t_err
-	local t_gbps t_retr t_line
-	t_json=$T/$(echo "$t_k" | tr ' ' -)-$t_d-$t_r.json
+	local t_mode=$1 t_b=$2 t_mtu=$3 t_d=$4 t_r=$5 t_kind=$6 t_k t_rev=""
+	local t_c0=0 t_c1=0 t_n=FAIL t_rc=0 t_json t_bytes t_err t_gbps t_retr
+	t_k="$t_mode $t_b $t_mtu"
+	t_json=$T/$t_mode-$t_b-$t_mtu-$t_d-$t_kind-$t_r.json
 	[ "$t_d" = p2g ] && t_rev=-R
 	server_start
-	t_c0=$(cpu_ticks "$DPID")
+	if [ "$t_kind" = sc ]; then
+		sc_start "$DPID" || note "$t_k: can't count system calls"
+	else
+		t_c0=$(cpu_ticks "$DPID")
+	fi
 	g_run -t $((DURATION + 30)) "iperf3 -c $PEER4 -p $PORT -t $DURATION \
 		$t_rev -J --connect-timeout 5000 >/tmp/iperf3.json 2>/tmp/iperf3.err
 		rc=\$?
 		cat /tmp/iperf3.json
 		[ \$rc -eq 0 ] || cat /tmp/iperf3.err
 		exit \$rc" >"$t_json" 2>&1 || t_rc=$?
+	if [ "$t_kind" = sc ]; then
+		t_n=$(sc_stop)
+	elif alive "$DPID"; then
+		t_c1=$(cpu_ticks "$DPID")
+	fi
+	server_stop
 	if ! alive "$DPID"; then
-		server_stop
 		note "$t_k $t_d #$t_r: DAEMON DIED: $(tail -n 3 "$PASST_ERR")"
-		echo "$t_k $t_d FAIL FAIL FAIL" >>"$RES"
 		return 1
 	fi
-	t_c1=$(cpu_ticks "$DPID")
-	server_stop
 	t_bytes=$(jq -r '.end.sum_received.bytes // 0' "$t_json" 2>/dev/null) ||
 		t_bytes=0
 	t_err=$(jq -r '.error // empty' "$t_json" 2>/dev/null) ||
 		t_err="no valid JSON: $(head -c 300 "$t_json")"
 	if [ "$t_rc" -ne 0 ] || [ -n "$t_err" ] || [ "$t_bytes" = 0 ]; then
-		note "$t_k $t_d #$t_r: FAILED (status $t_rc): ${t_err:-no data}"
-		echo "$t_k $t_d FAIL FAIL FAIL" >>"$RES"
+		note "$t_k $t_d #$t_r ($t_kind): FAILED (status $t_rc):" \
+			"${t_err:-no data}"
+		if [ "$t_kind" = sc ]; then
+			rec "$t_mode" "$t_mtu" "$t_d" sc "$t_b" FAIL
+		else
+			rec "$t_mode" "$t_mtu" "$t_d" gbps "$t_b" FAIL
+			rec "$t_mode" "$t_mtu" "$t_d" cpu "$t_b" FAIL
+		fi
 		return 0
 	fi
 	t_gbps=$(jq -r '.end.sum_received.bits_per_second / 1e9' "$t_json")
@@ -204,85 +180,82 @@ tp() {
 			"$(echo "$t_err" | cut -f1) intervals under a tenth of" \
 			"the mean (slowest $(echo "$t_err" | cut -f3) Gbit/s)"
 	fi
+	if [ "$t_kind" = sc ]; then
+		[ "$t_n" = FAIL ] || t_n=$(per_gib "$t_n" "$t_bytes")
+		rec "$t_mode" "$t_mtu" "$t_d" sc "$t_b" "$t_n"
+		log "  $t_k $t_d #$t_r: $t_n system calls/GiB ($BENCH_SC_TOOL)"
+		return 0
+	fi
 	t_retr=$(jq -r '.end.sum_sent.retransmits // "-"' "$t_json")
-	t_line=$(awk -v b="$t_bytes" -v c=$((t_c1 - t_c0)) -v t="$TCK" \
-		-v g="$t_gbps" 'BEGIN {
-			printf "%.3f %.3f", g, (c / t) / (b / 1073741824) }')
-	log "  $t_k $t_d #$t_r: $t_line (Gbit/s, CPU s/GiB)," \
+	rec "$t_mode" "$t_mtu" "$t_d" gbps "$t_b" "$t_gbps"
+	rec "$t_mode" "$t_mtu" "$t_d" cpu "$t_b" \
+		"$(per_gib "$(ticks_s $((t_c1 - t_c0)))" "$t_bytes")"
+	log "  $t_k $t_d #$t_r: $t_gbps Gbit/s," \
 		"$(awk -v b="$t_bytes" 'BEGIN { printf "%.2f", b / 1073741824 }')" \
-		"GiB, daemon CPU $(awk -v c=$((t_c1 - t_c0)) -v t="$TCK" \
-			'BEGIN { printf "%.2f", c / t }') s, retransmits $t_retr"
-	echo "$t_k $t_d $t_line $t_retr" >>"$RES"
+		"GiB, daemon CPU $(ticks_s $((t_c1 - t_c0))) s," \
+		"retransmits $t_retr"
 }
 
-# rr KEY REP: one sockperf ping-pong run from the guest, appends to $RES
-#   KEY rr RTT-p50-us RTT-avg-us CPU-us-per-RR RR/s
+# rr MODE BACKEND MTU RUN: one sockperf ping-pong run from the guest,
+# records the round trip's median
 rr() {
-	local r_k=$1 r_r=$2 r_c0 r_c1 r_rc=0 r_out r_p50 r_vt r_vn r_tn r_line
-	r_out=$T/$(echo "$r_k" | tr ' ' -)-rr-$r_r.out
-	r_c0=$(cpu_ticks "$DPID")
+	local r_mode=$1 r_b=$2 r_mtu=$3 r_r=$4 r_k r_rc=0 r_out r_p50
+	r_k="$r_mode $r_b $r_mtu"
+	r_out=$T/$r_mode-$r_b-$r_mtu-rr-$r_r.out
 	g_run -t $((LAT_DURATION + 30)) "sockperf pp --tcp -i $PEER4 \
 		-p $SP_PORT -t $LAT_DURATION -m 64" >"$r_out" 2>&1 || r_rc=$?
-	r_c1=$(cpu_ticks "$DPID")
 	sed -i 's/\x1b\[[0-9;]*m//g' "$r_out"
 	# sockperf's latency is half the round trip
 	r_p50=$(sed -n 's/.*percentile 50\.000 = *\([0-9.]*\).*/\1/p' "$r_out")
-	r_vt=$(sed -n 's/.*Valid Duration\] RunTime=\([0-9.]*\) sec.*/\1/p' \
-		"$r_out")
-	r_vn=$(sed -n 's/.*Valid Duration\].*ReceivedMessages=\([0-9]*\).*/\1/p' \
-		"$r_out")
-	r_tn=$(sed -n 's/.*Total Run\].*ReceivedMessages=\([0-9]*\).*/\1/p' \
-		"$r_out")
-	if [ "$r_rc" -ne 0 ] || [ -z "$r_p50" ] || [ -z "$r_vn" ] ||
-	   [ "${r_vn:-0}" = 0 ] || [ -z "$r_tn" ]; then
+	if [ "$r_rc" -ne 0 ] || [ -z "$r_p50" ]; then
 		note "$r_k rr #$r_r: FAILED (status $r_rc):" \
 			"$(grep -i -m 2 -e error -e fail "$r_out" | tr '\n' ' ')"
-		echo "$r_k rr FAIL FAIL FAIL FAIL" >>"$RES"
+		rec "$r_mode" "$r_mtu" rr rtt "$r_b" FAIL
 		return 0
 	fi
-	r_line=$(awk -v p="$r_p50" -v vt="$r_vt" -v vn="$r_vn" -v tn="$r_tn" \
-		-v c=$((r_c1 - r_c0)) -v t="$TCK" 'BEGIN {
-			printf "%.1f %.1f %.1f %.0f", 2 * p, vt / vn * 1e6,
-				(c / t) / tn * 1e6, vn / vt }')
-	log "  $r_k rr #$r_r: $r_line (RTT p50 us, RTT avg us, CPU us/RR," \
-		"RR/s), daemon CPU $(awk -v c=$((r_c1 - r_c0)) -v t="$TCK" \
-			'BEGIN { printf "%.2f", c / t }') s"
-	echo "$r_k rr $r_line" >>"$RES"
+	r_p50=$(awk -v p="$r_p50" 'BEGIN { printf "%.1f\n", 2 * p }')
+	rec "$r_mode" "$r_mtu" rr rtt "$r_b" "$r_p50"
+	log "  $r_k rr #$r_r: RTT p50 $r_p50 us"
 }
 
-# config MODE BACKEND BINARY MTU: daemon, guest boot, all the runs
+# config MODE BACKEND MTU: daemon, guest boot, all the runs
 config() {
-	local c_mode=$1 c_b=$2 c_bin=$3 c_mtu=$4 c_k c_args c_f c_sp c_r c_n
+	local c_mode=$1 c_b=$2 c_mtu=$3 c_k c_f c_sp c_r c_d c_n
 	c_k="$c_mode $c_b $c_mtu"
-	c_args=(-m "$c_mtu")
-	# Upstream passt drops to nobody when run as root, and then can't write
-	# the pid file in our 0700 directory: keep root (it still sandboxes)
-	[ "$c_b" = upstream ] && c_args+=(--runas 0)
-	# Our debug log has the negotiated vhost-user features
-	[ "$c_b" = ours ] && [ "$c_mode" = vhost-user ] && c_args+=(-d)
 	E2E_MODE=$c_mode
-	PASST=$c_bin
+	PASST=$(bench_bin "$c_b")
 	PASST_ERR=$T/$c_mode-$c_b-$c_mtu.err
 	rm -f "$SOCK" "$PIDFILE"
-	passt_up "${c_args[@]}"
+	# shellcheck disable=SC2046
+	passt_start $(bench_args "$c_b" "$c_mode" "$c_mtu")
 	DPID=$PASST_PID
-	# ip netns exec execs the daemon: $! is it, unless it forked; the
-	# CPU figures cover its whole process tree anyway
+	# ip netns exec execs the daemon: $! is it (upstream execs
+	# passt.avx2 in place); the CPU figures cover its process tree
 	log "  daemon pid $DPID ($(cat "/proc/$DPID/comm")," \
 		"$(ls "/proc/$DPID/task" | wc -l) thread(s), tree:" \
-		"$(tree "$DPID" | tr '\n' ' '))"
+		"$(ptree "$DPID" | tr '\n' ' '))"
 	qemu_start
-	guest_wait 120
+	guest_wait 180
 	[ "$G_IP4" != none ] || fail "$c_k: guest has no IPv4 address"
 	[ "$G_MTU" = "$c_mtu" ] ||
 		note "$c_k: the guest's MTU is '$G_MTU', expected $c_mtu"
 	c_f=$(g_run 'cat /sys/class/net/eth0/device/features' | tr -d '\r') ||
 		c_f=
 	[ -n "$c_f" ] && echo "$c_k guest $(bits_hex "$c_f")" >>"$FEAT"
-	if [ "$c_mode" = vhost-user ] && [ "$c_b" = ours ]; then
-		c_f=$(sed -n 's/.*vhost-user: features \(0x[0-9a-f]*\).*/\1/p' \
-			"$PASST_ERR" | tail -n 1)
-		[ -n "$c_f" ] && echo "$c_k daemon $c_f" >>"$FEAT"
+	rec "$c_mode" "$c_mtu" idle rss "$c_b" "$(status_mib "$DPID" VmRSS)"
+
+	for c_r in $(seq 1 "$BENCH_RUNS"); do
+		for c_d in g2p p2g; do
+			tp "$c_mode" "$c_b" "$c_mtu" "$c_d" "$c_r" cpu || return 1
+		done
+	done
+	if [ "$BENCH_SC_TOOL" != none ]; then
+		for c_r in $(seq 1 "$BENCH_SC_RUNS"); do
+			for c_d in g2p p2g; do
+				tp "$c_mode" "$c_b" "$c_mtu" "$c_d" "$c_r" sc ||
+					return 1
+			done
+		done
 	fi
 
 	c_sp=0
@@ -298,19 +271,16 @@ config() {
 				  grep -q ." 10 || fail "sockperf server did not start"
 		fi
 	fi
-
-	for c_r in $(seq 1 "$REPS"); do
-		tp "$c_k" g2p "$c_r" || return 1
-		tp "$c_k" p2g "$c_r" || return 1
-		if [ "$c_sp" != 0 ]; then
-			rr "$c_k" "$c_r"
-		fi
-	done
-
 	if [ "$c_sp" != 0 ]; then
+		for c_r in $(seq 1 "$BENCH_RUNS"); do
+			rr "$c_mode" "$c_b" "$c_mtu" "$c_r"
+		done
 		kill -KILL "$c_sp" 2>/dev/null || :
 		wait "$c_sp" 2>/dev/null || :
 	fi
+	alive "$DPID" || { note "$c_k: DAEMON DIED"; return 1; }
+	rec "$c_mode" "$c_mtu" peak hwm "$c_b" "$(status_mib "$DPID" VmHWM)"
+
 	qemu_stop
 	kill -TERM "$DPID" 2>/dev/null || :
 	wait_for "! alive $DPID" 10 || kill -KILL "$DPID"
@@ -343,54 +313,19 @@ killall_tracked() {
 	rm -f "$SOCK" "$PIDFILE"
 }
 
-# median KEY DIR FIELD: median of the successful runs, FAIL if none
-median() {
-	awk -v k="$1 $2" -v f="$3" '{ key = $1 " " $2 " " $3 " " $4 }
-		key == k && $f != "FAIL" && $f != "-" { print $f }' "$RES" |
-		sort -g | awk '{ v[NR] = $1 } END {
-			if (!NR) { print "FAIL"; exit }
-			if (NR % 2) print v[(NR + 1) / 2]
-			else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-runs_ok() {
-	awk -v k="$1 $2" '{ key = $1 " " $2 " " $3 " " $4 }
-		key == k { n++; if ($5 != "FAIL") ok++ }
-		END { printf "%d/%d", ok, n }' "$RES"
-}
-
-# ratio A B: A/B with two decimals, n/a if either is missing
-ratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN {
-		if (a == "FAIL" || b == "FAIL" || a == "" || b == "" || b + 0 == 0)
-			print "n/a"
-		else
-			printf "%.2f\n", a / b }'
-}
-
 setup_ns
 START=$(date +%s)
-CONFIGS=
-for _mode in $MODES; do
+for _mode in $BENCH_MODES; do
 	case $_mode in stream | vhost-user) ;; *) fail "unknown mode $_mode" ;; esac
-	for _b in $BACKENDS; do
-		case $_b in
-		ours) _bin=$OURS ;;
-		upstream)
-			_bin=$UPSTREAM
-			[ "$_mode" = stream ] || continue
-			;;
-		*) fail "unknown back-end $_b" ;;
-		esac
-		for _m in $MTUS; do
-			log "$_mode, $_b ($_bin), MTU $_m"
-			CONFIGS="$CONFIGS $_mode:$_b:$_m"
+	for _m in $BENCH_MTUS; do
+		for _b in $BENCH_BACKENDS; do
+			log "QEMU, $_mode, $_b ($(bench_bin "$_b")), MTU $_m"
 			_t0=$(date +%s)
 			# A subshell: a failure ends this configuration only
 			set +e
 			(
 				set -e
-				config "$_mode" "$_b" "$_bin" "$_m"
+				config "$_mode" "$_b" "$_m"
 			)
 			_st=$?
 			set -e
@@ -399,98 +334,29 @@ for _mode in $MODES; do
 					"(status $_st)"
 				killall_tracked
 			fi
+			rec_missing "$_mode" "$_m" "$_b"
 			log "  ($(($(date +%s) - _t0)) s)"
 		done
 	done
 done
+log "QEMU: $(($(date +%s) - START)) s"
 
-printf '\nThroughput (iperf3, %s s per run, medians of %s)\n' \
-	"$DURATION" "$REPS"
-printf '%-10s | %-8s | %5s | %-3s | %7s | %9s | %5s | %s\n' \
-	mode back-end MTU dir Gbit/s "CPU s/GiB" retr runs
-printf '%s\n' \
-	"-----------+----------+-------+-----+---------+-----------+-------+-----"
-for _c in $CONFIGS; do
-	IFS=: read -r _mode _b _m <<<"$_c"
-	for _d in g2p p2g; do
-		printf '%-10s | %-8s | %5s | %-3s | %7s | %9s | %5s | %s\n' \
-			"$_mode" "$_b" "$_m" "$_d" \
-			"$(median "$_mode $_b $_m" "$_d" 5)" \
-			"$(median "$_mode $_b $_m" "$_d" 6)" \
-			"$(median "$_mode $_b $_m" "$_d" 7)" \
-			"$(runs_ok "$_mode $_b $_m" "$_d")"
-	done
-done
-echo "(g2p guest->peer, p2g peer->guest with iperf3 -R; retr: sender's" \
-	"TCP retransmits; CPU: the daemon's utime+stime per GiB received)"
-
-if grep -q ' rr ' "$RES"; then
-	printf '\nLatency (sockperf ping-pong, TCP, 64 bytes, %s s per run,' \
-		"$LAT_DURATION"
-	printf ' medians of %s)\n' "$REPS"
-	printf '%-10s | %-8s | %5s | %8s | %8s | %7s | %9s | %s\n' \
-		mode back-end MTU "RTT p50" "RTT avg" "RR/s" "CPU us/RR" runs
-	printf '%s\n' \
-		"-----------+----------+-------+----------+----------+---------+-----------+-----"
-	for _c in $CONFIGS; do
-		IFS=: read -r _mode _b _m <<<"$_c"
-		printf '%-10s | %-8s | %5s | %8s | %8s | %7s | %9s | %s\n' \
-			"$_mode" "$_b" "$_m" \
-			"$(median "$_mode $_b $_m" rr 5)" \
-			"$(median "$_mode $_b $_m" rr 6)" \
-			"$(median "$_mode $_b $_m" rr 8)" \
-			"$(median "$_mode $_b $_m" rr 7)" \
-			"$(runs_ok "$_mode $_b $_m" rr)"
-	done
-	echo "(RTT in us: twice sockperf's one-way figure; RR/s: round trips" \
-		"per second; CPU: the daemon's utime+stime per round trip)"
-fi
-
-# ratio_lines NAME A-KEY B-KEY: A/B for every test
-ratio_lines() {
-	local l_d
-	for l_d in g2p p2g; do
-		echo "$1 $l_d MTU ${2##* }: throughput" \
-			"$(ratio "$(median "$2" "$l_d" 5)" "$(median "$3" "$l_d" 5)")," \
-			"CPU/GiB $(ratio "$(median "$2" "$l_d" 6)" \
-				"$(median "$3" "$l_d" 6)")"
-	done
-	grep -q "^$2 rr " "$RES" && grep -q "^$3 rr " "$RES" &&
-		echo "$1 rr  MTU ${2##* }: RTT p50" \
-			"$(ratio "$(median "$2" rr 5)" "$(median "$3" rr 5)")," \
-			"CPU/RR $(ratio "$(median "$2" rr 7)" \
-				"$(median "$3" rr 7)")"
-	return 0
-}
-# has MODE:BACKEND:MTU: true if that configuration ran
-has() {
-	case " $CONFIGS " in *" $1 "*) return 0 ;; esac
-	return 1
-}
-echo
-for _m in $MTUS; do
-	if has "stream:ours:$_m" && has "stream:upstream:$_m"; then
-		ratio_lines "ours/upstream (stream)" "stream ours $_m" \
-			"stream upstream $_m"
+bench_report
+# The features and notes: after the table when run alone, else to
+# BENCH_NOTES (bench/run.sh puts them under its table)
+{
+	if [ -s "$FEAT" ]; then
+		echo
+		echo "virtio-net features the QEMU guest negotiated" \
+			"(/sys/class/net/eth0/device/features):"
+		while read -r _mode _b _m _who _hex; do
+			printf '  %-10s %-8s %5s %-12s %s\n' "$_mode" "$_b" "$_m" \
+				"$_hex" "$(feat_names "$_hex")"
+		done <"$FEAT"
 	fi
-	if has "vhost-user:ours:$_m" && has "stream:ours:$_m"; then
-		ratio_lines "vhost-user/stream (ours)" "vhost-user ours $_m" \
-			"stream ours $_m"
+	if [ -s "$NOTES" ]; then
+		echo
+		echo "Notes (QEMU):"
+		sed 's/^/  /' "$NOTES"
 	fi
-done
-
-if [ -s "$FEAT" ]; then
-	echo
-	echo "virtio-net features (guest: /sys/class/net/eth0/device/features;" \
-		"daemon: its last SET_FEATURES)"
-	while read -r _mode _b _m _who _hex; do
-		printf '%-10s %-8s %5s %-6s %-12s %s\n' "$_mode" "$_b" "$_m" \
-			"$_who" "$_hex" "$(feat_names "$_hex")"
-	done <"$FEAT"
-fi
-if [ -s "$NOTES" ]; then
-	echo
-	echo "Notes:"
-	sed 's/^/  /' "$NOTES"
-fi
-log "total time: $(($(date +%s) - START)) s"
+} >>"${BENCH_NOTES:-/dev/stdout}"
