@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # migrate_silence.sh - the source's linger is silent (migrate-lib.sh
-# topology). Two pattern streams run between the peer on the FABRIC and
-# the guest: "down" (peer -> guest, IPv4, port 7001) and "up" (guest ->
-# peer, IPv4, port 7002). The guest migrates from SRC to DST, and the
+# topology). Three pattern streams run between the peer on the FABRIC and
+# the guest: "down" (peer -> guest, IPv4, port 7001), "up" (guest ->
+# peer, IPv4, port 7002) and "zw" (guest -> peer, IPv4, port 7003, the
+# peer not reading until the end: a zero window, so that the source holds
+# unsent data with its persist timer running). The guest migrates from SRC to DST, and the
 # fabric keeps routing the pod address to SRC for MIG_HOLD_MS (default
-# 3000) afterwards, while the source daemon holds the migrated sockets.
+# 3000, and at least 3 samples) afterwards, while the source daemon
+# holds the migrated sockets.
 #
 # During the hold:
 #   - the peer's bytes_acked on the "down" connection (ss -tin in
@@ -35,6 +38,7 @@ need busybox tcpdump
 MIG_HOLD_MS=${MIG_HOLD_MS:-3000}
 DPORT=7001
 UPORT=7002
+ZPORT=7003
 
 mig_setup
 mig_pod_daemon src source
@@ -46,10 +50,18 @@ mig_repair_ready src "$src_sock"
 
 mig_stream down down4 "$DPORT" --rate 1024
 mig_stream up up4 "$UPORT" --rate 1024
+mig_stream zw up4 "$ZPORT" --rate 1024 --pause-rx --rcvbuf 16384
 for s in down up; do
 	mig_flowing "$s" 65536 10 ||
 		fail "stream $s does not flow: $(cat "$T/$s".*.err)"
 done
+
+# The zero-window stream: the peer's buffer full, the guest's sender
+# blocked, the source's socket holding unsent data
+wait_for "[ \$(mig_prog zw c tx) -ge 131072 ]" 15 ||
+	fail "stream zw does not fill up: $(cat "$T"/zw.*.err)"
+log "zw in SRC before: $(mig_ss_info "$SRC" "( dport = :$ZPORT )" |
+	grep -o 'snd_wnd:[0-9]*\|notsent:[0-9]*\|unacked:[0-9]*\|backoff:[0-9]*' | tr '\n' ' ')"
 
 mig_pod_daemon dst target
 dst_sock=$D_SOCK dst_pid=$D_PID
@@ -76,7 +88,7 @@ s0=$(peer_ss bytes_sent)
 moved=
 samples=0
 held_seen=0
-while [ $(($(now_ms) - t_hold)) -lt "$MIG_HOLD_MS" ]; do
+while [ $(($(now_ms) - t_hold)) -lt "$MIG_HOLD_MS" ] || [ "$samples" -lt 3 ]; do
 	a=$(peer_ss bytes_acked)
 	samples=$((samples + 1))
 	[ "$a" = "$a0" ] || moved="$moved $a"
@@ -116,11 +128,11 @@ mig_cap_stop "$cap"
 # and during the hold (t_hold .. t_switch)
 mig_cap_text srcout >"$T/srcout.txt"
 awk -v th="$t_hold" -v ts="$t_switch" -v tt="$t_trig" \
-    -v dp="$DPORT" -v up="$UPORT" '
+    -v dp="$DPORT" -v up="$UPORT" -v zp="$ZPORT" '
 function port(a) { sub(/:$/, "", a); sub(/.*\./, "", a); return a }
 {
 	t = $1 * 1000; p = port($5)
-	if (p != dp && p != up)
+	if (p != dp && p != up && p != zp)
 		next
 	f = ""; ack = ""; len = 0; seq = ""
 	if (match($0, /Flags \[[^]]*\]/))
@@ -156,8 +168,8 @@ function port(a) { sub(/:$/, "", a); sub(/.*\./, "", a); return a }
 		adv[p]++
 }
 END {
-	for (i = 0; i < 2; i++) {
-		p = i ? up : dp
+	for (i = 0; i < 3; i++) {
+		p = i == 0 ? dp : i == 1 ? up : zp
 		s = ""
 		for (k in fl) {
 			split(k, kk, SUBSEP)
@@ -165,7 +177,7 @@ END {
 				s = s " [" kk[2] "]x" fl[k]
 		}
 		printf "hold: SRC -> peer port %s (%s): %d segment(s)%s, %d data bytes, %d retransmission(s), %d new data bytes, %d RST, %d FIN, %d ACK(s) beyond %s; %d segment(s) between the trigger and the end of the migration\n",
-			p, p == dp ? "down: peer sends" : "up: guest sends",
+			p, p == dp ? "down: peer sends" : p == up ? "up: guest sends" : "zw: guest sends, zero window",
 			n[p], s, bytes[p], rexmit[p], newdata[p], rst[p],
 			fin[p], adv[p], (p in maxack) ? sprintf("%.0f", maxack[p]) : "-", mig[p]
 		bad += rst[p] + adv[p] + fin[p]
@@ -192,7 +204,7 @@ sanitizer_check "$src_log"
 for s in down up; do
 	mig_flowing "$s" 32768 15 || fail "stream $s stops after SIGUSR2"
 done
-mig_streams_verify down up
+mig_streams_verify down up zw
 rst_src=$(($(mig_rsts "$SRC") - rst_src0))
 rst_dst=$(($(mig_rsts "$DST") - rst_dst0))
 [ "$rst_src" -eq 0 ] || fail "SRC sent $rst_src RSTs"
