@@ -6,10 +6,10 @@
 # the guest: "down" (peer -> guest, IPv4, port 7001), "up" (guest ->
 # peer, IPv4, port 7002) and "zw" (guest -> peer, IPv4, port 7003, the
 # peer not reading until the end: a zero window, so that the source holds
-# unsent data with its persist timer running). The guest migrates from SRC to DST, and the
-# fabric keeps routing the pod address to SRC for MIG_HOLD_MS (default
-# 3000, and at least 3 samples) afterwards, while the source daemon
-# holds the migrated sockets.
+# unsent data with its persist timer running). The guest migrates from
+# SRC to DST, and the fabric keeps routing the pod address to SRC for
+# MIG_HOLD_MS (default 3000, and at least 3 samples) afterwards, while the
+# source daemon holds the migrated sockets.
 #
 # During the hold:
 #   - the peer's bytes_acked on the "down" connection (ss -tin in
