@@ -4,6 +4,8 @@
 # make check      unit, integration and QEMU tests, plain and under ASan+UBSan,
 #                 and a short run of every fuzzer (make fuzz: FUZZ_SECS each)
 # make demo       boot a real guest through passt (DEMO_OPTS=--vhost-user)
+# make demo-migrate  live migration between two QEMUs, a timeline picture
+#                 ($(BUILD)/demo-migrate.png; DEMO_LINGER=no: without linger)
 # make libvirt    real libvirt drives the installed daemon; the .deb
 # make fuzz-long  every fuzzer for 10 million executions, with a table
 # make asan       sanitizer build in build-asan/
@@ -39,7 +41,8 @@ TOOL_SRCS := $(wildcard test/tools/*.c)
 TOOL_BINS := $(TOOL_SRCS:test/tools/%.c=$(BUILD)/test/tools/%)
 
 .PHONY: all asan check unit integration unit-asan integration-asan fuzz-long \
-        install uninstall libvirt clean format tools guest e2e e2e-asan demo fuzz
+        install uninstall libvirt clean format tools guest e2e e2e-asan demo fuzz \
+        demo-migrate
 
 all: $(BUILD)/passt passt $(BUILD)/passt-repair tools
 
@@ -125,6 +128,12 @@ libvirt: $(BUILD)/passt tools
 demo: $(BUILD)/passt tools
 	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
 		test/demo.sh $(DEMO_OPTS)
+
+# A live migration a person can watch: test/demo-migrate.sh; the picture
+# goes to $(BUILD)/ (README.md, "Migration demo")
+demo-migrate: $(BUILD)/passt tools
+	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
+		DEMO_OUT=$(abspath $(BUILD)) test/demo-migrate.sh
 
 # libFuzzer harnesses (clang, ASan+UBSan) over everything that parses guest
 # or front-end input, FUZZ_SECS seconds each: see test/fuzz/build.sh

@@ -19,7 +19,7 @@
 #   qmp ROLE JSON      one QMP command, its answer on stdout
 #   qm_migrate         "migrate" on the source, polled to its end; sets
 #                      QM_STATUS, QM_DOWNTIME, QM_TOTAL, QM_SETUP (ms),
-#                      QM_T_START, QM_T_END (host ms); then g_run & co.
+#                      QM_T_START, QM_T_END, QM_T_RUN (host ms); g_run & co.
 #                      talk to the guest on the target
 #
 # The guest's command channel of lib.sh (g_run, g_ok, g_bg ...) follows
@@ -148,9 +148,10 @@ qm_follow() {
 # qm_migrate [TIMEOUT]: migrate the guest from the source QEMU to the
 # target, poll query-migrate (every 50 ms) to a final state. Sets
 # QM_STATUS (completed, failed, ...), QM_DOWNTIME, QM_TOTAL, QM_SETUP (ms,
-# as QEMU reports them), QM_T_START (host ms when we asked) and QM_T_END
-# (host ms when we saw it completed). On success, qm_follow. Returns 0
-# iff completed
+# as QEMU reports them), QM_T_START (host ms when we asked), QM_T_END
+# (host ms when we saw it completed) and QM_T_RUN (host ms when the target
+# ran the guest: its RESUME event). On success, qm_follow. Returns 0 iff
+# completed
 qm_migrate() {
 	QM_T_START=$(ms_now)
 	qmp src "{\"execute\": \"migrate\", \"arguments\": {\"uri\": \"unix:$QM_MIG_SOCK\"}}" \
@@ -183,6 +184,11 @@ qm_migrate() {
 	wait_for "qmp dst '{\"execute\": \"query-status\"}' |
 		  grep -q '\"status\": \"running\"'" 30 ||
 		fail "the target does not run the guest"
+	# When it started to (its RESUME event, QEMU's clock): polling
+	# under load sees "completed" late
+	QM_T_RUN=$(qm_qmp_event RESUME)
+	[ -n "$QM_T_RUN" ] && [ "$QM_T_RUN" -ge "$QM_T_START" ] &&
+		[ "$QM_T_RUN" -le "$QM_T_END" ] || QM_T_RUN=$QM_T_END
 	qm_follow
 }
 
@@ -315,9 +321,9 @@ qm_stream_stop() {
 }
 
 # qm_switch_after W: the fabric routes the pod address to SRC until W s
-# after the migration completed (QM_T_END), then to DST. Sets QM_T_SWITCH
+# after the target ran the guest (QM_T_RUN), then to DST. Sets QM_T_SWITCH
 qm_switch_after() {
-	_left=$((QM_T_END + $1 * 1000 - $(ms_now)))
+	_left=$((QM_T_RUN + $1 * 1000 - $(ms_now)))
 	[ "$_left" -le 0 ] ||
 		sleep "$((_left / 1000)).$(printf %03d $((_left % 1000)))"
 	mig_fabric_to dst

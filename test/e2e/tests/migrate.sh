@@ -67,14 +67,14 @@ qm_migrate 120 || fail "migration failed: $(tail -n 3 "$T/qemu-src.err")"
 qm_quit src --nowait
 log "after: guest rx $(tel_last s rx), peer rx $(peer_prog s rx)"
 
-# The fabric still routes to the source for QM_W s after the migration
-# completed (the scenario itself, not a wait for something)
+# The fabric still routes to the source for QM_W s after the target ran
+# the guest (the scenario itself, not a wait for something)
 qm_switch_after "$QM_W"
 qm_quit src
 grep -q 'completed as source' "$T/src/passt.socket.err" ||
 	fail "source daemon: no 'completed as source' line"
-log "fabric switched to DST $((QM_T_SWITCH - QM_T_END)) ms after the" \
-	"migration completed; guest rx $(tel_last s rx)"
+log "fabric switched to DST $((QM_T_SWITCH - QM_T_RUN)) ms after the" \
+	"target ran the guest; guest rx $(tel_last s rx)"
 qm_moved s 131072 30 ||
 	fail "the stream to the guest doesn't move after the switch" \
 	     "(rx $(tel_last s rx), guest: $(g_run 'cat /tmp/s.err' | tr '\n' ' '))"
