@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash disable=SC2034
 #
 # lib.sh - what the benchmark scripts (bench/ns.sh, bench/qemu.sh) share:
 # run counts, the daemon's CPU time, memory and system call counts, the

@@ -68,7 +68,6 @@ if ! command -v sockperf >/dev/null; then
 	SOCKPERF=0
 fi
 
-TCK=$(getconf CLK_TCK)
 FEAT=$T/features
 NOTES=$T/notes
 : >"$FEAT"
