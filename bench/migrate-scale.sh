@@ -112,8 +112,12 @@ for n in $CONNS; do
 			sw=$(($(cat "$T/migrate.switched") / 1000000))
 		fi
 		# shellcheck disable=SC2086
-		mig_all_flowing 16384 60 $names ||
-			fail "N=$n: streams not moving after the switch: $MIG_LAGGING"
+		if ! mig_all_flowing 16384 60 $names; then
+			log "N=$n: streams not moving after the switch: $MIG_LAGGING"
+			# shellcheck disable=SC2046
+			mig_diag $(printf '%s\n' $MIG_LAGGING | cut -d: -f1)
+			fail "N=$n: streams not moving after the switch"
+		fi
 		mig_cap_stop "$cap_old"
 		mig_cap_stop "$cap_new"
 

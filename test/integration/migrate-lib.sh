@@ -538,7 +538,7 @@ mig_stream() {
 	shift 3
 	mig_stream_start "$_msnm" "$FABRIC" "$GUEST" "$_msa" "$_msport" \
 		"$_mssd" "$@"
-	eval "SL_$_msnm=$MIG_SL SC_$_msnm=$MIG_SC KIND_$_msnm=$_msk"
+	eval "SL_$_msnm=$MIG_SL SC_$_msnm=$MIG_SC KIND_$_msnm=$_msk PORT_$_msnm=$_msport"
 }
 
 # mig_rx NAME: the receiving side of stream NAME (c: guest, l: peer)
@@ -576,34 +576,69 @@ mig_flowing() {
 # fails the test otherwise. Logs one line per stream
 mig_streams_verify() {
 	_mvpids=
+	: >"$T/verify.lst"
 	for _mvn in "$@"; do
 		touch "$T/$_mvn.stop"
-		eval "_mvpids=\"\$_mvpids \$SL_$_mvn \$SC_$_mvn\""
+		eval "_mvpids=\"\$_mvpids \$SL_$_mvn \$SC_$_mvn\" _mvk=\$KIND_$_mvn"
+		echo "$_mvn $_mvk" >>"$T/verify.lst"
 	done
 	# A watchdog, so that a stuck end can't hang the wait below
 	# shellcheck disable=SC2086
 	( sleep "${MIG_VERIFY_TIMEOUT:-60}"; kill -KILL $_mvpids ) \
 		>/dev/null 2>&1 &
 	_mvwd=$!
-	_mvbad=
+	: >"$T/verify.st"
 	for _mvn in "$@"; do
 		eval "_mvl=\$SL_$_mvn _mvc=\$SC_$_mvn"
-		MIG_ST_L=0 MIG_ST_C=0
-		wait "$_mvl" 2>/dev/null || MIG_ST_L=$?
-		wait "$_mvc" 2>/dev/null || MIG_ST_C=$?
-		_mvtx=$(mig_prog "$_mvn" "$(mig_tx "$_mvn")" tx)
-		_mvrx=$(mig_prog "$_mvn" "$(mig_rx "$_mvn")" rx)
-		_mvend=$(mig_prog "$_mvn" "$(mig_rx "$_mvn")" end)
-		log "stream $_mvn: sent=$_mvtx received=$_mvrx end=$_mvend status=$MIG_ST_L/$MIG_ST_C"
-		if [ "$MIG_ST_L" != 0 ] || [ "$MIG_ST_C" != 0 ] ||
-		   [ "$_mvtx" != "$_mvrx" ] || [ "$_mvtx" -eq 0 ]; then
-			_mvbad="$_mvbad $_mvn"
-			log "  $(cat "$T/$_mvn".*.err 2>/dev/null | tr '\n' ' ')"
-		fi
+		_mvsl=0 _mvsc=0
+		wait "$_mvl" 2>/dev/null || _mvsl=$?
+		wait "$_mvc" 2>/dev/null || _mvsc=$?
+		echo "$_mvn $_mvsl $_mvsc" >>"$T/verify.st"
 	done
 	kill "$_mvwd" 2>/dev/null || :
 	wait "$_mvwd" 2>/dev/null || :
-	[ -z "$_mvbad" ] || fail "streams not byte-exact or failed:$_mvbad"
+	# One pass over every progress file
+	_mvbad=$(awk -v t="$T" '
+		function get(f, k,   l, n, kv, i, v) {
+			v = ""
+			if ((getline l < f) > 0) {
+				n = split(l, kv, " ")
+				for (i = 1; i <= n; i++)
+					if (index(kv[i], k "=") == 1)
+						v = substr(kv[i], length(k) + 2)
+			}
+			close(f)
+			return v
+		}
+		FILENAME ~ /verify.lst$/ { kind[$1] = $2; next }
+		{
+			n = $1; rx = kind[n] ~ /^down/ ? "c" : "l"
+			tx = rx == "c" ? "l" : "c"
+			s = get(t "/" n "." tx ".prog", "tx")
+			r = get(t "/" n "." rx ".prog", "rx")
+			e = get(t "/" n "." rx ".prog", "end")
+			printf "stream %s: sent=%s received=%s end=%s status=%s/%s\n", n, s, r, e, $2, $3 > "/dev/stderr"
+			if ($2 != 0 || $3 != 0 || s != r || s + 0 == 0)
+				bad = bad " " n
+		}
+		END { print bad }' "$T/verify.lst" "$T/verify.st")
+	for _mvn in $_mvbad; do
+		log "  $_mvn: $(cat "$T/$_mvn".*.err 2>/dev/null | tr '\n' ' ')"
+	done
+	[ -z "$_mvbad" ] || fail "streams not byte-exact or failed: $_mvbad"
+}
+
+# mig_diag NAME...: what the kernels think of those streams (ss -tin in
+# FABRIC, the pods and the guest), for a failure report
+mig_diag() {
+	for _mdn in "$@"; do
+		eval "_mdk=\$KIND_$_mdn _mdp=\${PORT_$_mdn:-none}"
+		log "---- stream $_mdn ($_mdk): progress l: $(cat "$T/$_mdn.l.prog" 2>/dev/null), c: $(cat "$T/$_mdn.c.prog" 2>/dev/null)"
+		for _mdns in "$FABRIC" "$SRC" "$DST" "$GUEST"; do
+			log "  $_mdns: $(ns "$_mdns" ss -tinH state all 2>/dev/null |
+				grep -A1 -E "[:.]$_mdp( |$)" | tr -s ' \n' ' ')"
+		done
+	done
 }
 
 # mig_streams_start KIND_OF PORT0 COUNT [OPTION...]: COUNT pattern streams
@@ -632,6 +667,7 @@ mig_streams_start() {
 			--progress "$T/$_mn.l.prog" --stop-file "$T/$_mn.stop" \
 			$_msl "$@" pattern-listen "$_ma" $((_mp0 + _mi))
 		eval "SL_$_mn=$BG_PID KIND_$_mn=$_mk ADDR_$_mn=$_ma SEND_$_mn=$_msc"
+		eval "PORT_$_mn=$((_mp0 + _mi))"
 		MIG_NAMES="$MIG_NAMES $_mn"
 		_mi=$((_mi + 1))
 	done

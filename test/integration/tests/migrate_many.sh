@@ -80,8 +80,12 @@ phase "migrated"
 # Every stream moves again
 t0=$(now_ms)
 # shellcheck disable=SC2086
-mig_all_flowing 8192 30 $names ||
-	fail "streams not moving after the switch: $MIG_LAGGING"
+if ! mig_all_flowing 8192 30 $names; then
+	log "streams not moving after the switch: $MIG_LAGGING"
+	# shellcheck disable=SC2046
+	mig_diag $(printf '%s\n' $MIG_LAGGING | cut -d: -f1)
+	fail "streams not moving after the switch"
+fi
 log "all $MIG_CONNS streams moved 8 KiB more within $(($(now_ms) - t0)) ms"
 
 phase "all moving again"
