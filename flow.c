@@ -65,12 +65,19 @@
  *    closes the least recently used UDP or ICMP echo flow however recent,
  *    or else the oldest half-open TCP connection (tcp.c), and tries again:
  *    datagram flows come back by themselves with the next datagram.
- *  - TCP connections the guest has opened but not yet completed (connect()
- *    in progress, or our SYN-ACK not acknowledged) are at most
- *    TCP_HALF_OPEN_MAX; the next SYN resets the oldest of them (tcp.c).
+ *  - TCP connections the guest has opened whose remote has not answered
+ *    yet (connect() in progress) are at most TCP_HALF_OPEN_MAX; the next
+ *    SYN resets the oldest of them (tcp.c). Those the remote did answer
+ *    wait for the guest's ACK for a bounded number of SYN-ACK
+ *    retransmissions, not in this count: the guest's ACK may be queued
+ *    behind a flood of its own.
  *
  * Closing for reclaim is an ordinary close (rules 2 and 3 above): the
- * socket goes at once, the entry at the end of the round.
+ * socket goes at once, the entry at the end of the round. So what one
+ * round can open and close is bounded by the input a round takes from the
+ * front-end (tap/stream.c: 128 KiB; vhost-user: its TX budget), and the
+ * table, with entries closed in the round, can't be filled by one flood.
+ * Messages about any of this are rate-limited (warn_rl(), debug_rl()).
  *
  * Invariants: an entry is in the hash if and only if f.hashed is set, and
  * then under exactly the key stored in f.key; a free entry has type

@@ -244,7 +244,7 @@ static union flow *icmp_flow_new(struct ctx *c, const struct flow_key *key)
 	if (flow_hash_insert(flow))
 		goto fail; /* cannot happen: looked up before */
 
-	debug("ICMP: flow %u opened, identifier %u", flow_idx(flow),
+	debug_rl("ICMP: flow %u opened, identifier %u", flow_idx(flow),
 	      key->gport);
 	return flow;
 
@@ -405,7 +405,7 @@ void icmp_timer(struct ctx *c, uint64_t now)
 			continue;
 		if (now > flow->icmp.last_ms &&
 		    now - flow->icmp.last_ms >= ICMP_IDLE_MS) {
-			debug("ICMP: flow %u closed after idle timeout", i);
+			debug_rl("ICMP: flow %u closed after idle timeout", i);
 			icmp_flow_close(c, flow);
 		}
 	}

@@ -56,7 +56,7 @@
  * handshake deadlines, and an idle timeout. A full connection table makes
  * us refuse new connections with RST (logged, rate-limited). Reclaim (see
  * flow.c): at most TCP_HALF_OPEN_MAX connections opened by the guest are
- * half-open (connecting, or our SYN-ACK not ACKed yet); a SYN beyond that
+ * half-open (our connect() to the remote in progress); a SYN beyond that
  * resets the oldest of them. A SYN that finds no descriptor left closes
  * the least recently used UDP or ICMP echo flow, or else the oldest
  * half-open connection, and tries again.
@@ -101,8 +101,8 @@
 #define TCP_MAX_RETRIES 7		/* then reset both sides */
 #define TCP_SYN_RETRIES 4		/* SYN to guest, then give up */
 #define TCP_CONNECT_TIMEOUT_MS (60 * 1000)
-#define TCP_HALF_OPEN_MAX 4096		/* guest SYNs not yet answered by an
-					 * ACK of ours being ACKed (flow.c) */
+#define TCP_HALF_OPEN_MAX 4096		/* guest connections still waiting
+					 * for the remote (flow.c, Reclaim) */
 #define TCP_IDLE_MS (2 * 3600 * 1000ULL)
 #define TCP_WS_OURS 8			/* our window scale when offered */
 #define TCP_BATCH 64			/* segments per socket read */
@@ -502,7 +502,7 @@ int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 	if (n < 0) {
 		tap_seg_done(c);
 		if (errno != EAGAIN && errno != EWOULDBLOCK) {
-			debug("TCP flow %u: recv: %s", tcp_idx(conn),
+			debug_rl("TCP flow %u: recv: %s", tcp_idx(conn),
 			      strerror(errno));
 			tcp_rst(c, conn);
 			return -1;
@@ -672,8 +672,8 @@ static void tcp_connect_failed(struct ctx *c, struct tcp_conn *conn, int e);
 /*
  * Half-open connections from the guest, oldest first: every connection
  * the guest opened goes in when its SYN arrives, and is taken out when it
- * reaches the front. Whatever has completed its handshake (or is gone)
- * by then is simply dropped; whatever has not is reset. So at most
+ * reaches the front. Whatever the remote has answered (or is gone) by
+ * then is simply dropped; whatever still waits for it is reset. So at most
  * TCP_HALF_OPEN_MAX connections are half-open at any time, and a SYN
  * flood pushes out its own oldest SYNs, not established connections.
  */
@@ -683,12 +683,15 @@ static struct {
 } tcp_half_open[TCP_HALF_OPEN_MAX];
 static unsigned tcp_half_open_first, tcp_half_open_n;
 
-/* Is @conn a connection opened by the guest, handshake not complete? */
+/* Is @conn a connection from the guest still waiting for the remote?
+ * (Once the remote has answered, the guest's ACK may be queued behind a
+ * whole flood of its own SYNs: such connections are bounded by the SYN-ACK
+ * retries, not here.)
+ */
 static bool tcp_is_half_open(const struct tcp_conn *conn)
 {
 	return !(conn->flags & TCP_F_INBOUND) &&
-	       (conn->f.state == TCP_ST_CONNECTING ||
-		conn->f.state == TCP_ST_SYNACK_TO_GUEST);
+	       conn->f.state == TCP_ST_CONNECTING;
 }
 
 /* Reset a half-open connection: the guest gets a RST for its SYN */
@@ -696,12 +699,8 @@ static void tcp_half_open_reset(struct ctx *c, struct tcp_conn *conn)
 {
 	debug_rl("TCP flow %u: oldest half-open connection reset for a new "
 		 "one", tcp_idx(conn));
-	if (conn->f.state == TCP_ST_CONNECTING) {
-		tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, 0);
-		tcp_close(c, conn, true);
-	} else {
-		tcp_rst(c, conn);
-	}
+	tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, 0);
+	tcp_close(c, conn, true);
 }
 
 /* Take the oldest entry off the list; reset it if still half-open.
@@ -833,7 +832,7 @@ static void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 /* tcp_connect_failed() - connect() failed: RST, or ICMP error if unreachable */
 static void tcp_connect_failed(struct ctx *c, struct tcp_conn *conn, int e)
 {
-	debug("TCP flow %u: connect: %s", tcp_idx(conn), strerror(e));
+	debug_rl("TCP flow %u: connect: %s", tcp_idx(conn), strerror(e));
 	if (e == EHOSTUNREACH || e == ENETUNREACH || e == EACCES ||
 	    e == EPERM)
 		icmp_err_unreach(c, conn->f.key.family, IPPROTO_TCP,
@@ -1278,7 +1277,7 @@ void tcp_timer(struct ctx *c, uint64_t now)
 		if (!conn || (conn->flags & TCP_F_MIGRATED))
 			continue;
 		if (now - conn->last_ms > TCP_IDLE_MS) {
-			debug("TCP flow %u: idle, reset", i);
+			debug_rl("TCP flow %u: idle, reset", i);
 			tcp_rst(c, conn);
 			continue;
 		}
@@ -1309,7 +1308,7 @@ void tcp_timer(struct ctx *c, uint64_t now)
 				continue;
 			}
 			if (++conn->retries > TCP_MAX_RETRIES) {
-				debug("TCP flow %u: guest not ACKing, reset",
+				debug_rl("TCP flow %u: guest not ACKing, reset",
 				      i);
 				tcp_rst(c, conn);
 				continue;

@@ -175,7 +175,7 @@ static void udp_flow_close(struct ctx *c, struct udp_flow *uf)
 		close(uf->sock);
 		uf->sock = -1;
 	}
-	debug("UDP flow %u closed", udp_idx(uf));
+	debug_rl("UDP flow %u closed", udp_idx(uf));
 	flow_close((union flow *)uf);
 }
 
@@ -276,7 +276,7 @@ static struct udp_flow *udp_flow_new_outbound(struct ctx *c,
 		goto fail;
 	}
 	uf->sock = s;
-	debug("UDP flow %u opened, guest port %u to port %u", flow_idx(flow),
+	debug_rl("UDP flow %u opened, guest port %u to port %u", flow_idx(flow),
 	      k->gport, k->rport);
 	return uf;
 
@@ -450,7 +450,7 @@ static struct udp_flow *udp_flow_inbound(struct ctx *c,
 		flow_close(flow);
 		return NULL;
 	}
-	debug("UDP flow %u opened, inbound to guest port %u", flow_idx(flow),
+	debug_rl("UDP flow %u opened, inbound to guest port %u", flow_idx(flow),
 	      k->gport);
 	return uf;
 }
