@@ -131,7 +131,7 @@ demo: $(BUILD)/passt tools
 
 # A live migration a person can watch: test/demo-migrate.sh; the picture
 # goes to $(BUILD)/ (README.md, "Migration demo")
-demo-migrate: $(BUILD)/passt tools
+demo-migrate: $(BUILD)/passt $(BUILD)/passt-repair tools
 	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
 		DEMO_OUT=$(abspath $(BUILD)) test/demo-migrate.sh
 

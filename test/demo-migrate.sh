@@ -86,8 +86,8 @@ note "pods $SRC and $DST, both $ADDR4; fabric $FABRIC with the peer" \
 # shellcheck disable=SC2086
 qm_daemon src --migrate-linger-timeout 120 $SRC_OPTS 2>>"$T/demo.log"
 qm_daemon dst 2>>"$T/demo.log"
-note "passt --vhost-user in each pod (root: it sets TCP_REPAIR itself)" \
-	"${SRC_OPTS:+; in $SRC with $SRC_OPTS}"
+note "passt --vhost-user in each pod${SRC_OPTS:+ (in $SRC with $SRC_OPTS)};" \
+	"passt-repair watches $DST's directory"
 
 # What reaches the peer with RST set, on the fabric
 ip netns exec "$FABRIC" tcpdump -Z root -U -n -i any -w "$T/rst.pcap" \
@@ -127,8 +127,11 @@ wait_for "[ \$(tel_last s rx) -ge $((DEMO_RATE * 1024 * 3)) ]" 60 \
 	2>>"$T/demo.log" || fail "the stream doesn't flow"
 note "guest received $(mib "$(tel_last s rx)") so far"
 
+say "passt-repair connects to passt in $SRC (TCP_REPAIR for the migration)"
 say "migrating: QMP \"migrate\" to unix:$QM_MIG_SOCK on the source QEMU"
+qm_repair_src 2>>"$T/demo.log"
 rst_src0=$(mig_rsts "$SRC")
+qm_switch_arm "$DEMO_W"
 qm_migrate 120 2>>"$T/demo.log" ||
 	fail "migration $QM_STATUS: $(tail -n 3 "$T/qemu-src.err")"
 say "migration completed: downtime $QM_DOWNTIME ms, total $QM_TOTAL ms" \
@@ -144,16 +147,19 @@ else
 	note "passt in $SRC closed the migrated sockets (--migrate-no-linger)"
 fi
 say "the fabric still delivers $ADDR4 to $SRC for $DEMO_W s"
-qm_switch_after "$DEMO_W"
+qm_switch_wait
 qm_quit src
 say "fabric switched: $ADDR4 goes to $DST now"
+# Without the linger, a stream that isn't back in 10 s won't be
+moved_wait=20 usr2_wait=10
+[ "$DEMO_LINGER" = yes ] || moved_wait=10 usr2_wait=2
 moved=yes
-qm_moved s 65536 20 2>>"$T/demo.log" || moved=no
+qm_moved s 65536 "$moved_wait" 2>>"$T/demo.log" || moved=no
 if [ -n "$QM_MOVED_MS" ] && [ "$moved" = yes ]; then
 	say "the stream to the guest moved again $QM_MOVED_MS ms after the switch"
 else
 	moved=no
-	say "the stream to the guest did not move again (20 s)"
+	say "the stream to the guest did not move again ($moved_wait s)"
 fi
 # More of the stream for the picture, then the lifetime-end signal
 sleep 2
@@ -161,14 +167,17 @@ say "lifetime end: SIGUSR2 to passt in $SRC (\"the fabric has switched\")"
 T_USR2=$(ms_now)
 kill -USR2 "$SRC_PID" 2>/dev/null || :
 src_end="still running"
-if wait_for "! alive $SRC_PID" 10 2>>"$T/demo.log"; then
+if wait_for "! alive $SRC_PID" "$usr2_wait" 2>>"$T/demo.log"; then
 	st=0
 	wait "$SRC_PID" || st=$?
 	src_end="exited with status $st"
 fi
 note "passt in $SRC $src_end"
-grep -m1 -o 'Linger: ended.*' "$T/src/passt.socket.err" | sed 's/^/           /' ||
-	note "(no linger to end)"
+if grep -q 'Linger: ended' "$T/src/passt.socket.err"; then
+	note "$(grep -m1 -o 'Linger: ended.*' "$T/src/passt.socket.err")"
+else
+	note "(it has no linger to end: SIGUSR2 is ignored; SIGTERM now)"
+fi
 [ "$src_end" = "still running" ] && mig_daemon_stop "$SRC_PID"
 sleep 2
 
@@ -184,8 +193,8 @@ qm_quit dst
 mig_daemon_stop "$DST_PID"
 
 # ---- the picture ----
-T_PAUSE=$(qm_qmp_event STOP)
-T_RESUME=$(qm_qmp_event RESUME)
+T_PAUSE=$(qm_qmp_event src STOP)
+T_RESUME=$(qm_qmp_event dst RESUME)
 T_END=$QM_T_RUN
 s_rel() {
 	awk -v t="$1" -v z="$QM_T_START" 'BEGIN { printf "%.3f", (t - z) / 1000 }'

@@ -7,15 +7,17 @@
 # migration tests (test/integration/migrate-lib.sh): pods SRC and DST with
 # the same addresses, a FABRIC router that sends the pod address to one of
 # them (mig_fabric_to src|dst), the peer on FABRIC's loopback. A daemon
-# runs in each pod in vhost-user mode, as root (so it sets TCP_REPAIR
-# itself, no helper needed). QEMU runs in the root namespace (it only
-# needs the daemons' UNIX sockets):
+# runs in each pod in vhost-user mode (started as root, it may become
+# nobody), with passt-repair as its TCP_REPAIR helper (qm_daemon,
+# qm_repair_src). QEMU runs in the root namespace (it only needs the
+# daemons' UNIX sockets):
 #
 #   qm_start src|dst   the source QEMU, or the target (-incoming unix:),
 #                      each with its own FIFOs (pipe chardevs):
 #                        $T/cmd-ROLE    the guest's command channel (ttyS1)
 #                        $T/tel-ROLE    telemetry from the guest (ttyS2)
-#                        $T/qmp-ROLE    QMP (the monitor, JSON)
+#                        $T/qmp-ROLE    QMP (the monitor, JSON; what it
+#                                       says, time-stamped: qmp-ROLE.log)
 #   qmp ROLE JSON      one QMP command, its answer on stdout
 #   qm_migrate         "migrate" on the source, polled to its end; sets
 #                      QM_STATUS, QM_DOWNTIME, QM_TOTAL, QM_SETUP (ms),
@@ -34,6 +36,15 @@
 # Environment: QM_MEM (guest memory in MiB, default 128), PASST_MIG (the
 # daemon, default $PASST).
 
+# The repair helper: next to the daemon, else the one of the plain build
+# (e2e-asan runs a sanitizer daemon with the plain tools)
+if [ -z "${PASST_REPAIR:-}" ]; then
+	for _c in "$(dirname "$PASST")/passt-repair" \
+		  "$TOOLS/../../passt-repair"; do
+		[ -x "$_c" ] && PASST_REPAIR=$(cd "$(dirname "$_c")" &&
+					      pwd)/passt-repair && break
+	done
+fi
 # shellcheck source=../integration/vu.sh
 . "$TOP/test/integration/vu.sh"
 # shellcheck source=../integration/migrate-lib.sh
@@ -50,14 +61,14 @@ ms_now() {
 	echo $((_e / 1000))
 }
 
-# qm_reader ROLE NAME: stamp each line from FIFO $T/NAME-ROLE.out with the
-# host time (ms), append to $T/NAME.log (background; tracked)
+# qm_reader ROLE NAME LOG: stamp each line from FIFO $T/NAME-ROLE.out with
+# the host time (ms), append to LOG (background; tracked)
 qm_reader() {
 	(
 		while IFS= read -r _l; do
 			_e=${EPOCHREALTIME/./}
 			printf '%s %s\n' "$((_e / 1000))" "${_l%$'\r'}"
-		done <"$T/$2-$1.out" >>"$T/$2.log"
+		done <"$T/$2-$1.out" >>"$3"
 	) &
 	track $!
 }
@@ -77,12 +88,13 @@ qm_start() {
 		rm -f "$T/$_f-$_r.in" "$T/$_f-$_r.out"
 		mkfifo "$T/$_f-$_r.in" "$T/$_f-$_r.out"
 	done
-	touch "$T/cmd.log" "$T/tel.log" "$T/qmp.log"
+	touch "$T/cmd.log" "$T/tel.log" "$T/qmp-$_r.log"
 	# The command channel goes to cmd.log unstamped (lib.sh's g_run)
 	cat "$T/cmd-$_r.out" >>"$T/cmd.log" &
 	track $!
-	qm_reader "$_r" tel
-	qm_reader "$_r" qmp
+	# Telemetry from both into one log; QMP, one log each
+	qm_reader "$_r" tel "$T/tel.log"
+	qm_reader "$_r" qmp "$T/qmp-$_r.log"
 	if [ "$_r" = src ]; then
 		exec 7<>"$T/cmd-src.in"
 		exec 5<>"$T/qmp-src.in"
@@ -130,9 +142,9 @@ qmp() {
 	_fd=5
 	[ "$1" = dst ] && _fd=6
 	printf '%s\n' "${2%\}}, \"id\": \"$_id\"}" >&$_fd
-	wait_for "grep -qF '\"id\": \"$_id\"' '$T/qmp.log'" "${3:-10}" ||
+	wait_for "grep -qF '\"id\": \"$_id\"' '$T/qmp-$1.log'" "${3:-10}" ||
 		return 1
-	_ans=$(grep -F "\"id\": \"$_id\"" "$T/qmp.log" | head -n 1 |
+	_ans=$(grep -F "\"id\": \"$_id\"" "$T/qmp-$1.log" | head -n 1 |
 	       cut -d' ' -f2-)
 	printf '%s\n' "$_ans"
 	printf '%s\n' "$_ans" | jq -e 'has("return")' >/dev/null
@@ -149,30 +161,31 @@ qm_follow() {
 # target, poll query-migrate (every 50 ms) to a final state. Sets
 # QM_STATUS (completed, failed, ...), QM_DOWNTIME, QM_TOTAL, QM_SETUP (ms,
 # as QEMU reports them), QM_T_START (host ms when we asked), QM_T_END
-# (host ms when we saw it completed) and QM_T_RUN (host ms when the target
+# (when it completed: the source's MIGRATION event) and QM_T_RUN (host ms when the target
 # ran the guest: its RESUME event). On success, qm_follow. Returns 0 iff
 # completed
 qm_migrate() {
+	# MIGRATION events say when it ends: cheaper than polling, and
+	# stamped by QEMU, not by a loaded shell
+	qmp src '{"execute": "migrate-set-capabilities", "arguments": {"capabilities": [{"capability": "events", "state": true}]}}' \
+		>/dev/null || fail "QEMU refuses the migration events capability"
+	_n=$(wc -l <"$T/qmp-src.log")
 	QM_T_START=$(ms_now)
 	qmp src "{\"execute\": \"migrate\", \"arguments\": {\"uri\": \"unix:$QM_MIG_SOCK\"}}" \
 		>"$T/migrate.ans" || fail "migrate: $(cat "$T/migrate.ans")"
-	_end=$(($(ms_now) + ${1:-120} * 1000))
-	QM_STATUS=
-	while :; do
-		_q=$(qmp src '{"execute": "query-migrate"}') || _q='{}'
-		QM_STATUS=$(printf '%s\n' "$_q" |
-			    jq -r '.return.status // "unknown"')
-		case "$QM_STATUS" in
-		completed|failed|cancelled) break ;;
-		esac
-		[ "$(ms_now)" -lt "$_end" ] || break
-		sleep 0.05
-	done
-	QM_T_END=$(ms_now)
+	_pat='"event": "MIGRATION", "data": {"status": "(completed|failed|cancelled)"'
+	wait_for "tail -n +$((_n + 1)) '$T/qmp-src.log' | grep -qE '$_pat'" \
+		"${1:-120}" || :
+	_ev=$(tail -n +$((_n + 1)) "$T/qmp-src.log" | grep -E "$_pat" |
+	      head -n 1 | cut -d' ' -f2-)
+	_q=$(qmp src '{"execute": "query-migrate"}') || _q='{}'
 	printf '%s\n' "$_q" >"$T/query-migrate.json"
+	QM_STATUS=$(printf '%s\n' "$_q" | jq -r '.return.status // "unknown"')
 	QM_DOWNTIME=$(printf '%s\n' "$_q" | jq -r '.return.downtime // "?"')
 	QM_TOTAL=$(printf '%s\n' "$_q" | jq -r '.return["total-time"] // "?"')
 	QM_SETUP=$(printf '%s\n' "$_q" | jq -r '.return["setup-time"] // "?"')
+	QM_T_END=$(ms_now)
+	[ -z "$_ev" ] || QM_T_END=$(printf '%s\n' "$_ev" | qm_ev_ms)
 	log "migration: $QM_STATUS, downtime $QM_DOWNTIME ms, total" \
 		"$QM_TOTAL ms, setup $QM_SETUP ms (QEMU's numbers)"
 	if [ "$QM_STATUS" != completed ]; then
@@ -180,15 +193,10 @@ qm_migrate() {
 		log "migration $QM_STATUS: $_e"
 		return 1
 	fi
-	# The target runs the guest once its status says so
-	wait_for "qmp dst '{\"execute\": \"query-status\"}' |
-		  grep -q '\"status\": \"running\"'" 30 ||
+	# The target runs the guest: its RESUME event, and when
+	wait_for "grep -q '\"event\": \"RESUME\"' '$T/qmp-dst.log'" 30 ||
 		fail "the target does not run the guest"
-	# When it started to (its RESUME event, QEMU's clock): polling
-	# under load sees "completed" late
-	QM_T_RUN=$(qm_qmp_event RESUME)
-	[ -n "$QM_T_RUN" ] && [ "$QM_T_RUN" -ge "$QM_T_START" ] &&
-		[ "$QM_T_RUN" -le "$QM_T_END" ] || QM_T_RUN=$QM_T_END
+	QM_T_RUN=$(qm_qmp_event dst RESUME)
 	qm_follow
 }
 
@@ -240,14 +248,22 @@ tel_last() {
 # qm_pods: the four namespaces (test/integration/migrate-lib.sh), a
 # directory per pod, SOCK_SRC and SOCK_DST
 qm_pods() {
+	[ -x "${PASST_REPAIR:-}" ] ||
+		fail "no passt-repair next to $PASST (make passt-repair)"
 	mig_setup
 	mkdir -p "$T/src" "$T/dst"
+	# Started as root, the daemon becomes nobody, and removes its files
+	# through their directory: sticky and writable for all, like /tmp
+	chmod 1777 "$T/src" "$T/dst"
 	SOCK_SRC=$T/src/passt.socket
 	SOCK_DST=$T/dst/passt.socket
 }
 
 # qm_daemon src|dst [OPTION...]: the daemon in that pod; SRC_PID/DST_PID,
-# its log in $T/ROLE/passt.socket.err
+# its log in $T/ROLE/passt.socket.err. TCP_REPAIR through passt-repair,
+# as KubeVirt does it: on the target, the helper watches the directory
+# from before the daemon starts; on the source, qm_repair_src connects one
+# before the migration
 qm_daemon() {
 	_r=$1
 	shift
@@ -255,9 +271,21 @@ qm_daemon() {
 		mig_daemon_start "$SRC" "$SOCK_SRC" "$@"
 		SRC_PID=$MIG_DPID
 	else
+		mig_repair_start "$DST" "$T/dst"
 		mig_daemon_start "$DST" "$SOCK_DST" "$@"
 		DST_PID=$MIG_DPID
+		wait_for "mig_repair_connected $DST $SOCK_DST" 20 ||
+			fail "target's passt-repair (directory mode) not connected"
 	fi
+}
+
+# qm_repair_src: passt-repair connected to the source daemon's helper
+# socket (SOCK.repair)
+qm_repair_src() {
+	mig_repair_connected "$SRC" "$SOCK_SRC" && return 0
+	mig_repair_start "$SRC" "$SOCK_SRC.repair"
+	wait_for "mig_repair_connected $SRC $SOCK_SRC" 20 ||
+		fail "source's passt-repair not connected to $SOCK_SRC.repair"
 }
 
 # ---- pattern streams between the peer and the guest (sockio pattern-*) ----
@@ -320,8 +348,42 @@ qm_stream_stop() {
 	[ -n "$QS_CHECK" ] || QS_CHECK=ok
 }
 
-# qm_switch_after W: the fabric routes the pod address to SRC until W s
-# after the target ran the guest (QM_T_RUN), then to DST. Sets QM_T_SWITCH
+# qm_switch_arm W: before qm_migrate: the fabric will route the pod
+# address to DST W s after the target runs the guest. A background watcher
+# sees the target's RESUME event as it is logged (no fork per poll: a
+# loaded machine must not stretch W), sleeps W s, switches
+qm_switch_arm() {
+	rm -f "$T/switched"
+	(
+		exec 3<"$T/qmp-dst.log"
+		while :; do
+			if IFS= read -r -u 3 _l; then
+				case "$_l" in
+				*'"event": "RESUME"'*) break ;;
+				esac
+			else
+				sleep 0.02
+			fi
+		done
+		sleep "$1"
+		mig_fabric_to dst
+		ms_now >"$T/switched.tmp"
+		mv "$T/switched.tmp" "$T/switched"
+	) &
+	QM_SW_PID=$!
+	track "$QM_SW_PID"
+}
+
+# qm_switch_wait: wait for the armed switch; sets QM_T_SWITCH (host ms)
+qm_switch_wait() {
+	wait_for "[ -s '$T/switched' ]" 60 || fail "the fabric did not switch"
+	wait "$QM_SW_PID" 2>/dev/null || :
+	QM_T_SWITCH=$(cat "$T/switched")
+	MIG_FABRIC=dst
+}
+
+# qm_switch_after W: switch W s after the target ran the guest (QM_T_RUN),
+# or at once if that's past. Sets QM_T_SWITCH
 qm_switch_after() {
 	_left=$((QM_T_RUN + $1 * 1000 - $(ms_now)))
 	[ "$_left" -le 0 ] ||
@@ -344,9 +406,15 @@ qm_moved() {
 	return "$_st"
 }
 
-# qm_qmp_event NAME: host ms of the last QMP event NAME (either QEMU)
+# qm_ev_ms: the time stamp (ms) of the QMP event on stdin, QEMU's clock
+qm_ev_ms() {
+	jq -r '.timestamp.seconds * 1000 +
+		(.timestamp.microseconds / 1000 | floor)'
+}
+
+# qm_qmp_event ROLE NAME: the time stamp (ms) of that QEMU's last QMP
+# event NAME; empty if none
 qm_qmp_event() {
-	grep -F "\"event\": \"$1\"" "$T/qmp.log" | tail -n 1 |
-		cut -d' ' -f2- | jq -r '.timestamp.seconds * 1000 +
-			(.timestamp.microseconds / 1000 | floor)'
+	grep -F "\"event\": \"$2\"" "$T/qmp-$1.log" | tail -n 1 |
+		cut -d' ' -f2- | qm_ev_ms
 }

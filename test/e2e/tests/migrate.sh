@@ -60,8 +60,10 @@ wait_for "[ \$(tel_last s rx) -ge 262144 ]" 30 ||
 wait_for "[ \$(peer_prog s rx) -ge 262144 ]" 30 ||
 	fail "no stream from the guest: $(cat "$T/s.peer.err")"
 
+qm_repair_src
 rst0=$(mig_rsts "$SRC")
 log "before: guest rx $(tel_last s rx), peer rx $(peer_prog s rx)"
+qm_switch_arm "$QM_W"
 qm_migrate 120 || fail "migration failed: $(tail -n 3 "$T/qemu-src.err")"
 # libvirt tears the source domain down: the daemon lingers by itself
 qm_quit src --nowait
@@ -69,7 +71,7 @@ log "after: guest rx $(tel_last s rx), peer rx $(peer_prog s rx)"
 
 # The fabric still routes to the source for QM_W s after the target ran
 # the guest (the scenario itself, not a wait for something)
-qm_switch_after "$QM_W"
+qm_switch_wait
 qm_quit src
 grep -q 'completed as source' "$T/src/passt.socket.err" ||
 	fail "source daemon: no 'completed as source' line"
