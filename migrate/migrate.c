@@ -514,6 +514,7 @@ void migrate_timer(struct ctx *c, uint64_t now)
 			migrate_finish(c, -ENOTCONN);
 		}
 	}
+	tcp_migrate_poke_timer(c, now);
 	if (linger.active && now >= linger.end_ms)
 		migrate_linger_end(c, linger.term == SIGINT ? "SIGINT" :
 				      linger.term ? "SIGTERM" : "timeout");
@@ -532,7 +533,8 @@ bool migrate_signal(struct ctx *c, int sig)
 		if (linger.active)
 			migrate_linger_end(c, "SIGUSR2: the fabric switched");
 		else
-			debug("SIGUSR2: not lingering, ignored");
+			info("SIGUSR2: the fabric switched, poking %u restored "
+			     "connection(s)", tcp_migrate_poke(c));
 		return true;
 	}
 	if ((sig == SIGTERM || sig == SIGINT) && linger.active) {

@@ -6,6 +6,7 @@
 #define TCP_MIGRATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct ctx;
 struct mig_buf;
@@ -19,5 +20,7 @@ unsigned tcp_migrate_held(void);
 int tcp_migrate_target_check(const struct mig_stream_in *s, char *why,
 			     size_t whylen);
 unsigned tcp_migrate_target(struct ctx *c, const struct mig_stream_in *s);
+void tcp_migrate_poke_timer(struct ctx *c, uint64_t now);
+unsigned tcp_migrate_poke(struct ctx *c);
 
 #endif /* TCP_MIGRATE_H */
