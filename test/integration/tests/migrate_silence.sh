@@ -164,8 +164,13 @@ function port(a) { sub(/:$/, "", a); sub(/.*\./, "", a); return a }
 		rst[p]++
 	if (f ~ /F/)
 		fin[p]++
-	if (ack != "" && ack > maxack[p])
+	# Without an ACK before the hold (the zero-window connection may
+	# have sent none) there is nothing to compare with: the peer sends
+	# no data there, and its bytes_acked is checked for "down" by ss
+	if (ack != "" && (p in maxack) && ack > maxack[p])
 		adv[p]++
+	if (len == 0 && f == ".")
+		pure[p]++
 }
 END {
 	for (i = 0; i < 3; i++) {
@@ -176,9 +181,9 @@ END {
 			if (kk[1] == p)
 				s = s " [" kk[2] "]x" fl[k]
 		}
-		printf "hold: SRC -> peer port %s (%s): %d segment(s)%s, %d data bytes, %d retransmission(s), %d new data bytes, %d RST, %d FIN, %d ACK(s) beyond %s; %d segment(s) between the trigger and the end of the migration\n",
+		printf "hold: SRC -> peer port %s (%s): %d segment(s)%s, %d data bytes, %d retransmission(s), %d new data bytes, %d pure ACK(s) (window probes), %d RST, %d FIN, %d ACK(s) beyond %s; %d segment(s) between the trigger and the end of the migration\n",
 			p, p == dp ? "down: peer sends" : p == up ? "up: guest sends" : "zw: guest sends, zero window",
-			n[p], s, bytes[p], rexmit[p], newdata[p], rst[p],
+			n[p], s, bytes[p], rexmit[p], newdata[p], pure[p], rst[p],
 			fin[p], adv[p], (p in maxack) ? sprintf("%.0f", maxack[p]) : "-", mig[p]
 		bad += rst[p] + adv[p] + fin[p]
 		if (p == dp)
