@@ -86,8 +86,8 @@ for l in fs fd; do
 	eval "cap_$l=$CAP_PID"
 done
 
-mig_stream down down4 "$DPORT" --rate 2048
-mig_stream up up4 "$UPORT" --rate 2048
+mig_stream down down4 "$DPORT" --rate 2048 -t 3600
+mig_stream up up4 "$UPORT" --rate 2048 -t 3600
 
 : >"$T/runs"
 for mode in $RESUME_MODES; do
