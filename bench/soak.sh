@@ -33,25 +33,25 @@
 # SOAK_SAMPLE (30), SOAK_DRAIN (240), SOAK_RSS_SLACK (1024), PASST, TOOLS.
 set -eu
 
-TOP=$(cd "$(dirname "$0")/.." && pwd)
-export PASST=${PASST:-$TOP/build/passt}
-export TOOLS=${TOOLS:-$TOP/build/test/tools}
+SOAK_TOP=$(cd "$(dirname "$0")/.." && pwd)
+export PASST=${PASST:-$SOAK_TOP/build/passt}
+export TOOLS=${TOOLS:-$SOAK_TOP/build/test/tools}
 SOAK_SECS=${SOAK_SECS:-3600}
 SOAK_MODES=${SOAK_MODES:-stream vhost-user}
 SOAK_SAMPLE=${SOAK_SAMPLE:-30}
 SOAK_DRAIN=${SOAK_DRAIN:-240}
 SOAK_RSS_SLACK=${SOAK_RSS_SLACK:-1024}
-RESULTS=$TOP/bench/results
+RESULTS=$SOAK_TOP/bench/results
 mkdir -p "$RESULTS"
 
 # One mode, in a child of ours: lib.sh's namespaces and clean-up trap
 if [ -n "${SOAK_MODE:-}" ]; then
-	# lib.sh finds the top directory from the script's own place
+	# (lib.sh sets TOP from the test scripts' place: we keep SOAK_TOP)
 	# shellcheck source=../test/integration/lib.sh
-	. "$TOP/test/integration/lib.sh"
+	. "$SOAK_TOP/test/integration/lib.sh"
 	if [ "$SOAK_MODE" = vhost-user ]; then
 		# shellcheck source=../test/integration/vu.sh
-		. "$TOP/test/integration/vu.sh"
+		. "$SOAK_TOP/test/integration/vu.sh"
 		need_vufront
 		set -- --vhost-user
 	else

@@ -129,11 +129,11 @@ long() {
 }
 
 # minimize NAME...: merge the seeds and what runs found into the tree's
-# corpus, keeping only inputs that add coverage, at most 4 KiB each
+# corpus, keeping only inputs that add coverage (at most max_len each)
 minimize() {
 	for n in $names; do
 		mkdir -p "$TREE/$n.new" "$OUT/corpus/$n" "$OUT/seeds/$n"
-		"$OUT/fuzz_$n" -merge=1 -max_len=4096 "$TREE/$n.new" \
+		"$OUT/fuzz_$n" -merge=1 -max_len="$(max_len "$n")" "$TREE/$n.new" \
 			$(tree_corpus "$n") "$OUT/seeds/$n" "$OUT/corpus/$n" \
 			>"$OUT/fuzz_$n.merge.log" 2>&1
 		rm -rf "$TREE/$n"
