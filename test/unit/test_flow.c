@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * test_flow.c - flow table and flow hash: allocation, counting, lookups,
- * collisions and deletion inside probe runs.
+ * collisions and deletion inside probe runs; the reclaim order of UDP and
+ * ICMP echo flows.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -383,6 +384,79 @@ static void test_many_flows_stay_findable_through_churn(void **state)
 	assert_int_equal(flow_count(), 0);
 }
 
+/* A UDP flow without a socket, used at @ms */
+static union flow *dgram_at(uint64_t ms)
+{
+	union flow *f = flow_alloc();
+
+	assert_non_null(f);
+	f->f.type = FLOW_UDP;
+	f->udp.sock = f->udp.lsock = -1;
+	f->udp.last_ms = ms;
+	flow_lru_touch(f);
+	return f;
+}
+
+static void test_reclaim_takes_least_recently_used_idle_flow(void **state)
+{
+	union flow *a, *b, *c, *i;
+
+	(void)state;
+	a = dgram_at(1000);
+	b = dgram_at(2000);
+	c = dgram_at(3000);
+	i = flow_alloc();
+	i->f.type = FLOW_ICMP;
+	i->icmp.sock = -1;
+	i->icmp.last_ms = 3500;
+	flow_lru_touch(i);
+	assert_int_equal(flow_dgram_count(), 4);
+
+	/* a is used again: b is now the least recently used */
+	a->udp.last_ms = 4000;
+	flow_lru_touch(a);
+
+	/* Not idle long enough: nothing is taken */
+	assert_int_equal(flow_reclaim_dgram(NULL, 2500, FLOW_RECLAIM_IDLE_MS),
+			 -EBUSY);
+	assert_int_equal(flow_reclaim_dgram(NULL, 3000, FLOW_RECLAIM_IDLE_MS),
+			 0);
+	assert_true(b->f.closing);
+	assert_false(a->f.closing || c->f.closing || i->f.closing);
+	/* Closed, but its entry still counts until the round ends */
+	assert_int_equal(flow_dgram_count(), 4);
+	flow_defer_free();
+	assert_int_equal(flow_dgram_count(), 3);
+
+	/* Then c, then the ICMP flow, then a; then none is left */
+	assert_int_equal(flow_reclaim_dgram(NULL, 9000, 0), 0);
+	assert_true(c->f.closing);
+	assert_int_equal(flow_reclaim_dgram(NULL, 9000, 0), 0);
+	assert_true(i->f.closing);
+	assert_int_equal(flow_reclaim_dgram(NULL, 9000, 0), 0);
+	assert_true(a->f.closing);
+	assert_int_equal(flow_reclaim_dgram(NULL, 9000, 0), -ENOENT);
+	flow_defer_free();
+	assert_int_equal(flow_dgram_count(), 0);
+	assert_int_equal(flow_count(), 0);
+}
+
+static void test_closed_dgram_flow_leaves_the_use_list(void **state)
+{
+	union flow *a, *b;
+
+	(void)state;
+	a = dgram_at(1000);
+	b = dgram_at(2000);
+	free_now(a);
+	assert_int_equal(flow_dgram_count(), 1);
+	/* a is gone from the list: b is the one taken */
+	assert_int_equal(flow_reclaim_dgram(NULL, 5000, 0), 0);
+	assert_true(b->f.closing);
+	flow_defer_free();
+	assert_int_equal(flow_count(), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +490,11 @@ int main(void)
 			test_collision_run_wrapping_past_last_bucket, setup),
 		cmocka_unit_test_setup(
 			test_many_flows_stay_findable_through_churn, setup),
+		cmocka_unit_test_setup(
+			test_reclaim_takes_least_recently_used_idle_flow,
+			setup),
+		cmocka_unit_test_setup(
+			test_closed_dgram_flow_leaves_the_use_list, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
