@@ -28,7 +28,9 @@ names="d4 u4 d6 u6"
 
 mig_setup
 mig_third_setup
-mig_pod_daemon src source
+# A long linger: on a loaded machine the checks take a while, and the
+# source must still be holding when it gets SIGUSR2
+mig_pod_daemon src source --migrate-linger-timeout 600
 a_sock=$D_SOCK a_pid=$D_PID a_log=$D_LOG
 mig_probe "$a_sock"
 MIG_SOCK=$a_sock
@@ -46,7 +48,7 @@ rst0_b=$(mig_rsts "$DST")
 rst0_c=$(mig_rsts "$THIRD")
 
 # A -> B
-mig_pod_daemon dst target
+mig_pod_daemon dst target --migrate-linger-timeout 600
 b_sock=$D_SOCK b_pid=$D_PID b_log=$D_LOG
 mig_repair_ready src "$a_sock"
 mig_migrate_switch "$b_sock" dst "$MIG_W" || fail "A -> B: $MIG_RESULT"

@@ -27,7 +27,9 @@ need busybox
 
 mig_setup
 ns "$SRC" sysctl -qw net.ipv4.ip_local_port_range="40000 40000"
-mig_pod_daemon src source
+# A long linger: on a loaded machine the checks take a while, and the
+# source must still be holding when it gets SIGUSR2
+mig_pod_daemon src source --migrate-linger-timeout 600
 src_sock=$D_SOCK src_pid=$D_PID
 mig_probe "$src_sock"
 MIG_SOCK=$src_sock
