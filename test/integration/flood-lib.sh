@@ -131,3 +131,14 @@ flood_bounds() {
 	[ "${_rate:-0}" -le "$FLOOD_LOG_RATE" ] ||
 		fail "log: ${_rate} lines in one second (bound $FLOOD_LOG_RATE): $(grep -v 'flows:' "$PASST_LOG" | tail -n 5)"
 }
+
+# flood_stop: passt_stop, with more time for the exit: with thousands of
+# sockets still open, their release by the kernel (and a sanitizer's leak
+# check) takes a while on a busy machine
+flood_stop() {
+	_t=$(now_ms)
+	kill -TERM "$PASST_PID" 2>/dev/null || :
+	wait_for "! alive $PASST_PID" 60 || fail "daemon ignores SIGTERM"
+	log "daemon exited $(($(now_ms) - _t)) ms after SIGTERM"
+	passt_stop
+}

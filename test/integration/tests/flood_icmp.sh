@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # flood_icmp.sh - the guest sends ICMP echo requests to the peer with every
-# identifier, 0 to 65535, over and over for 12 s: each identifier is an
+# identifier, 0 to 65535, over and over for 8 s: each identifier is an
 # echo flow with a ping socket, four times the UDP and ICMP share of the
 # flow table (FLOW_DGRAM_MAX, 16384). Meanwhile an 8 MiB TCP stream from
 # the guest must complete. Flows, descriptors, RSS and log stay bounded;
@@ -17,7 +17,7 @@ set -eu
 . "$(dirname "$0")/../flood-lib.sh"
 
 flood_start
-bg "$GUEST" flood /dev/null "$T/flood.out" "$FLOODER" -t 12 icmp "$PEER4"
+bg "$GUEST" flood /dev/null "$T/flood.out" "$FLOODER" -t 8 icmp "$PEER4"
 FLOOD_PID=$BG_PID
 wait_for "[ \$(passt_flows) -ge $((FLOOD_DGRAM_MAX / 2)) ] || ! alive $FLOOD_PID" 20 || :
 flood_stream
@@ -34,4 +34,4 @@ flood_bounds $((FLOOD_DGRAM_MAX + 16))
 wait_for "ns $GUEST ping -c 1 -W 1 $PEER4" 15 ||
 	fail "no new echo flow once the table was full and idle"
 log "after reclaim: $(passt_flows) flows"
-passt_stop
+flood_stop

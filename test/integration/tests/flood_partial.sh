@@ -71,4 +71,4 @@ SINK_PID=$BG_PID
 wait_ready "$T/sink"
 flood_stream
 flood_stream_check
-passt_stop
+flood_stop

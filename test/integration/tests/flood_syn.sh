@@ -50,4 +50,4 @@ flood_bounds $((FLOOD_HALF_OPEN + FLOOD_ROUND)) $((FLOOD_HALF_OPEN + 16))
 # A new connection once the flood is over
 flood_stream
 flood_stream_check
-passt_stop
+flood_stop

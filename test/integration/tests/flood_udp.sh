@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # flood_udp.sh - the guest sends UDP datagrams to 40000 destination ports
-# of the peer, round after round, for 12 s: every one a new flow, each with
+# of the peer, round after round, for 8 s: every one a new flow, each with
 # a socket, far more than the UDP and ICMP share of the flow table
 # (FLOW_DGRAM_MAX, 16384). Meanwhile an 8 MiB TCP stream from the guest to
 # the peer must complete. The flows, descriptors and RSS stay within their
@@ -21,7 +21,7 @@ bg "$ROUTER" echo /dev/null /dev/null "$SOCKIO" -t 0 --ready "$T/echo" \
 	udp-echo "$PEER4" 5353
 wait_ready "$T/echo"
 
-bg "$GUEST" flood /dev/null "$T/flood.out" "$FLOODER" -t 12 -n 40000 \
+bg "$GUEST" flood /dev/null "$T/flood.out" "$FLOODER" -t 8 -n 40000 \
 	udp "$PEER4" 20000
 FLOOD_PID=$BG_PID
 # The stream starts into a full table
@@ -41,4 +41,4 @@ ns "$GUEST" "$SOCKIO" -t 10 udp-ping "$PEER4" 5353 3 ||
 f=$(passt_flows)
 [ "$f" -le $((FLOOD_DGRAM_MAX + 16)) ] || fail "flows after reclaim: $f"
 log "after reclaim: $f flows"
-passt_stop
+flood_stop

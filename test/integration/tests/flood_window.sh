@@ -50,4 +50,4 @@ flood_bounds $((N + 16))
 bg_wait "$FLOOD_PID" 40 || fail "the holding guest did not finish"
 wait_for "[ \"\$(passt_flows)\" = 0 ]" 30 ||
 	fail "flows left after the guest closed: $(passt_flows)"
-passt_stop
+flood_stop
