@@ -149,7 +149,8 @@ fi
 say "the fabric still delivers $ADDR4 to $SRC for $DEMO_W s"
 qm_switch_wait
 qm_quit src
-say "fabric switched: $ADDR4 goes to $DST now"
+say "fabric switched: $ADDR4 goes to $DST now," \
+	"$((QM_T_SWITCH - QM_T_RUN)) ms after the guest ran there"
 # Without the linger, a stream that isn't back in 10 s won't be
 moved_wait=20 usr2_wait=10
 [ "$DEMO_LINGER" = yes ] || moved_wait=10 usr2_wait=2
@@ -221,7 +222,7 @@ set output "$PNG"
 set title "$title\\nQEMU downtime $QM_DOWNTIME ms, total $QM_TOTAL ms; RSTs seen by the peer: $rst_peer"
 set xlabel "seconds since the migration started"
 set ylabel "MiB"
-set key bottom right box opaque
+set key top left box opaque
 set grid
 set xrange [:$x_stop]
 set object 1 rect from $x_end, graph 0 to $x_switch, graph 1 \
@@ -263,7 +264,8 @@ note "QEMU: downtime $QM_DOWNTIME ms, total time $QM_TOTAL ms," \
 	"setup $QM_SETUP ms"
 if [ "$moved" = yes ]; then
 	note "the stream moved again $QM_MOVED_MS ms after the fabric switch" \
-		"(W = $DEMO_W s)"
+		"(which came $((QM_T_SWITCH - QM_T_RUN)) ms after the guest ran" \
+		"in $DST; W = $DEMO_W s)"
 else
 	note "the stream did not move again after the fabric switch"
 fi

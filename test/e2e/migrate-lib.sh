@@ -365,7 +365,17 @@ qm_switch_arm() {
 				sleep 0.02
 			fi
 		done
-		sleep "$1"
+		# W from the event's own time stamp (QEMU's clock), however
+		# late we read it
+		_re='"seconds": ([0-9]+), "microseconds": ([0-9]+)'
+		_t=$(ms_now)
+		[[ $_l =~ $_re ]] &&
+			_t=$((BASH_REMATCH[1] * 1000 + 10#${BASH_REMATCH[2]} / 1000))
+		_left=$((_t + $1 * 1000 - $(ms_now)))
+		echo "RESUME at $_t, read at $(ms_now), sleeping $_left ms" \
+			>"$T/switch.log"
+		[ "$_left" -le 0 ] ||
+			sleep "$((_left / 1000)).$(printf %03d $((_left % 1000)))"
 		mig_fabric_to dst
 		ms_now >"$T/switched.tmp"
 		mv "$T/switched.tmp" "$T/switched"
