@@ -632,9 +632,13 @@ static int tcpm_restore(struct ctx *c, int s, const struct mig_flow_in *f,
 				 e->rcv_wnd, e->rcv_wup };
 	uint32_t sent = e->sndq - e->notsent, seq_snd;
 	unsigned nopt = 0;
-	int one = 1, rc, sndbuf;
+	int rc, sndbuf;
 
-	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* No SO_REUSEADDR here: TCP_REPAIR already forces address reuse
+	 * (SK_FORCE_REUSE), and SO_REUSEADDR would lower that to the
+	 * ordinary kind, so connections sharing a local port (inbound ones
+	 * to a forwarded port) couldn't all be bound
+	 */
 	sndbuf = (int)MIN((uint64_t)e->sndq * 2 + 65536, (uint64_t)INT32_MAX / 2);
 	setsockopt(s, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	tcpm_sockaddr(&local, &hs->oaddr, hs->oport);
@@ -969,6 +973,9 @@ static unsigned tcpm_poke_now(struct ctx *c, uint64_t now)
 			return 0;
 		}
 	} else if (!repair_set(c, fds, n, REPAIR_OFF)) {
+		debug("Migration: poked %u restored connection(s), %llu ms "
+		      "after the restore", n,
+		      (unsigned long long)(now - tcpm_poke.start));
 		tcpm_poke.next = now + tcpm_poke.interval;
 		tcpm_poke.last = now;
 		free(fds);
