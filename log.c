@@ -149,8 +149,16 @@ void log_to_stderr(bool on)
 
 void log_to_syslog(bool on)
 {
-	if (on && !log_syslog)
-		openlog("passt", LOG_PID, LOG_DAEMON);
+	/* "passt[PID]" as LOG_PID would write it, without a getpid() per
+	 * message (not in the seccomp allow-list); connected now, before
+	 * the sandbox hides /dev/log
+	 */
+	static char ident[32];
+
+	if (on && !log_syslog) {
+		snprintf(ident, sizeof(ident), "passt[%i]", (int)getpid());
+		openlog(ident, LOG_NDELAY, LOG_DAEMON);
+	}
 	log_syslog = on;
 }
 

@@ -186,6 +186,7 @@ static void pid_file_write(const char *path, pid_t pid)
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		die_perror("-P/--pid: can't create %s", path);
+	isolation_chown_fd(fd);
 	n = snprintf(buf, sizeof(buf), "%i\n", pid);
 	if (write(fd, buf, n) != n)
 		die_perror("-P/--pid: can't write %s", path);
@@ -239,6 +240,7 @@ int main(int argc, char **argv)
 		return fflush(stdout) ? EXIT_FAILURE : EXIT_SUCCESS;
 	}
 
+	isolation_check(c);
 	if (c->log_file[0] && (rc = log_open_file(c->log_file))) {
 		errno = -rc;
 		die_perror("-l/--log-file: can't open %s", c->log_file);
@@ -279,6 +281,7 @@ int main(int argc, char **argv)
 	info("Started: passt %s, %s, pid %i, uid %u", VERSION,
 	     c->mode == MODE_VU ? "vhost-user" : "stream", (int)getpid(),
 	     (unsigned)getuid());
+	isolation_seccomp(c);
 	main_loop(c);
 
 	tap_log_stats();
@@ -288,7 +291,7 @@ int main(int argc, char **argv)
 	} else
 		stream_cleanup(c);
 	if (c->pid_file[0])
-		unlink(c->pid_file);
+		isolation_unlink(c->pid_file);
 	log_close();
 	return EXIT_SUCCESS;
 }

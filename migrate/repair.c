@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "isolation.h"
 #include "log.h"
 #include "loop.h"
 #include "migrate/repair.h"
@@ -107,6 +108,27 @@ void repair_init(struct ctx *c)
 		die_perror("--repair-path: epoll_ctl");
 	repair_listen_fd = fd;
 	info("Repair helper socket at %s", c->repair_path);
+}
+
+/**
+ * repair_is_direct() - can we set TCP_REPAIR ourselves (CAP_NET_ADMIN)?
+ *
+ * Return: what repair_init() found
+ */
+bool repair_is_direct(void)
+{
+	return repair_direct;
+}
+
+/**
+ * repair_direct_off() - go through the helper: the sandbox drops the
+ *			 capability (see isolation.c)
+ */
+void repair_direct_off(void)
+{
+	if (repair_direct)
+		info("TCP_REPAIR: through the helper socket, not directly");
+	repair_direct = false;
 }
 
 /* Take a helper from the listening socket; refuse a second one */
@@ -278,6 +300,6 @@ void repair_cleanup(struct ctx *c)
 		close(repair_listen_fd);
 	repair_listen_fd = -1;
 	if (repair_path_ours)
-		unlink(c->repair_path);
+		isolation_unlink(c->repair_path);
 	repair_path_ours = false;
 }

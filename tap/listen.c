@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "isolation.h"
 #include "log.h"
 #include "loop.h"
 #include "tap/listen.h"
@@ -127,7 +128,7 @@ int tap_accept(struct ctx *c)
 void tap_listen_cleanup(struct ctx *c)
 {
 	if (listen_path_ours && c->sock_path[0])
-		unlink(c->sock_path);
+		isolation_unlink(c->sock_path);
 }
 
 /**

@@ -46,6 +46,9 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 T=$(mktemp -d "/tmp/$PT_ID.XXXXXX")
+# Started as root, the daemon becomes nobody and removes its pid and socket
+# files through the directory: sticky and writable for all, like /tmp
+chmod 1777 "$T"
 SOCK=$T/passt.socket
 PIDFILE=$T/passt.pid
 PASST_PID=

@@ -514,7 +514,7 @@ mig_pod_daemon() {
 	shift 2
 	MIG_GEN=$((MIG_GEN + 1))
 	_mpd=$T/$_mpp$MIG_GEN
-	mkdir -p "$_mpd"
+	mkdir -p -m 1777 "$_mpd"	# the daemon, as nobody, removes its files
 	D_SOCK=$_mpd/passt.socket
 	[ "$_mpr" != target ] || mig_repair_start "$(mig_ns "$_mpp")" "$_mpd"
 	mig_daemon_start "$(mig_ns "$_mpp")" "$D_SOCK" "$@"

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * test_isolation.c - the seccomp allow-lists of isolation.c, as tables:
+ * how many system calls each profile allows (printed, and kept below
+ * upstream passt's 34), that the profiles nest (stream within vhost-user
+ * within vhost-user with migration), that what a sandboxed daemon must
+ * never do (run programs, open files, create processes or namespaces,
+ * change identity, trace) is in none of them, and that the migration
+ * profile has what TCP_REPAIR migration calls. The filters themselves are
+ * exercised by the integration tests (sandbox_*.sh), on the running
+ * daemon.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <seccomp.h>
+#include <stdio.h>
+
+#include "isolation.h"
+
+/* Upstream passt's main filter, x86_64: ours must be smaller */
+#define UPSTREAM_COUNT 34
+
+static const char *const forbidden[] = {
+	"execve", "execveat", "fork", "vfork", "clone", "clone3", "ptrace",
+	"open", "openat", "openat2", "creat", "unlink", "rename", "mkdir",
+	"chmod", "fchmod", "chown", "fchown", "mount", "umount2",
+	"pivot_root", "unshare", "setns", "setuid", "setgid", "setresuid",
+	"setgroups", "capset", "prctl", "seccomp", "bpf", "kill", "tgkill",
+	"process_vm_readv", "process_vm_writev", "init_module", "reboot",
+	"getuid", "getpid", "socketpair", "listen", "memfd_create",
+	"mprotect", "personality", "keyctl", "io_uring_setup",
+};
+
+static void test_counts_below_upstream(void **state)
+{
+	enum iso_profile p;
+
+	(void)state;
+	for (p = 0; p < ISO_PROFILES; p++) {
+		int n = isolation_profile_count(p);
+
+		printf("seccomp profile %-20s %2i system calls allowed "
+		       "(upstream passt: %i)\n", isolation_profile_name(p), n,
+		       UPSTREAM_COUNT);
+		assert_true(n > 10);
+		assert_true(n < UPSTREAM_COUNT);
+	}
+}
+
+static void test_profiles_nest(void **state)
+{
+	assert_true(isolation_profile_count(ISO_PROFILE_STREAM) <
+		    isolation_profile_count(ISO_PROFILE_VU));
+	assert_true(isolation_profile_count(ISO_PROFILE_VU) <
+		    isolation_profile_count(ISO_PROFILE_VU_MIGRATE));
+	(void)state;
+}
+
+static void test_nothing_forbidden_is_allowed(void **state)
+{
+	enum iso_profile p;
+	unsigned i;
+
+	(void)state;
+	for (p = 0; p < ISO_PROFILES; p++) {
+		for (i = 0; i < sizeof(forbidden) / sizeof(forbidden[0]); i++) {
+			if (isolation_profile_allows(p, forbidden[i]))
+				fail_msg("profile %s allows %s",
+					 isolation_profile_name(p),
+					 forbidden[i]);
+		}
+	}
+}
+
+static void test_modes_have_what_they_call(void **state)
+{
+	static const char *const common[] = {
+		"epoll_wait", "epoll_ctl", "read", "write", "recvmsg",
+		"sendmsg", "recvmmsg", "sendto", "socket", "connect",
+		"setsockopt", "close", "accept4", "unlinkat", "exit_group",
+		
+	};
+	static const char *const vu[] = { "mmap", "munmap", "fcntl", "brk" };
+	static const char *const mig[] = { "poll", "getsockname",
+					   "getpeername", "ioctl" };
+	enum iso_profile p;
+	unsigned i;
+
+	(void)state;
+	for (p = 0; p < ISO_PROFILES; p++)
+		for (i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+			assert_true(isolation_profile_allows(p, common[i]));
+	for (i = 0; i < sizeof(vu) / sizeof(vu[0]); i++) {
+		assert_false(isolation_profile_allows(ISO_PROFILE_STREAM,
+						      vu[i]));
+		assert_true(isolation_profile_allows(ISO_PROFILE_VU, vu[i]));
+	}
+	for (i = 0; i < sizeof(mig) / sizeof(mig[0]); i++)
+		assert_true(isolation_profile_allows(ISO_PROFILE_VU_MIGRATE,
+						     mig[i]));
+	assert_false(isolation_profile_allows(ISO_PROFILE_VU, "poll"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counts_below_upstream),
+		cmocka_unit_test(test_profiles_nest),
+		cmocka_unit_test(test_nothing_forbidden_is_allowed),
+		cmocka_unit_test(test_modes_have_what_they_call),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
