@@ -8,6 +8,7 @@
 #                 ($(BUILD)/demo-migrate.png; DEMO_LINGER=no: without linger)
 # make libvirt    real libvirt drives the installed daemon; the .deb
 # make fuzz-long  every fuzzer for 10 million executions, with a table
+# make lsm        the AppArmor and SELinux profiles in contrib/ (make check)
 # make asan       sanitizer build in build-asan/
 # make install    PREFIX=/usr/local DESTDIR= (make uninstall: the same)
 # make clean
@@ -156,9 +157,15 @@ FUZZ_RUNS ?= 10000000
 fuzz-long:
 	FUZZ_RUNS=$(FUZZ_RUNS) test/fuzz/build.sh long $(FUZZ_NAMES)
 
+# The LSM profiles in contrib/ parse (AppArmor) and build (SELinux module)
+.PHONY: lsm
+lsm:
+	test/lsm/run.sh
+
 check: all
 	$(MAKE) unit
 	$(MAKE) unit-asan
+	$(MAKE) lsm
 	$(MAKE) integration
 	$(MAKE) integration-asan
 	$(MAKE) e2e
