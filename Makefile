@@ -110,7 +110,7 @@ guest: tools
 	TOOLS=$(abspath $(BUILD)/test/tools) test/guest/build.sh
 
 # QEMU 10 with a real guest, in stream and vhost-user mode
-e2e: $(BUILD)/passt tools
+e2e: $(BUILD)/passt $(BUILD)/passt-repair tools
 	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
 		test/e2e/run.sh
 
