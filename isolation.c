@@ -17,8 +17,11 @@
  *      unlinkat() on that descriptor. Unlinking still needs write and
  *      search permission on the directory for the user we become: when
  *      we start as root, the files themselves are handed to that user
- *      (fchownat()), so that a sticky directory (/tmp) or one owned by
- *      that user (libvirt's) lets us remove them.
+ *      (fchownat(); the pid file, written by the parent as we fork, with
+ *      isolation_chown_fd()), so that a sticky directory (/tmp) or one
+ *      owned by that user (libvirt's) lets us remove them. The repair
+ *      helper socket keeps root's group with mode 0660: passt-repair
+ *      connects as root but without CAP_DAC_OVERRIDE.
  *   2. Limits: no core dumps; open files bounded by what is open now
  *      (forwarded listeners included, see fwd_listen_init()) plus one
  *      per flow (FLOW_MAX) plus a small spare for the front-end's own.
@@ -46,7 +49,9 @@
  *  libseccomp allow-list, one profile per mode (stream, vhost-user,
  *  vhost-user with migration: a repair helper socket or direct
  *  TCP_REPAIR), built from the calls the code makes after this point
- *  (found with strace and seccomp's log action over the test suites).
+ *  (found by building with -DISOLATION_SECCOMP_LOG, which turns the
+ *  default action into SCMP_ACT_LOG, running the test suites and reading
+ *  the kernel's audit lines).
  *  Anything else kills the process (SCMP_ACT_KILL_PROCESS). The table
  *  below says why each entry is there.
  *
@@ -55,9 +60,14 @@
  * is loaded, that call is made, so a test can watch the kernel kill us.
  *
  * Sanitizer builds (ASan's leak checker stops the process with ptrace()
- * and reads /proc at exit) stay dumpable, see /proc through a read-only
- * bind mount in the empty root, and allow what the sanitizer runtime
- * needs: test builds only, never a release.
+ * and reads /proc at exit) stay dumpable, see /proc through a bind mount
+ * in the empty root, and allow what the sanitizer runtime needs: test
+ * builds only, never a release.
+ *
+ * Note: some kernels refuse SO_ATTACH_FILTER (the drop filter that holds
+ * connections during a migration, tcp/migrate.c) without CAP_NET_ADMIN.
+ * There, a daemon with a repair helper can't hold TCP connections; direct
+ * TCP_REPAIR (--repair-path none, CAP_NET_ADMIN kept) can.
  */
 #include <errno.h>
 #include <fcntl.h>
