@@ -55,7 +55,7 @@ mig_migrate_switch "$b_sock" dst "$MIG_W" || fail "A -> B: $MIG_RESULT"
 grep -q 'Linger: holding 4 migrated' "$a_log" ||
 	fail "A doesn't linger with 4 connections: $(grep -E 'Migration|Linger' "$a_log")"
 # shellcheck disable=SC2086
-mig_all_flowing 32768 20 $names ||
+mig_all_flowing 32768 45 $names ||
 	fail "streams stop after A -> B: $MIG_LAGGING"
 
 # B -> C, A still lingering
@@ -74,7 +74,7 @@ held_a=$(ns "$SRC" ss -tnH state established \
 log "A (lingering) still holds $held_a socket(s) after B -> C"
 [ "$held_a" -eq 4 ] || fail "A holds $held_a sockets, not 4"
 # shellcheck disable=SC2086
-mig_all_flowing 32768 20 $names ||
+mig_all_flowing 32768 45 $names ||
 	fail "streams stop after B -> C: $MIG_LAGGING"
 
 # A and B end; everything checked
@@ -89,7 +89,7 @@ for p in "a:$a_pid:$a_log" "b:$b_pid:$b_log"; do
 	sanitizer_check "$plog"
 done
 # shellcheck disable=SC2086
-mig_all_flowing 32768 20 $names ||
+mig_all_flowing 32768 45 $names ||
 	fail "streams stop after A and B ended: $MIG_LAGGING"
 # shellcheck disable=SC2086
 mig_streams_verify $names
