@@ -33,6 +33,10 @@
 # reader stamps it with the host time: "MS NAME rx=N tx=N end=..." lines
 # in $T/timeline.guest (bash's EPOCHREALTIME, no fork per line).
 #
+# The guest kernel skips its timer check (no_timer_check): on a loaded
+# machine, TCG's timer is late enough for it to panic ("IO-APIC + timer
+# doesn't work").
+#
 # Environment: QM_MEM (guest memory in MiB, default 128), PASST_MIG (the
 # daemon, default $PASST).
 
@@ -105,7 +109,7 @@ qm_start() {
 	"$QEMU" $(accel_args) -m "$QM_MEM" -smp 1 -nodefaults \
 		-display none -no-reboot -no-user-config \
 		-kernel "$GUEST_OUT/vmlinuz" -initrd "$GUEST_OUT/initramfs.gz" \
-		-append "console=ttyS0 panic=-1 quiet guest.noslaac" \
+		-append "console=ttyS0 panic=-1 quiet no_timer_check guest.noslaac" \
 		-serial "file:$T/console-$_r.log" \
 		-chardev "pipe,id=cmd,path=$T/cmd-$_r" -serial chardev:cmd \
 		-chardev "pipe,id=tel,path=$T/tel-$_r" -serial chardev:tel \
@@ -121,8 +125,10 @@ qm_start() {
 		QSRC_PID=$!
 		QEMU_PID=$QSRC_PID
 		QEMU_T0=$(now_ms)
-		# lib.sh's guest_wait reads console.log
+		# lib.sh's guest_wait reads console.log, qemu_check_alive
+		# qemu.err
 		ln -sf "console-src.log" "$T/console.log"
+		ln -sf "qemu-src.err" "$T/qemu.err"
 	else
 		QDST_PID=$!
 	fi
@@ -155,6 +161,7 @@ qm_follow() {
 	exec 7>&-
 	exec 7<>"$T/cmd-dst.in"
 	QEMU_PID=$QDST_PID
+	ln -sf "qemu-dst.err" "$T/qemu.err"
 }
 
 # qm_migrate [TIMEOUT]: migrate the guest from the source QEMU to the
