@@ -234,7 +234,7 @@ config() {
 		"$(ls "/proc/$DPID/task" | wc -l) thread(s), tree:" \
 		"$(ptree "$DPID" | tr '\n' ' '))"
 	qemu_start
-	guest_wait 180
+	guest_wait 300
 	[ "$G_IP4" != none ] || fail "$c_k: guest has no IPv4 address"
 	[ "$G_MTU" = "$c_mtu" ] ||
 		note "$c_k: the guest's MTU is '$G_MTU', expected $c_mtu"

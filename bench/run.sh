@@ -111,7 +111,8 @@ grep -q 'system calls counted with: none' "$OUT/latest.log" &&
 	if [ -s "$BENCH_NOTES" ]; then
 		echo
 		echo '```'
-		cat "$BENCH_NOTES"
+		# without the blank lines the scripts put between their parts
+		sed '/^$/d' "$BENCH_NOTES"
 		echo '```'
 	fi
 } >"$OUT/latest.md"
