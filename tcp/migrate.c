@@ -952,8 +952,8 @@ static void tcpm_poke_stop(void)
 /* TCP_REPAIR on and off: each socket sends a window probe */
 static unsigned tcpm_poke_now(struct ctx *c, uint64_t now)
 {
-	unsigned n, i;
-	int *fds;
+	unsigned n, i, stuck;
+	int *fds, on;
 
 	if (!tcpm_poke.n)
 		return 0;
@@ -966,13 +966,8 @@ static unsigned tcpm_poke_now(struct ctx *c, uint64_t now)
 		tcpm_poke_stop();
 		return 0;
 	}
-	if (repair_set(c, fds, n, REPAIR_ON)) {
-		/* Some may be in repair mode: take them out, quietly */
-		if (!repair_set(c, fds, n, REPAIR_OFF_NO_WP)) {
-			free(fds);
-			return 0;
-		}
-	} else if (!repair_set(c, fds, n, REPAIR_OFF)) {
+	if (!repair_set(c, fds, n, REPAIR_ON) &&
+	    !repair_set(c, fds, n, REPAIR_OFF)) {
 		debug("Migration: poked %u restored connection(s), %llu ms "
 		      "after the restore", n,
 		      (unsigned long long)(now - tcpm_poke.start));
@@ -981,15 +976,27 @@ static unsigned tcpm_poke_now(struct ctx *c, uint64_t now)
 		free(fds);
 		return n;
 	}
-	/* Stuck in repair mode, no data could move: reset them */
-	warn("Migration: can't clear TCP_REPAIR after a poke, resetting %u "
-	     "connection(s)", n);
-	for (i = 0; i < n; i++) {
-		struct tcp_conn *conn = tcp_conn_at(tcpm_poke.p[i].idx);
 
-		if (conn && conn->sock == fds[i])
-			tcp_rst(c, conn);
+	/* Some may be in repair mode: take them out quietly if we can, and
+	 * reset those that stay in it (they can't move data). No more pokes
+	 */
+	repair_set(c, fds, n, REPAIR_OFF_NO_WP);
+	for (i = 0, stuck = 0; i < n; i++) {
+		struct tcp_conn *conn = tcp_conn_at(tcpm_poke.p[i].idx);
+		socklen_t sl = sizeof(on);
+
+		on = 0;
+		if (getsockopt(fds[i], IPPROTO_TCP, TCP_REPAIR, &on, &sl) ||
+		    !on || !conn || conn->sock != fds[i])
+			continue;
+		tcp_rst(c, conn);
+		stuck++;
 	}
+	if (stuck)
+		warn("Migration: can't clear TCP_REPAIR after a poke, reset "
+		     "%u connection(s)", stuck);
+	else
+		debug("Migration: can't poke (no TCP_REPAIR), stopping");
 	free(fds);
 	tcpm_poke_stop();
 	return 0;
