@@ -27,7 +27,7 @@
 # stream mode. Environment: QM_W (s, default 3), QM_RATE (KiB/s, default
 # 1024), QM_MEM (MiB, default 128), QM_SRC_OPTS (more options for the source
 # daemon: --migrate-no-linger makes this test fail, as it should).
-# e2e-timeout: 300
+# e2e-timeout: 420
 set -eu
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../migrate-lib.sh"
@@ -48,7 +48,7 @@ mig_probe "$SOCK_SRC"
 qm_daemon dst
 qm_start src
 qm_start dst
-guest_wait 120
+guest_wait 200
 [ "$G_IP4" != none ] || fail "guest has no IPv4 address"
 g_ok '[ -x /bin/sockio ]' >/dev/null || fail "no sockio in the guest image"
 
