@@ -189,4 +189,4 @@ for n in $CONNS; do
 		"$(col 4)" "$(col 5)" "$(col 6)" \
 		"$(awk -v n="$n" '$1 == n { b += $8 } END { print b + 0 }' "$T/results")"
 done
-mig_daemon_stop "$cur_pid"
+mig_stop "$cur_pid"

@@ -787,3 +787,11 @@ mig_rx_now() {
 		print $1, rx, end
 	}' "$T/flow.files"
 }
+
+# mig_stop PID: SIGTERM to a daemon of ours, wait up to 30 s (a sanitizer
+# build on a loaded machine is slow to exit), then SIGKILL; no checks
+mig_stop() {
+	kill -TERM "$1" 2>/dev/null || return 0
+	wait_for "! alive $1" 30 >/dev/null 2>&1 || kill -KILL "$1" 2>/dev/null || :
+	wait "$1" 2>/dev/null || :
+}

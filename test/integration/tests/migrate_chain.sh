@@ -101,5 +101,5 @@ log "RSTs: A $rst_a, B $rst_b, C $rst_c"
 [ "$rst_b" -eq 0 ] || fail "B sent $rst_b RSTs"
 [ "$rst_c" -eq 0 ] || fail "C sent $rst_c RSTs"
 alive "$c_pid" || fail "C died"
-mig_daemon_stop "$c_pid"
+mig_stop "$c_pid"
 sanitizer_check "$T"/*/passt.socket.err

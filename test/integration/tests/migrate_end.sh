@@ -140,5 +140,5 @@ rst_dst=$(($(mig_rsts "$DST") - rst0_dst))
 [ "$rst_src" -eq 0 ] || fail "SRC sent $rst_src RSTs"
 [ "$rst_dst" -eq 0 ] || fail "DST sent $rst_dst RSTs"
 alive "$d_pid" || fail "the last target died"
-mig_daemon_stop "$d_pid"
+mig_stop "$d_pid"
 sanitizer_check "$T"/*/passt.socket.err "$c_log"

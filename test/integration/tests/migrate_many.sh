@@ -107,5 +107,5 @@ log "RSTs: SRC $rst_src, DST $rst_dst; $MIG_RESULT"
 [ "$rst_src" -eq 0 ] || fail "SRC sent $rst_src RSTs"
 [ "$rst_dst" -eq 0 ] || fail "DST sent $rst_dst RSTs"
 alive "$dst_pid" || fail "the target died"
-mig_daemon_stop "$dst_pid"
+mig_stop "$dst_pid"
 sanitizer_check "$T"/*/passt.socket.err

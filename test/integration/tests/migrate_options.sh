@@ -65,7 +65,7 @@ log "1: --migrate-no-linger: sockets closed at once, SRC sent $(($(mig_rsts "$SR
 alive "$a_pid" || fail "1: the --migrate-no-linger source exited"
 mig_fabric_to dst
 eval "kill \$SL_nl \$SC_nl" 2>/dev/null || :
-mig_daemon_stop "$a_pid"
+mig_stop "$a_pid"
 wait "$a_pid" 2>/dev/null || :
 sanitizer_check "$a_log"
 
@@ -114,5 +114,5 @@ rst_dst=$(($(mig_rsts "$DST") - rst0_dst))
 [ "$rst_dst" -eq 0 ] ||
 	log "NOTE: DST sent $rst_dst RST(s) after migration 1 ($(nstat_get "$DST" TcpEstabResets) established resets there)"
 alive "$d_pid" || fail "the last target died"
-mig_daemon_stop "$d_pid"
+mig_stop "$d_pid"
 sanitizer_check "$T"/*/passt.socket.err

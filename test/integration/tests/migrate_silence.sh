@@ -219,6 +219,6 @@ rst_dst=$(($(mig_rsts "$DST") - rst_dst0))
 [ "$rst_src" -eq 0 ] || fail "SRC sent $rst_src RSTs"
 [ "$rst_dst" -eq 0 ] || fail "DST sent $rst_dst RSTs"
 alive "$dst_pid" || fail "the target died"
-mig_daemon_stop "$dst_pid"
+mig_stop "$dst_pid"
 sanitizer_check "$T"/*/passt.socket.err
 log "migration: $MIG_RESULT"
