@@ -81,7 +81,8 @@ $(BUILD)/passt-repair: LDLIBS += -lseccomp -lcap
 $(BUILD)/passt-repair: $(BUILD)/passt-repair.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/test/unit/test_isolation: LDLIBS += -lseccomp -lcap
+# isolation.o (the sandbox) comes with listen.o and repair.o
+$(UNIT_BINS): LDLIBS += -lseccomp -lcap
 $(BUILD)/test/unit/%: test/unit/%.c $(BUILD)/libpasst.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libpasst.a $(LDLIBS) -lcmocka
