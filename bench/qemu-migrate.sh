@@ -52,7 +52,7 @@ if [ "${1:-}" = --one ]; then
 	qm_daemon dst
 	qm_start src
 	qm_start dst
-	guest_wait 180
+	guest_wait 400
 	for i in $(seq "$N"); do
 		bg "$FABRIC" "p$i" /dev/null /dev/null "$SOCKIO" -t 0 \
 			--ready "$T/p$i.ready" --progress "$T/p$i.prog" \
