@@ -40,6 +40,8 @@ SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -I. \
 	-Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers"
 OUT="$FUZZ_BUILD/test/fuzz"
+# What the library's sandbox (isolation.c) links against
+LIBS="-lseccomp -lcap"
 
 cmd=${1:-run}
 [ $# -gt 0 ] && shift
@@ -68,7 +70,7 @@ build() {
 		}
 		# shellcheck disable=SC2086
 		$FUZZ_CC $CFLAGS $SAN -o "$OUT/fuzz_$n" "test/fuzz/fuzz_$n.c" \
-			"$FUZZ_BUILD/libpasst.a"
+			"$FUZZ_BUILD/libpasst.a" $LIBS
 	done
 	$FUZZ_CC -std=gnu11 -O1 -Wall -Wextra -Werror \
 		-o "$OUT/gen_corpus" test/fuzz/gen_corpus.c
