@@ -730,7 +730,7 @@ mig_cap_start() {
 		-w "$T/$3.pcap" tcp >"$T/$3.tcpdump.log" 2>&1 &
 	CAP_PID=$!
 	track "$CAP_PID"
-	wait_for "grep -q 'listening on' '$T/$3.tcpdump.log' || ! alive $CAP_PID" 10 ||
+	wait_for "grep -q 'listening on' '$T/$3.tcpdump.log' || ! alive $CAP_PID" 60 ||
 		fail "tcpdump did not start"
 	alive "$CAP_PID" || fail "tcpdump: $(cat "$T/$3.tcpdump.log")"
 }
