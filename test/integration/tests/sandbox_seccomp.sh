@@ -54,8 +54,8 @@ killed() {
 }
 
 # ---- forbidden calls kill, in each mode
-run stream-getppid "$HOOKS" getppid
-killed stream-getppid getppid
+run stream-getcwd "$HOOKS" getcwd
+killed stream-getcwd getcwd
 run vu-execve "$HOOKS" execve --vhost-user
 killed vu-execve execve
 run vu-direct-chroot "$HOOKS" chroot --vhost-user --repair-path none
