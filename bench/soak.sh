@@ -47,10 +47,10 @@ mkdir -p "$RESULTS"
 # One mode, in a child of ours: lib.sh's namespaces and clean-up trap
 if [ -n "${SOAK_MODE:-}" ]; then
 	# (lib.sh sets TOP from the test scripts' place: we keep SOAK_TOP)
-	# shellcheck source=../test/integration/lib.sh
+	# shellcheck disable=SC1091
 	. "$SOAK_TOP/test/integration/lib.sh"
 	if [ "$SOAK_MODE" = vhost-user ]; then
-		# shellcheck source=../test/integration/vu.sh
+		# shellcheck disable=SC1091
 		. "$SOAK_TOP/test/integration/vu.sh"
 		need_vufront
 		set -- --vhost-user

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash disable=SC2034
 #
 # flood-lib.sh - shared part of the flood tests (tests/flood_*.sh): a
 # hostile guest (test/tools/flooder) floods the daemon while one ordinary

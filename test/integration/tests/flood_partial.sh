@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2034 # maxima, SINK_PID: read by flood-lib.sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # flood_partial.sh - a front-end connects to the daemon's stream socket,
@@ -15,7 +16,7 @@ set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
 . "$(dirname "$0")/../lib.sh"
-# shellcheck source=flood-lib.sh
+# shellcheck source=flood-lib.sh disable=SC1091
 . "$(dirname "$0")/../flood-lib.sh"
 
 [ -x "$FLOODER" ] || fail "no flooder in $TOOLS"

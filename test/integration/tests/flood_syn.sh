@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2034 # maxima, SINK_PID: read by flood-lib.sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # flood_syn.sh - the guest sends TCP SYNs from random ports, through a raw
@@ -15,7 +16,7 @@ set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
 . "$(dirname "$0")/../lib.sh"
-# shellcheck source=flood-lib.sh
+# shellcheck source=flood-lib.sh disable=SC1091
 . "$(dirname "$0")/../flood-lib.sh"
 
 BLACKHOLE=198.51.100.77

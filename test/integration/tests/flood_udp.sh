@@ -13,7 +13,7 @@ set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
 . "$(dirname "$0")/../lib.sh"
-# shellcheck source=flood-lib.sh
+# shellcheck source=flood-lib.sh disable=SC1091
 . "$(dirname "$0")/../flood-lib.sh"
 
 flood_start
