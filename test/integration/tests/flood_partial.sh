@@ -1,6 +1,6 @@
 #!/bin/bash
-# shellcheck disable=SC2034 # maxima, SINK_PID: read by flood-lib.sh
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck disable=SC2034 # maxima, SINK_PID: read by flood-lib.sh
 #
 # flood_partial.sh - a front-end connects to the daemon's stream socket,
 # writes the length and the first bytes of a frame, and then neither

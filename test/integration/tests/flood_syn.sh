@@ -1,6 +1,6 @@
 #!/bin/bash
-# shellcheck disable=SC2034 # maxima, SINK_PID: read by flood-lib.sh
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck disable=SC2034 # maxima, SINK_PID: read by flood-lib.sh
 #
 # flood_syn.sh - the guest sends TCP SYNs from random ports, through a raw
 # socket (its kernel keeps no state for them), for 8 s to 30000 ports of
