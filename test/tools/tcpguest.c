@@ -937,6 +937,11 @@ static void tcp_from_daemon(struct conn *c, const uint8_t *th, size_t l4len)
 		if (c->snd_ws < 0)
 			c->snd_ws = 0;
 		c->rcv_nxt = seq + 1;
+		/* Nothing advertised in this sequence space yet: start the
+		 * right edge here, or comparing with a zeroed one breaks when
+		 * the window straddles 2^31
+		 */
+		c->rcv_adv = c->rcv_nxt;
 		c->snd_una = ack;
 		c->snd_wnd = wnd;	/* never scaled in a SYN */
 		c->st = G_EST;
