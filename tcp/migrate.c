@@ -402,7 +402,7 @@ static void tcpm_unhold(struct ctx *c, struct tcp_conn *conn)
  */
 int tcp_migrate_source_hold(struct ctx *c)
 {
-	unsigned i, span = flow_span(), n;
+	unsigned i, span = flow_span(), n, unfiltered = 0;
 	int *fds, rc;
 
 	for (i = 0; i < span; i++) {
@@ -412,10 +412,16 @@ int tcp_migrate_source_hold(struct ctx *c)
 		if (!conn || conn->f.state != TCP_ST_ESTABLISHED ||
 		    conn->sock < 0 || (conn->flags & TCP_F_MIGRATED))
 			continue;
-		if (tcpm_filter_attach(conn->sock)) {
-			warn("TCP flow %u: can't attach the drop filter (%s), "
-			     "not migrated", i, strerror(errno));
-			continue;
+		if ((rc = tcpm_filter_attach(conn->sock)) && !unfiltered++) {
+			/* Some kernels want CAP_NET_ADMIN for any socket
+			 * filter: migrating unfiltered beats resetting the
+			 * connection, but the hold may then ACK what the
+			 * target won't have
+			 */
+			warn("Migration: can't attach the drop-all filter "
+			     "(%s): holding sockets without it, the source "
+			     "may ACK data the target won't get",
+			     strerror(-rc));
 		}
 		loop_del(c, conn->sock);
 		if (tcp_peek_offset_ok)
