@@ -183,7 +183,7 @@ static int migrate_save_start(struct ctx *c)
 			    strerror(-n));
 			return n;
 		}
-	} else if (tcp_migrate_held() == 0) {
+	} else {
 		warn("Migration: no passt-repair helper connected and no "
 		     "CAP_NET_ADMIN: TCP connections are not migrated");
 	}

@@ -702,28 +702,32 @@ static int tcpm_restore(struct ctx *c, int s, const struct mig_flow_in *f,
 	return 0;
 }
 
+/* The flow key of a record's TAP side (guest address and port first) */
+static void tcpm_tap_key(struct flow_key *k, const struct mig_flowside *ts)
+{
+	int family = mig_addr_is_v4(&ts->oaddr) ? AF_INET : AF_INET6;
+
+	flow_key_set(k, FLOW_TCP, family,
+		     family == AF_INET ? (const void *)&ts->eaddr.s6_addr[12]
+				       : (const void *)&ts->eaddr, ts->eport,
+		     family == AF_INET ? (const void *)&ts->oaddr.s6_addr[12]
+				       : (const void *)&ts->oaddr, ts->oport);
+}
+
 /* The flow entry for a restored connection, in the loop */
 static int tcpm_flow_new(struct ctx *c, int s, const struct mig_flow_in *f,
 			 int tap, unsigned *idx)
 {
-	const struct mig_flowside *ts = &f->b.side[tap];
 	const struct mig_tcp_basic *b = &f->b;
-	int family = mig_addr_is_v4(&ts->oaddr) ? AF_INET : AF_INET6;
-	const void *ga, *ra;
 	struct tcp_conn *conn;
 	union flow *flow;
 
-	ga = family == AF_INET ? (const void *)&ts->eaddr.s6_addr[12]
-			       : (const void *)&ts->eaddr;
-	ra = family == AF_INET ? (const void *)&ts->oaddr.s6_addr[12]
-			       : (const void *)&ts->oaddr;
 	flow = flow_alloc();
 	if (!flow)
 		return -ENOSPC;
 	conn = &flow->tcp;
 	conn->f.type = FLOW_TCP;
-	flow_key_set(&conn->f.key, FLOW_TCP, family, ga, ts->eport, ra,
-		     ts->oport);
+	tcpm_tap_key(&conn->f.key, &f->b.side[tap]);
 	conn->sock = s;
 	conn->f.state = TCP_ST_ESTABLISHED;
 	if (b->pif[0] == MIG_PIF_HOST)
@@ -771,15 +775,9 @@ static int tcpm_flow_new(struct ctx *c, int s, const struct mig_flow_in *f,
 static void tcpm_reset_guest(struct ctx *c, const struct mig_flow_in *f,
 			     int tap)
 {
-	const struct mig_flowside *ts = &f->b.side[tap];
-	int family = mig_addr_is_v4(&ts->oaddr) ? AF_INET : AF_INET6;
 	struct tcp_conn tmp = { .sock = -1 };
 
-	flow_key_set(&tmp.f.key, FLOW_TCP, family,
-		     family == AF_INET ? (const void *)&ts->eaddr.s6_addr[12]
-				       : (const void *)&ts->eaddr, ts->eport,
-		     family == AF_INET ? (const void *)&ts->oaddr.s6_addr[12]
-				       : (const void *)&ts->oaddr, ts->oport);
+	tcpm_tap_key(&tmp.f.key, &f->b.side[tap]);
 	tmp.seq_from_guest = f->b.seq_from_tap;
 	tcp_send_ctl(c, &tmp, TCP_RST | TCP_ACK, f->b.seq_to_tap);
 }
@@ -800,19 +798,11 @@ int tcp_migrate_target_check(const struct mig_stream_in *s, char *why,
 	for (i = 0; i < s->count; i++) {
 		const struct mig_flow_in *f = &s->flows[i];
 		int tap = f->b.pif[0] == MIG_PIF_TAP ? 0 : 1;
-		const struct mig_flowside *ts = &f->b.side[tap];
-		int family = mig_addr_is_v4(&ts->oaddr) ? AF_INET : AF_INET6;
 		struct flow_key k;
 
 		if (f->skip)
 			continue;
-		flow_key_set(&k, FLOW_TCP, family,
-			     family == AF_INET ?
-			     (const void *)&ts->eaddr.s6_addr[12] :
-			     (const void *)&ts->eaddr, ts->eport,
-			     family == AF_INET ?
-			     (const void *)&ts->oaddr.s6_addr[12] :
-			     (const void *)&ts->oaddr, ts->oport);
+		tcpm_tap_key(&k, &f->b.side[tap]);
 		if (flow_hash_lookup(&k)) {
 			snprintf(why, whylen, "flow %u: a connection with "
 				 "the same addresses exists here already", i);
