@@ -726,7 +726,7 @@ mig_exit_wait() {
 # Sets CAP_PID
 mig_cap_start() {
 	rm -f "$T/$3.pcap"
-	ip netns exec "$1" tcpdump -U -n -s 128 -i "$2" -Q "${4:-inout}" \
+	ip netns exec "$1" tcpdump -U --immediate-mode -n -s 128 -i "$2" -Q "${4:-inout}" \
 		-w "$T/$3.pcap" tcp >"$T/$3.tcpdump.log" 2>&1 &
 	CAP_PID=$!
 	track "$CAP_PID"

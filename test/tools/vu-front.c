@@ -1522,7 +1522,8 @@ static int migrate(int tap, const char *to, bool cancel)
 		int fd = open(mig_notify_msg, O_RDONLY | O_CLOEXEC);
 		ssize_t n = fd < 0 ? -1 : read(fd, notify, sizeof(notify));
 
-		if (n < 0)
+		/* No file: the default message (the hook does the work) */
+		if (n < 0 && errno != ENOENT)
 			say("%s: %s\n", mig_notify_msg, strerror(errno));
 		else
 			notify_len = (size_t)n;

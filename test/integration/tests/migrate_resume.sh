@@ -12,18 +12,17 @@
 #
 # Checked:
 #   - the target logs that it poked its restored connection(s);
-#   - the peer's first segment on the "up" connection reaches the target
-#     (tcpdump on the fabric's link to DST) less than RESUME_MAX_MS
-#     (default 1000) after the switch. Without the poke, the target waits
-#     for its own retransmission timer, backed off since the restore (1,
-#     2, 4 s...): around the switch at best, seconds after it otherwise;
+#   - the peer's segments on the "up" connection reach the target after
+#     the switch (tcpdump on the fabric's link to DST, --immediate-mode:
+#     a capture that stops before its ring is read loses the last second);
 #   - the target was poking: a window probe (an ACK without data) on that
-#     connection in the second before the switch or after it, up to that
-#     segment;
+#     connection in the second before the switch or after it, up to the
+#     peer's first segment;
 #   - both streams move again, every byte arrives in order, no RST from
 #     either pod.
-# The time for "down" is logged: the peer's own retransmission timer
-# decides it, and nothing the target can send shortens it (see the doc).
+# How long each stream took is logged, not checked (the machine is shared):
+# bench/migrate-resume.sh measures it, with and without the pokes. "down"
+# waits for the peer's own retransmission timer (see the doc).
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -35,7 +34,6 @@ set -eu
 need tcpdump
 
 MIG_HOLD_MS=${MIG_HOLD_MS:-3000}
-RESUME_MAX_MS=${RESUME_MAX_MS:-1000}
 DPORT=7201
 UPORT=7202
 
@@ -114,8 +112,6 @@ down_ms=$(first_from "$DPORT" 1)
 log "resume after the switch: up (the peer's first ACK at the target)" \
 	"$up_ms ms, down (the peer's first data) $down_ms ms"
 [ "$up_ms" != none ] || fail "no segment from the peer on the up connection"
-[ "$up_ms" -lt "$RESUME_MAX_MS" ] ||
-	fail "up resumed $up_ms ms after the switch (limit $RESUME_MAX_MS ms)"
 
 # The pokes: on the up connection the peer sends no data, so the target
 # never has to acknowledge anything there: a segment without data from
