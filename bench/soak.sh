@@ -30,7 +30,9 @@
 # Exit status 0 if every mode came back to its baseline.
 #
 # Environment: SOAK_SECS (3600), SOAK_MODES ("stream vhost-user"),
-# SOAK_SAMPLE (30), SOAK_DRAIN (240), SOAK_RSS_SLACK (1024), PASST, TOOLS.
+# SOAK_SAMPLE (30), SOAK_DRAIN (240), SOAK_RSS_SLACK (1024), PASST, TOOLS,
+# SOAK_PARALLEL=1 to run the modes side by side (an hour, not two; each
+# mode then gets about one core).
 set -eu
 
 SOAK_TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -183,10 +185,19 @@ fi
 
 [ "$(id -u)" -eq 0 ] || { echo "soak: needs root (namespaces)" >&2; exit 77; }
 st=0
+pids=
 for m in $SOAK_MODES; do
 	echo "soak: $m, $SOAK_SECS s (samples in bench/results/soak-$m.txt)"
 	rm -f "$RESULTS/soak-$m.row"
-	SOAK_MODE=$m PT_ID=soak$$-${m%%-*} bash "$0" || st=1
+	if [ "${SOAK_PARALLEL:-0}" = 1 ]; then
+		SOAK_MODE=$m PT_ID=soak$$-${m%%-*} bash "$0" &
+		pids="$pids $!"
+	else
+		SOAK_MODE=$m PT_ID=soak$$-${m%%-*} bash "$0" || st=1
+	fi
+done
+for p in $pids; do
+	wait "$p" || st=1
 done
 {
 	echo "| mode | secs | TCP conns | UDP flows (failed) | ICMP pings (failed) | fds base/max/end | flows base/max/end | RSS kB base/max/end | drain | result |"

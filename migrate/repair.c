@@ -20,6 +20,16 @@
  *    byte, silence for REPAIR_TIMEOUT_MS) fails the request, and we drop
  *    the helper connection: it can't be trusted to be in step any more.
  *
+ * An echo is not proof, so after each round trip we read TCP_REPAIR back
+ * from every socket (no privilege needed) and send again those the helper
+ * didn't set. Upstream's helper of 2025 (Debian 13, what KubeVirt ships)
+ * needs this: it passes its control buffer's length to recvmsg() without
+ * resetting it, so after a request with one or two sockets, the kernel
+ * truncates every later, larger one to the first two and closes the rest,
+ * and the helper echoes all the same. When that happens we send at most
+ * as many sockets per request as the helper did set (repair_batch), until
+ * the next helper connects.
+ *
  * The round trip is synchronous (poll() with a deadline): the helper does
  * nothing but a few setsockopt() calls, and the migration stage that asks
  * for it can't go on without the answer anyway.
@@ -43,6 +53,7 @@
 #include "log.h"
 #include "loop.h"
 #include "migrate/repair.h"
+#include "util.h"
 
 #define REPAIR_TIMEOUT_MS 2000
 
@@ -51,6 +62,7 @@ static int repair_conn_fd = -1;
 static uint32_t repair_gen;
 static bool repair_direct;
 static bool repair_path_ours;
+static unsigned repair_batch = REPAIR_FDS_MAX;	/* see the top of the file */
 
 /* Can we set TCP_REPAIR ourselves? Try it on a scratch socket */
 static bool repair_probe_direct(void)
@@ -150,6 +162,7 @@ static void repair_accept(struct ctx *c)
 		return;
 	}
 	repair_conn_fd = fd;
+	repair_batch = REPAIR_FDS_MAX;
 	info("Repair helper connected");
 }
 
@@ -250,6 +263,59 @@ fail:
 	return -EIO;
 }
 
+/* Does @s have TCP_REPAIR as @cmd left it? (on: 1, off either way: 0) */
+static bool repair_is(int s, int cmd)
+{
+	socklen_t sl = sizeof(int);
+	int v;
+
+	if (getsockopt(s, IPPROTO_TCP, TCP_REPAIR, &v, &sl))
+		return false;
+	return v == (cmd == REPAIR_ON);
+}
+
+/*
+ * Through the helper: @n sockets (at most REPAIR_FDS_MAX) in requests of
+ * at most repair_batch, until TCP_REPAIR reads back as asked on each
+ */
+static int repair_helper_set(struct ctx *c, const int *fds, unsigned n,
+			     int cmd)
+{
+	int todo[REPAIR_FDS_MAX];
+	unsigned left = n, i;
+
+	memcpy(todo, fds, sizeof(int) * n);
+	while (left) {
+		unsigned k = MIN(left, repair_batch), done = 0, kept = 0;
+		int rc = repair_helper_send(c, todo, k, cmd);
+
+		if (rc)
+			return rc;
+		/* Keep those it didn't set at the front, then the rest */
+		for (i = 0; i < k; i++) {
+			if (repair_is(todo[i], cmd))
+				done++;
+			else
+				todo[kept++] = todo[i];
+		}
+		if (!done) {
+			warn("Repair helper: echoed the request, but set "
+			     "TCP_REPAIR on none of %u socket(s)", k);
+			repair_close(c);
+			return -EIO;
+		}
+		if (done < k) {
+			warn("Repair helper: set TCP_REPAIR on %u of %u "
+			     "socket(s) sent at once: sending %u at a time",
+			     done, k, done);
+			repair_batch = done;
+		}
+		memmove(todo + kept, todo + k, sizeof(int) * (left - k));
+		left -= done;
+	}
+	return 0;
+}
+
 /**
  * repair_set() - set or clear TCP_REPAIR on sockets
  * @c:		execution context
@@ -281,7 +347,7 @@ int repair_set(struct ctx *c, const int *fds, unsigned n, int cmd)
 		return -ENOTCONN;
 	for (i = 0; i < n; i += REPAIR_FDS_MAX) {
 		unsigned k = n - i < REPAIR_FDS_MAX ? n - i : REPAIR_FDS_MAX;
-		int rc = repair_helper_send(c, fds + i, k, cmd);
+		int rc = repair_helper_set(c, fds + i, k, cmd);
 
 		if (rc)
 			return rc;
