@@ -223,11 +223,12 @@ static int tcpm_basic(const struct tcp_conn *conn, struct mig_tcp_basic *b)
 	b->retries = MIN(conn->retries, 7);
 	b->ws_from_tap = conn->ws_guest;
 	b->ws_to_tap = conn->ws_ours;
+	/* The state bits are exclusive, as upstream keeps them: with
+	 * TAP_SYN_RCVD or SOCK_ACCEPTED next to ESTABLISHED, upstream's target
+	 * takes the connection for one still in its handshake and resets it
+	 * at the guest's first segment. Who opened it is in the pif order.
+	 */
 	b->events = MIG_EV_ESTABLISHED;
-	if (conn->flags & TCP_F_INBOUND)
-		b->events |= MIG_EV_SOCK_ACCEPTED;
-	else
-		b->events |= MIG_EV_TAP_SYN_RCVD;
 	if (conn->flags & TCP_F_SOCK_EOF)
 		b->events |= MIG_EV_SOCK_FIN_RCVD;
 	if (conn->flags & TCP_F_GUEST_FIN)
@@ -240,12 +241,15 @@ static int tcpm_basic(const struct tcp_conn *conn, struct mig_tcp_basic *b)
 	b->sndbuf = (uint32_t)(sndbuf > 0 ? sndbuf : 0) >> 8;
 	b->wnd_from_tap = (uint16_t)MIN(conn->wnd_guest >> conn->ws_guest,
 					65535U);
-	b->wnd_to_tap = 0;
+	b->wnd_to_tap = tcp_wnd_offered(conn);
 	b->seq_to_tap = conn->seq_to_guest;
 	b->seq_ack_from_tap = conn->seq_acked;
 	b->seq_from_tap = conn->seq_from_guest;
 	b->seq_ack_to_tap = conn->seq_from_guest;
-	b->seq_init_from_tap = 0;
+	/* We don't keep the guest's ISN: any number before everything still
+	 * to come from the guest serves where a reader compares with it
+	 */
+	b->seq_init_from_tap = conn->seq_from_guest - 1;
 	return 0;
 }
 

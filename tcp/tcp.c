@@ -234,6 +234,21 @@ static void tcp_out_wait(struct ctx *c, struct tcp_conn *conn)
 	tcp_conn_events(c, conn, EPOLLOUT);
 }
 
+/**
+ * tcp_wnd_offered() - the window field we'd put in a segment to the guest
+ *		       now (unscaled, as sent), without side effects
+ * @conn:	connection
+ *
+ * Return: window field
+ */
+uint16_t tcp_wnd_offered(const struct tcp_conn *conn)
+{
+	bool low;
+
+	return (uint16_t)MIN(tcp_sock_room(conn, &low) >> conn->ws_ours,
+			     65535U);
+}
+
 /*
  * tcp_wnd_to_guest() - the window field for a segment to the guest
  *
