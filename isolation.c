@@ -179,10 +179,13 @@ static void iso_keep(const char *path, bool chown_it, uid_t uid, gid_t gid,
 	}
 	if (fd < 0 || !chown_it)
 		return;
+	/* The mode first: a helper may connect at any moment, and between
+	 * the two calls the file must stay writable for it (root's group)
+	 */
+	if (mode && fchmodat(fd, base, mode, 0) && errno != ENOENT)
+		warn_perror("can't set the mode of %s", path);
 	if (fchownat(fd, base, uid, gid, AT_SYMLINK_NOFOLLOW) && errno != ENOENT)
 		warn_perror("can't hand %s to user %u", path, (unsigned)uid);
-	else if (mode && fchmodat(fd, base, mode, 0) && errno != ENOENT)
-		warn_perror("can't set the mode of %s", path);
 }
 
 /**
@@ -569,7 +572,7 @@ static const struct iso_rule iso_rules[] = {
 	{ "setsockopt", P_ALL, NOARG,
 	  "SO_BINDTODEVICE, IPV6_V6ONLY, buffer sizes, TCP options" },
 	{ "getsockopt", P_ALL, NOARG,
-	  "SO_ERROR, TCP_INFO, TCP_REPAIR read back after the helper" },
+	  "SO_ERROR, TCP_INFO; after the helper: TCP_REPAIR, SO_GET_FILTER" },
 	{ "shutdown", P_ALL, NOARG, "half-closing TCP (guest FIN)" },
 	{ "recvmsg", P_ALL, NOARG,
 	  "TCP data (peek), front-end frames, vhost-user messages + fds" },

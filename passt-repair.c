@@ -41,12 +41,26 @@
  * request are repair_msg_check() in repair_msg.h, so that the fuzzing
  * harness test/fuzz/fuzz_repair.c can run them without this program.
  *
+ * The drop-all filter: with "on" we first attach a socket filter that
+ * drops every incoming segment before TCP sees it (SO_ATTACH_FILTER, one
+ * "return 0" instruction), and with "off" we detach it (SO_DETACH_FILTER)
+ * before clearing TCP_REPAIR. A socket in repair mode still ACKs what
+ * arrives, so a migration source that holds its sockets would acknowledge
+ * data its target never gets; the filter makes the hold silent. The daemon
+ * attaches the filter itself where it can, but some kernels want
+ * CAP_NET_ADMIN for any socket filter, which only we have. The protocol
+ * is unchanged (upstream's daemons get the same silence; a failed attach is
+ * reported and the toggle goes on), and the daemon reads the filter back
+ * (SO_GET_FILTER) to know whether its hold is silent.
+ *
  * Never: keep a received descriptor open after the reply, do anything to a
- * socket but the TCP_REPAIR toggle, or read data beyond the command byte.
+ * socket but the TCP_REPAIR toggle and its drop filter, or read data beyond
+ * the command byte.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -228,6 +242,13 @@ static void repair_seccomp(void)
 		{ SCMP_SYS(setsockopt), 2,
 		  { SCMP_A1(SCMP_CMP_EQ, SOL_TCP),
 		    SCMP_A2(SCMP_CMP_EQ, TCP_REPAIR) } },
+		/* ...and the drop-all filter around it (top of the file) */
+		{ SCMP_SYS(setsockopt), 2,
+		  { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+		    SCMP_A2(SCMP_CMP_EQ, SO_ATTACH_FILTER) } },
+		{ SCMP_SYS(setsockopt), 2,
+		  { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+		    SCMP_A2(SCMP_CMP_EQ, SO_DETACH_FILTER) } },
 		/* exit(), _exit() */
 		{ SCMP_SYS(exit_group), 0, { } },
 		/* resume poll() after SIGSTOP/SIGCONT or a debugger */
@@ -399,6 +420,34 @@ out:
 }
 
 /**
+ * repair_filter() - attach the drop-all filter, or detach it (see the top)
+ * @s:		socket
+ * @on:		attach, or detach
+ *
+ * A failure is reported, once, and otherwise ignored: the toggle is the
+ * contract, and the daemon checks for the filter itself.
+ */
+static void repair_filter(int s, bool on)
+{
+	static struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
+	static bool warned;
+	struct sock_fprog prog = { .len = 1, .filter = &drop };
+	int zero = 0, rc;
+
+	if (on)
+		rc = setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+				sizeof(prog));
+	else
+		rc = setsockopt(s, SOL_SOCKET, SO_DETACH_FILTER, &zero,
+				sizeof(zero));
+	if (rc && !(!on && errno == ENOENT) && !warned) {
+		warned = true;
+		fprintf(stderr, "passt-repair: %s the drop-all filter: %s\n",
+			on ? "can't attach" : "can't detach", strerror(errno));
+	}
+}
+
+/**
  * repair_handle() - receive one request, apply it, reply
  * @s:		connected socket
  *
@@ -437,6 +486,7 @@ static bool repair_handle(int s)
 
 	v = cmd;
 	for (i = 0; i < nfds; i++) {
+		repair_filter(fds[i], v == 1);
 		if (setsockopt(fds[i], SOL_TCP, TCP_REPAIR, &v, sizeof(v)))
 			repair_die("setting TCP_REPAIR to %d on socket %d of %d: %s%s",
 				   v, i + 1, nfds, strerror(errno),

@@ -146,6 +146,14 @@ static int tcpm_filter_attach(int s)
 			  sizeof(prog)) ? -errno : 0;
 }
 
+/* Has @s a socket filter (ours, or the repair helper's)? */
+static bool tcpm_filtered(int s)
+{
+	socklen_t len = 0;
+
+	return !getsockopt(s, SOL_SOCKET, SO_GET_FILTER, NULL, &len) && len;
+}
+
 static void tcpm_filter_detach(int s)
 {
 	int zero = 0;
@@ -233,16 +241,20 @@ static int tcpm_basic(const struct tcp_conn *conn, struct mig_tcp_basic *b)
 		b->events |= MIG_EV_SOCK_FIN_RCVD;
 	if (conn->flags & TCP_F_GUEST_FIN)
 		b->events |= MIG_EV_TAP_FIN_RCVD | MIG_EV_SOCK_FIN_SENT;
-	if (conn->flags & TCP_F_FIN_SENT)
-		b->events |= MIG_EV_TAP_FIN_SENT;
-	if (conn->flags & TCP_F_FIN_ACKED)
-		b->events |= MIG_EV_TAP_FIN_ACKED;
+	/* What the guest hasn't acknowledged is written as never sent, our
+	 * FIN too, so that the target sends it all again at once: its ACK
+	 * may have reached us after the state was taken, and upstream's
+	 * target doesn't time what it believes in flight from a restore, so
+	 * it would wait for an ACK the guest already sent
+	 */
+	if ((conn->flags & TCP_F_FIN_SENT) && (conn->flags & TCP_F_FIN_ACKED))
+		b->events |= MIG_EV_TAP_FIN_SENT | MIG_EV_TAP_FIN_ACKED;
 	b->tap_mss = conn->mss & ~3U;
 	b->sndbuf = (uint32_t)(sndbuf > 0 ? sndbuf : 0) >> 8;
 	b->wnd_from_tap = (uint16_t)MIN(conn->wnd_guest >> conn->ws_guest,
 					65535U);
 	b->wnd_to_tap = tcp_wnd_offered(conn);
-	b->seq_to_tap = conn->seq_to_guest;
+	b->seq_to_tap = conn->seq_acked;
 	b->seq_ack_from_tap = conn->seq_acked;
 	b->seq_from_tap = conn->seq_from_guest;
 	b->seq_ack_to_tap = conn->seq_from_guest;
@@ -407,7 +419,7 @@ static void tcpm_unhold(struct ctx *c, struct tcp_conn *conn)
 int tcp_migrate_source_hold(struct ctx *c)
 {
 	unsigned i, span = flow_span(), n, unfiltered = 0;
-	int *fds, rc;
+	int *fds, rc, attach_err = 0;
 
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
@@ -416,17 +428,12 @@ int tcp_migrate_source_hold(struct ctx *c)
 		if (!conn || conn->f.state != TCP_ST_ESTABLISHED ||
 		    conn->sock < 0 || (conn->flags & TCP_F_MIGRATED))
 			continue;
-		if ((rc = tcpm_filter_attach(conn->sock)) && !unfiltered++) {
-			/* Some kernels want CAP_NET_ADMIN for any socket
-			 * filter: migrating unfiltered beats resetting the
-			 * connection, but the hold may then ACK what the
-			 * target won't have
-			 */
-			warn("Migration: can't attach the drop-all filter "
-			     "(%s): holding sockets without it, the source "
-			     "may ACK data the target won't get",
-			     strerror(-rc));
-		}
+		/* Some kernels want CAP_NET_ADMIN for any socket filter:
+		 * then our passt-repair attaches it with TCP_REPAIR (checked
+		 * below)
+		 */
+		if ((rc = tcpm_filter_attach(conn->sock)))
+			attach_err = -rc;
 		loop_del(c, conn->sock);
 		if (tcp_peek_offset_ok)
 			setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &off,
@@ -450,7 +457,21 @@ int tcp_migrate_source_hold(struct ctx *c)
 		free(fds);
 		goto rollback;
 	}
+	for (i = 0; i < n; i++)
+		unfiltered += !tcpm_filtered(fds[i]);
 	free(fds);
+	if (unfiltered) {
+		/* Migrating unfiltered beats resetting the connections */
+		warn("Migration: holding %u of %u connection(s) without the "
+		     "drop-all filter (%s%s): the source may ACK data the "
+		     "target won't get", unfiltered, n,
+		     attach_err ? strerror(attach_err) : "not attached",
+		     attach_err ? ", and the repair helper didn't attach it"
+				: "");
+	} else if (attach_err) {
+		info("Migration: the repair helper attached the drop-all "
+		     "filter (we can't: %s)", strerror(attach_err));
+	}
 	return (int)tcpm_held;
 
 rollback:

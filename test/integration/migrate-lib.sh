@@ -181,18 +181,13 @@ mig_pod_bin() {
 	esac
 }
 
-# Holding connections for a migration takes a socket filter (tcp/migrate.c).
-# Some kernels refuse SO_ATTACH_FILTER without CAP_NET_ADMIN, and the
-# sandboxed daemon keeps that only with direct TCP_REPAIR (--repair-path
-# none, isolation.c). On those kernels (MIG_DIRECT=1: filterprobe fails as
-# nobody) the daemons run that way and the helper steps are no-ops; the
-# helper itself is tested by repair_helper.sh
-if [ -z "${MIG_DIRECT:-}" ]; then
-	MIG_DIRECT=0
-	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		--bounding-set=-all "$TOOLS/filterprobe" 2>/dev/null ||
-		MIG_DIRECT=1
-fi
+# TCP_REPAIR through the helper (passt-repair, as KubeVirt runs it) by
+# default. MIG_DIRECT=1: the daemons set it themselves (--repair-path none,
+# they keep CAP_NET_ADMIN, isolation.c) and the helper steps are no-ops;
+# migrate_silence_direct.sh runs migrate_silence.sh that way. Either way
+# the source's hold is silent: the daemon attaches the drop-all filter, or,
+# where the kernel wants CAP_NET_ADMIN for that, our helper does
+MIG_DIRECT=${MIG_DIRECT:-0}
 
 # mig_daemon_start NS SOCK [OPTION...]: the daemon in pod NS in vhost-user
 # mode on SOCK (PASST_SRC or PASST_DST), waits for the socket. Sets

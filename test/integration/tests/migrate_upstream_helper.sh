@@ -16,11 +16,11 @@
 # limit and worked around it, and every byte arrives.
 #
 # The connections carry no new data while a migration runs, so that the
-# source's hold needs no drop filter (the helpers are used even where
-# the kernel refuses the unprivileged filter, see migrate-lib.sh's
-# MIG_DIRECT, and the hold is unfiltered there): the sender puts its bytes
-# in before the first migration and the receiver reads nothing until the
-# end, so they wait in the sockets' queues and move with them.
+# source's hold needs no drop filter: upstream's helper doesn't attach it
+# (ours does), and some kernels refuse it to the daemon itself. The sender
+# puts its bytes in before the first migration and the receiver reads
+# nothing until the end, so they wait in the sockets' queues and move
+# with them.
 #
 # SKIP (77) only if test/upstream/fetch.sh can't get the package.
 set -eu
