@@ -8,7 +8,8 @@
 # Each test script builds its own namespaces (lib.sh), named after this
 # runner's pid and the test, and removes them on exit. A script exits 0
 # (PASS), 77 (SKIP) or anything else (FAIL); one that runs longer than
-# $PT_TIMEOUT seconds (default 180) is killed and fails. Its output goes to
+# $PT_TIMEOUT seconds (default 180; more if the script has a line
+# "# PT_TIMEOUT: SECONDS") is killed and fails. Its output goes to
 # a log, shown on failure (or always with -v / PT_VERBOSE=1).
 #
 # Environment: PASST and TOOLS as in lib.sh. The last line is always
@@ -58,7 +59,11 @@ for t in "$@"; do
 	log=$LOGDIR/$t.log
 	start=$(date +%s)
 	st=0
-	PT_ID=pt$$-$t timeout -k 10 "$PT_TIMEOUT" bash "$script" \
+	# A script may ask for more time with a "# PT_TIMEOUT: SECONDS" line
+	tmo=$(sed -n 's/^# PT_TIMEOUT: *\([0-9][0-9]*\)$/\1/p' "$script" |
+	      head -n 1)
+	[ -n "$tmo" ] && [ "$tmo" -gt "$PT_TIMEOUT" ] || tmo=$PT_TIMEOUT
+	PT_ID=pt$$-$t timeout -k 10 "$tmo" bash "$script" \
 		>"$log" 2>&1 </dev/null || st=$?
 	secs=$(($(date +%s) - start))
 	leftovers "pt$$-$t"
@@ -73,7 +78,7 @@ for t in "$@"; do
 		skipped="$skipped $t"
 		;;
 	*)
-		[ "$st" -eq 124 ] && echo "(timed out after ${PT_TIMEOUT}s)" >>"$log"
+		[ "$st" -eq 124 ] && echo "(timed out after ${tmo}s)" >>"$log"
 		echo "FAIL: $t (${secs}s, status $st)"
 		sed 's/^/    /' "$log"
 		fail=$((fail + 1))
