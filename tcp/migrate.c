@@ -14,13 +14,17 @@
  *
  * Source (tcp_migrate_source_hold(), then _write()):
  *  1. every ESTABLISHED connection is taken out of the loop, and a socket
- *     filter that drops every incoming segment is attached. From then on
+ *     filter that drops every incoming segment is attached (by us, or, on
+ *     kernels that want CAP_NET_ADMIN for that, by passt-repair with
+ *     TCP_REPAIR; SO_GET_FILTER tells which one we have). From then on
  *     the kernel neither ACKs what the peer sends (a socket in repair mode
  *     would) nor answers it with a RST: the peer retransmits until the
  *     fabric delivers to the target. The flow is marked TCP_F_MIGRATED.
  *  2. TCP_REPAIR goes on for all of them (migrate/repair.c), and each
  *     socket is dumped: TCP_INFO, MSS, timestamp, window, both queues and
- *     their sequence numbers. The socket stays open, in repair mode and
+ *     their sequence numbers. Towards the guest, what it hasn't ACKed is
+ *     written as never sent, so any target sends it again at once. The
+ *     socket stays open, in repair mode and
  *     filtered: that is the linger.
  *  3. If the migration fails (QEMU restarts the device here), the held
  *     connections come back (tcp_migrate_source_resume()): repair off,
