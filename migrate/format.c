@@ -481,14 +481,54 @@ struct mig_key {
 	uint32_t i;
 };
 
-static int mig_key_cmp(const void *a, const void *b)
+static int mig_key_cmp(const struct mig_key *x, const struct mig_key *y)
 {
-	const struct mig_key *x = a, *y = b;
 	int c = memcmp(x->k, y->k, sizeof(x->k));
 
 	if (c)
 		return c;
 	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Move keys[i] down the max-heap of the first @n keys */
+static void mig_key_sift(struct mig_key *keys, uint32_t i, uint32_t n)
+{
+	for (;;) {
+		uint32_t big = i, l = 2 * i + 1, r = l + 1;
+		struct mig_key t;
+
+		if (l < n && mig_key_cmp(&keys[l], &keys[big]) > 0)
+			big = l;
+		if (r < n && mig_key_cmp(&keys[r], &keys[big]) > 0)
+			big = r;
+		if (big == i)
+			return;
+		t = keys[i];
+		keys[i] = keys[big];
+		keys[big] = t;
+		i = big;
+	}
+}
+
+/*
+ * Heapsort, not qsort(): for more than about 60 keys glibc's qsort() asks
+ * the kernel for the amount of memory (sysinfo()), which the sandbox's
+ * seccomp filter doesn't allow, and a target restoring that many flows was
+ * killed. In place, no allocation, O(n log n) for any input.
+ */
+static void mig_key_sort(struct mig_key *keys, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = n / 2; i-- > 0;)
+		mig_key_sift(keys, i, n);
+	for (i = n; i-- > 1;) {
+		struct mig_key t = keys[0];
+
+		keys[0] = keys[i];
+		keys[i] = t;
+		mig_key_sift(keys, 0, i);
+	}
 }
 
 /* Refuse two flows with the same 4-tuple on the HOST (@host) or TAP side */
@@ -519,7 +559,7 @@ static int mig_check_dups(struct mig_rd *r, const struct mig_stream_in *s,
 		keys[i].k[35] = (uint8_t)f->eport;
 		keys[i].i = i;
 	}
-	qsort(keys, n, sizeof(*keys), mig_key_cmp);
+	mig_key_sort(keys, n);
 
 	for (i = 1; i < n; i++) {
 		if (memcmp(keys[i - 1].k, keys[i].k, sizeof(keys[i].k)))

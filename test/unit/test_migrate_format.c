@@ -679,6 +679,39 @@ static void test_edge_values_are_accepted(void **state)
 	}
 }
 
+/* Many flows: the duplicate check sorts them (heapsort, not qsort()) */
+static void test_many_flows_duplicates_found_anywhere(void **state)
+{
+	enum { N = 300 };
+	static struct mig_tcp_basic b[N];
+	static struct mig_tcp_ext e[N];
+	struct mig_buf out;
+	unsigned i;
+
+	(void)state;
+	qinit();
+	for (i = 0; i < N; i++) {
+		flow_tap_init(&b[i], &e[i], i, i % 2);
+		e[i].sndq = e[i].notsent = e[i].rcvq = 0;
+	}
+	encode(&out, b, e, N);
+	expect(out.p, out.len, 0, NULL);
+	mig_buf_free(&out);
+
+	/* The last flow's TAP side is the eighth one's (same family) */
+	b[N - 1].side[0] = b[7].side[0];
+	encode(&out, b, e, N);
+	expect(out.p, out.len, -EINVAL, "flow 299: same TAP-side");
+	mig_buf_free(&out);
+	b[N - 1].side[0].eport = (uint16_t)(40000 + N - 1);
+
+	/* Flow 150's HOST side is flow 4's */
+	b[150].side[1] = b[4].side[1];
+	encode(&out, b, e, N);
+	expect(out.p, out.len, -EINVAL, "flow 150: same HOST-side");
+	mig_buf_free(&out);
+}
+
 static void test_skip_record_has_no_data_and_is_not_checked(void **state)
 {
 	struct mig_tcp_basic b[3];
@@ -1035,6 +1068,7 @@ int main(void)
 		cmocka_unit_test(test_limits_are_e2big),
 		cmocka_unit_test(test_inconsistent_records_are_refused),
 		cmocka_unit_test(test_edge_values_are_accepted),
+		cmocka_unit_test(test_many_flows_duplicates_found_anywhere),
 		cmocka_unit_test(
 			test_skip_record_has_no_data_and_is_not_checked),
 		cmocka_unit_test(test_writer_errors_are_sticky),
