@@ -1016,9 +1016,9 @@ static int do_churn(const char *addr, const char *port, long secs)
 	socklen_t len = parse_addr(addr, port, &ss);
 	long long t0 = now_ms(), end = t0 + secs * 1000;
 	unsigned i, graceful = 0, rsts = 0, errors = 0;
-	const unsigned max = 200000, rate = 200; /* per second */
+	const unsigned rate = 200; /* per second */
 
-	for (i = 0; i < max && now_ms() < end && errors < 20; i++) {
+	for (i = 0; now_ms() < end && errors < 20; i++) {
 		long long due = t0 + (long long)i * 1000 / rate;
 		int rst = 0;
 
