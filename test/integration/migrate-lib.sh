@@ -38,10 +38,13 @@ HOST=$SRC
 ROUTER=$FABRIC
 
 PASST_MIG=${PASST_MIG:-$PASST}
-# The helper next to the daemon, else upstream's (test/upstream/fetch.sh,
-# default directory): the protocol is the same
+# The helper next to the daemon, else the plain build's (the ASan build
+# has none), else upstream's (test/upstream/fetch.sh, default directory):
+# the protocol is the same, but only ours attaches the drop filter that
+# some kernels refuse to the daemon itself (doc/migration.md)
 if [ -z "${PASST_REPAIR:-}" ]; then
 	PASST_REPAIR=$(dirname "$PASST_MIG")/passt-repair
+	[ -x "$PASST_REPAIR" ] || PASST_REPAIR=$TOP/build/passt-repair
 	[ -x "$PASST_REPAIR" ] ||
 		PASST_REPAIR=${PASST_UPSTREAM_DIR:-/var/cache/passt-test/upstream}/bin/passt-repair
 fi
