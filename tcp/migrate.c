@@ -778,8 +778,6 @@ static int tcpm_flow_new(struct ctx *c, int s, const struct mig_flow_in *f,
 	conn->seq_isn = b->seq_ack_from_tap - 1;
 	/* Everything the guest hasn't ACKed is sent again from the queue */
 	conn->seq_to_guest = conn->seq_acked;
-	if (conn->flags & TCP_F_FIN_ACKED)
-		conn->seq_to_guest = conn->seq_acked;
 	conn->wnd_guest = (uint32_t)b->wnd_from_tap << b->ws_from_tap;
 	conn->last_ms = now_ms();
 	tcp_sock_tune(s);
