@@ -67,7 +67,10 @@
  *    datagram flows come back by themselves with the next datagram.
  *  - TCP connections the guest has opened whose remote has not answered
  *    yet (connect() in progress) are at most TCP_HALF_OPEN_MAX; the next
- *    SYN resets the oldest of them (tcp.c). Those the remote did answer
+ *    SYN resets the oldest of them (tcp.c), unless the kernel says the
+ *    remote has answered it meanwhile (the daemon may be behind its
+ *    events under a flood): that one goes on to its SYN-ACK, and the
+ *    next oldest is looked at. Those the remote did answer
  *    wait for the guest's ACK for a bounded number of SYN-ACK
  *    retransmissions, not in this count: the guest's ACK may be queued
  *    behind a flood of its own.

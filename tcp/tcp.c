@@ -683,6 +683,7 @@ static void tcp_rst_unknown(struct ctx *c, const struct pkt *p,
 }
 
 static void tcp_connect_failed(struct ctx *c, struct tcp_conn *conn, int e);
+static void tcp_connect_done(struct ctx *c, struct tcp_conn *conn);
 
 /*
  * Half-open connections from the guest, oldest first: every connection
@@ -718,7 +719,23 @@ static void tcp_half_open_reset(struct ctx *c, struct tcp_conn *conn)
 	tcp_close(c, conn, true);
 }
 
-/* Take the oldest entry off the list; reset it if still half-open.
+/* Has the remote answered @s, with its completion not yet taken from
+ * epoll? (Under a SYN flood the daemon may be a round or two behind the
+ * kernel, and an ordinary connection's handshake would otherwise be the
+ * oldest entry when room is made.) One getsockopt() per reclaim, only
+ * while the half-open share is full.
+ */
+static bool tcp_sock_connected(int s)
+{
+	uint8_t state = 0;
+	socklen_t sl = sizeof(state);
+
+	return !getsockopt(s, IPPROTO_TCP, TCP_INFO, &state, &sl) && sl &&
+	       state == TCP_ESTABLISHED;
+}
+
+/* Take the oldest entry off the list; reset it if the remote still hasn't
+ * answered, or else send the guest the SYN-ACK it is due.
  * Return: true if a connection was reset
  */
 static bool tcp_half_open_pop(struct ctx *c)
@@ -735,6 +752,10 @@ static bool tcp_half_open_pop(struct ctx *c)
 	if (!flow || flow->f.gen != tcp_half_open[i].gen ||
 	    !tcp_is_half_open(&flow->tcp))
 		return false;
+	if (tcp_sock_connected(flow->tcp.sock)) {
+		tcp_connect_done(c, &flow->tcp);
+		return false;
+	}
 	tcp_half_open_reset(c, &flow->tcp);
 	return true;
 }
@@ -857,6 +878,18 @@ static void tcp_connect_failed(struct ctx *c, struct tcp_conn *conn, int e)
 	else
 		tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, 0);
 	tcp_close(c, conn, false);
+}
+
+/* tcp_connect_done() - the remote answered: SYN-ACK to the guest */
+static void tcp_connect_done(struct ctx *c, struct tcp_conn *conn)
+{
+	tcp_conn_events(c, conn, 0);
+	conn->f.state = TCP_ST_SYNACK_TO_GUEST;
+	conn->retries = 0;
+	tcp_send_ctl(c, conn, TCP_SYN | TCP_ACK, conn->seq_isn);
+	conn->seq_to_guest = conn->seq_isn + 1;
+	conn->seq_acked = conn->seq_isn + 1;
+	tcp_timer_arm(conn, now_ms());
 }
 
 /* tcp_established() - handshake done, in either direction */
@@ -1180,13 +1213,7 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 			tcp_connect_failed(c, conn, e ? e : errno);
 			return;
 		}
-		tcp_conn_events(c, conn, 0);
-		conn->f.state = TCP_ST_SYNACK_TO_GUEST;
-		conn->retries = 0;
-		tcp_send_ctl(c, conn, TCP_SYN | TCP_ACK, conn->seq_isn);
-		conn->seq_to_guest = conn->seq_isn + 1;
-		conn->seq_acked = conn->seq_isn + 1;
-		tcp_timer_arm(conn, now_ms());
+		tcp_connect_done(c, conn);
 		return;
 	}
 
