@@ -118,6 +118,45 @@ static void test_icmpv6_checksum_with_pseudo_header_verifies(void **state)
 				  csum_pseudo6(&src, &dst, 58, sizeof(msg))), 0);
 }
 
+/* The word-by-word definition, to check the vectorised bulk against */
+static uint32_t ref_sum(uint32_t sum, const uint8_t *b, size_t len)
+{
+	uint64_t s = sum;
+
+	for (; len >= 2; b += 2, len -= 2)
+		s += (uint32_t)b[0] << 8 | b[1];
+	if (len)
+		s += (uint32_t)b[0] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint32_t)s;
+}
+
+static void test_bulk_sum_matches_definition(void **state)
+{
+	static uint8_t b[(1 << 20) + 4096];	/* past one lane block */
+	uint32_t x = 12345;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(b); i++) {
+		x = x * 1103515245 + 12345;
+		b[i] = (uint8_t)(x >> 16);
+	}
+	memset(b + 4096, 0xff, 300000);		/* carries in every lane */
+
+	for (i = 0; i < 3000; i++) {
+		size_t off, len;
+
+		x = x * 1103515245 + 12345;
+		off = (x >> 8) % 64;
+		x = x * 1103515245 + 12345;
+		len = i < 20 ? sizeof(b) - 64 - i : (x >> 4) % 70000;
+		assert_int_equal(csum_fold(csum_add(i, b + off, len)),
+				 csum_fold(ref_sum(i, b + off, len)));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -128,6 +167,7 @@ int main(void)
 		cmocka_unit_test(test_iov_sum_stops_at_len),
 		cmocka_unit_test(test_udp4_checksum_with_pseudo_header_verifies),
 		cmocka_unit_test(test_icmpv6_checksum_with_pseudo_header_verifies),
+		cmocka_unit_test(test_bulk_sum_matches_definition),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
