@@ -22,6 +22,9 @@
 #   BENCH_SECS      seconds per throughput run (default 8)
 #   BENCH_LAT_SECS  seconds per latency run (default 5)
 #   BENCH_SC_RUNS   traced runs per cell for the system call count (1)
+#   BENCH_PROFILE=1 one more run per throughput cell (ns.sh) under perf
+#                   record: the top symbols by self time, per back-end,
+#                   in bench/results/profile-*.txt (BENCH_PROFILE_TOP: 15)
 #   BENCH_QUICK=1   smoke test: 1 run of 2 s each
 #   BENCH_MODES     "stream vhost-user", BENCH_BACKENDS "ours upstream",
 #   BENCH_MTUS      "65520 1500"
@@ -229,6 +232,34 @@ sc_stop() {
 		;;
 	esac
 	echo "${s_n:-FAIL}"
+}
+
+# prof_start PID: sample PID's process tree with perf record (BENCH_PROFILE
+# runs: a sampler attached costs the daemon CPU, so no figure comes from
+# such a run)
+PROF_PID=
+prof_start() {
+	rm -f "$T/perf.data"
+	perf record -q -F 1999 -o "$T/perf.data" \
+		-p "$(ptree "$1" | paste -sd, -)" </dev/null >/dev/null \
+		2>"$T/perf-record.err" &
+	PROF_PID=$!
+	track "$PROF_PID"
+}
+
+# prof_stop NAME: stop sampling; the top of the flat profile (self time,
+# by symbol) goes to bench/results/profile-NAME.txt and the log
+prof_stop() {
+	local p_out=$BENCH_DIR/results/profile-$1.txt
+	kill -INT "$PROF_PID" 2>/dev/null || :
+	wait_for "! alive $PROF_PID" 20 || kill -KILL "$PROF_PID" 2>/dev/null
+	wait "$PROF_PID" 2>/dev/null || :
+	mkdir -p "$BENCH_DIR/results"
+	perf report -q -i "$T/perf.data" --stdio --no-children \
+		--sort dso,sym 2>/dev/null | grep -v '^$' |
+		head -n "${BENCH_PROFILE_TOP:-15}" >"$p_out" || :
+	log "  profile $1 (self, top ${BENCH_PROFILE_TOP:-15}):"
+	sed 's/^/    /' "$p_out" >&2
 }
 
 # bench_report: the table of this script's own records (standalone runs)

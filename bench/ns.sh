@@ -189,6 +189,8 @@ tp() {
 	server_start
 	if [ "$t_kind" = sc ]; then
 		sc_start "${DPID[$t_b]}" || log "  $t_b: can't count system calls"
+	elif [ "$t_kind" = prof ]; then
+		prof_start "${DPID[$t_b]}"
 	else
 		t_c0=$(cpu_ticks "${DPID[$t_b]}")
 	fi
@@ -199,6 +201,10 @@ tp() {
 		t_rc=$?
 	if [ "$t_kind" = sc ]; then
 		t_n=$(sc_stop)
+	elif [ "$t_kind" = prof ]; then
+		prof_stop "$t_b-$t_mode-$t_mtu-$t_d"
+		server_stop
+		return 0
 	elif alive "${DPID[$t_b]}"; then
 		t_c1=$(cpu_ticks "${DPID[$t_b]}")
 	fi
@@ -298,6 +304,14 @@ config() {
 					[ "${UP[$c_b]}" = 1 ] || continue
 					tp "$c_b" "$c_mode" "$c_mtu" "$c_d" "$c_r" sc
 				done
+			done
+		done
+	fi
+	if [ "${BENCH_PROFILE:-0}" = 1 ]; then
+		for c_b in $(order 1); do
+			for c_d in g2p p2g; do
+				[ "${UP[$c_b]}" = 1 ] || continue
+				tp "$c_b" "$c_mode" "$c_mtu" "$c_d" 1 prof
 			done
 		done
 	fi

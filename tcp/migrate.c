@@ -432,6 +432,9 @@ int tcp_migrate_source_hold(struct ctx *c)
 		if (!conn || conn->f.state != TCP_ST_ESTABLISHED ||
 		    conn->sock < 0 || (conn->flags & TCP_F_MIGRATED))
 			continue;
+		/* The queue must start at seq_acked: ACKed bytes go first */
+		if (tcp_sock_sync(c, conn))
+			continue;
 		/* Some kernels want CAP_NET_ADMIN for any socket filter:
 		 * then our passt-repair attaches it with TCP_REPAIR (checked
 		 * below)

@@ -16,9 +16,12 @@
  *	front-end's own buffers (tap_seg_reserve(): with vhost-user, the
  *	guest's receive buffers, so the kernel's copy is the only one), at
  *	most as much as the guest's window allows. An ACK from the guest
- *	discards the acknowledged bytes from the queue (recv with
- *	MSG_TRUNC). A retransmission rewinds the peek offset to the first
- *	unacknowledged byte: the queue IS the retransmission buffer.
+ *	only counts the bytes it acknowledges; at the end of the loop round
+ *	(tcp_defer_handler()) one recv with MSG_TRUNC discards all of them
+ *	from the queue (tcp_sock_sync()) and one peek sends what the new
+ *	window allows, however many ACKs the round brought. A
+ *	retransmission rewinds the peek offset to the first unacknowledged
+ *	byte: the queue IS the retransmission buffer.
  *
  *  guest -> socket: in-order segments are written to the socket, those of
  *	one batch of frames with a single sendmsg() (tcp_flush_pending());
@@ -365,17 +368,43 @@ static void tcp_window_update(struct ctx *c, struct tcp_conn *conn)
 		tcp_ack_now(c, conn);
 }
 
+/* Put @conn on the end-of-round list; false if the list is full */
+static bool tcp_defer(struct tcp_conn *conn)
+{
+	if (conn->flags & TCP_F_DEFERRED)
+		return true;
+	if (defer_count == TCP_DEFER_MAX)
+		return false;
+	conn->flags |= TCP_F_DEFERRED;
+	defer_list[defer_count++] = tcp_idx(conn);
+	return true;
+}
+
 /* Ask for an ACK at the end of this loop round (coalesces many) */
 static void tcp_ack_later(struct ctx *c, struct tcp_conn *conn)
 {
 	if (conn->flags & TCP_F_ACK_DUE)
 		return;
-	if (defer_count == TCP_DEFER_MAX) {
+	if (!tcp_defer(conn)) {
 		tcp_ack_now(c, conn);
 		return;
 	}
 	conn->flags |= TCP_F_ACK_DUE;
-	defer_list[defer_count++] = tcp_idx(conn);
+}
+
+/*
+ * Send the guest more at the end of this loop round: all the ACKs of one
+ * batch of frames then make one read of the socket, not one each.
+ * Return: 0, or -1 if the connection was reset and is gone
+ */
+static int tcp_data_later(struct ctx *c, struct tcp_conn *conn)
+{
+	if (conn->flags & TCP_F_DATA_DUE)
+		return 0;
+	if (!tcp_defer(conn))
+		return tcp_data_to_guest(c, conn);
+	conn->flags |= TCP_F_DATA_DUE;
+	return 0;
 }
 
 /*
@@ -406,6 +435,34 @@ static void tcp_desync(struct ctx *c, struct tcp_conn *conn,
 	tcp_rst(c, conn);
 }
 
+/**
+ * tcp_sock_sync() - discard what the guest has ACKed from the socket
+ * @c:		execution context
+ * @conn:	connection
+ *
+ * ACKs only count the bytes (acked_unread); one recv(MSG_TRUNC) here drops
+ * them all, before anything that reads the queue from its head (a peek,
+ * a rewind of the peek offset, SIOCINQ, a migration dump) or closes it
+ * (unread data would make close() send the peer a RST).
+ *
+ * Return: 0, or -1 if the connection was reset and is gone
+ */
+int tcp_sock_sync(struct ctx *c, struct tcp_conn *conn)
+{
+	uint32_t n = conn->acked_unread;
+	ssize_t rc;
+
+	if (!n || conn->sock < 0)
+		return 0;
+	conn->acked_unread = 0;
+	rc = recv(conn->sock, NULL, n, MSG_TRUNC | MSG_DONTWAIT);
+	if (rc != (ssize_t)n) {
+		tcp_desync(c, conn, "discarding ACKed data", rc < 0 ? errno : 0);
+		return -1;
+	}
+	return 0;
+}
+
 /* tcp_close() - close the socket gracefully, or with RST if @rst */
 void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst)
 {
@@ -415,7 +472,12 @@ void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst)
 
 			setsockopt(conn->sock, SOL_SOCKET, SO_LINGER, &l,
 				   sizeof(l));
+		} else if (conn->acked_unread) {
+			/* Unread data would turn close() into a RST */
+			recv(conn->sock, NULL, conn->acked_unread,
+			     MSG_TRUNC | MSG_DONTWAIT);
 		}
+		conn->acked_unread = 0;
 		loop_del(c, conn->sock);
 		close(conn->sock);
 		conn->sock = -1;
@@ -452,9 +514,10 @@ static bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
 }
 
 /**
- * tcp_data_to_guest() - send what the socket has and the guest may take
+ * tcp_data_batch() - one peek: up to TCP_BATCH frames to the guest
  * @c:		execution context
  * @conn:	connection in ESTABLISHED state
+ * @full:	set if the batch was full (there may be more to send)
  *
  * Frames are reserved in the front-end's own buffers (the guest's, with
  * vhost-user) and the socket data is peeked straight into them: the
@@ -462,7 +525,7 @@ static bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
  *
  * Return: 0, or -1 if the connection was reset and is gone
  */
-int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
+static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 {
 	size_t hdr = tap_hdr_len(conn->f.key.family);
 	struct iovec iov[TCP_DISCARD_IOV + TCP_IOV_MAX];
@@ -473,6 +536,8 @@ int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 	size_t got;
 	ssize_t n = 0;
 
+	if (tcp_sock_sync(c, conn))
+		return -1;
 	if (conn->f.state != TCP_ST_ESTABLISHED || (conn->flags & TCP_F_FIN_SENT))
 		return 0;
 
@@ -563,6 +628,8 @@ int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 		off += len;
 	}
 	tap_seg_done(c);
+	*full = !(conn->flags & TCP_F_BLOCKED) && (uint32_t)n == want &&
+		want == nseg * fmax;
 
 	if (n > 0 && !conn->timer)
 		tcp_timer_arm(conn, now_ms());
@@ -586,6 +653,28 @@ fin:
 	return 0;
 }
 
+/**
+ * tcp_data_to_guest() - send what the socket has and the guest may take
+ * @c:		execution context
+ * @conn:	connection in ESTABLISHED state
+ *
+ * Batch after batch, while they come out full: the socket's events are
+ * edge-triggered, and one round may have opened a window of many batches.
+ *
+ * Return: 0, or -1 if the connection was reset and is gone
+ */
+int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
+{
+	bool full;
+	int rc;
+
+	do {
+		full = false;
+		rc = tcp_data_batch(c, conn, &full);
+	} while (!rc && full);
+	return rc;
+}
+
 /*
  * tcp_rewind() - retransmit from the oldest unacknowledged byte
  * Return: 0, or -1 if the connection was reset and is gone
@@ -594,6 +683,8 @@ static int tcp_rewind(struct ctx *c, struct tcp_conn *conn)
 {
 	int zero = 0;
 
+	if (tcp_sock_sync(c, conn))
+		return -1;
 	if (conn->flags & TCP_F_FIN_SENT && !(conn->flags & TCP_F_FIN_ACKED))
 		conn->flags &= ~TCP_F_FIN_SENT;
 	conn->seq_to_guest = conn->seq_acked;
@@ -976,16 +1067,7 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 			conn->flags |= TCP_F_FIN_ACKED;
 			acked--;
 		}
-		if (acked) {
-			ssize_t n = recv(conn->sock, NULL, acked,
-					 MSG_TRUNC | MSG_DONTWAIT);
-
-			if (n != (ssize_t)acked) {
-				tcp_desync(c, conn, "discarding ACKed data",
-					   n < 0 ? errno : 0);
-				return;
-			}
-		}
+		conn->acked_unread += acked;	/* tcp_sock_sync() */
 		conn->seq_acked = ack;
 		conn->retries = 0;
 		conn->dup_acks = 0;
@@ -1076,7 +1158,7 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 		return;
 out:
 	if (progress)
-		tcp_data_to_guest(c, conn);
+		tcp_data_later(c, conn);
 }
 
 /**
@@ -1375,7 +1457,16 @@ void tcp_defer_handler(struct ctx *c)
 	for (i = 0; i < defer_count; i++) {
 		struct tcp_conn *conn = tcp_conn_at(defer_list[i]);
 
-		if (conn && (conn->flags & TCP_F_ACK_DUE))
+		if (!conn)
+			continue;
+		conn->flags &= ~TCP_F_DEFERRED;
+		if (conn->flags & TCP_F_DATA_DUE) {
+			conn->flags &= ~TCP_F_DATA_DUE;
+			if (!(conn->flags & TCP_F_MIGRATED) &&
+			    tcp_data_to_guest(c, conn))
+				continue;
+		}
+		if (conn->flags & TCP_F_ACK_DUE)
 			tcp_ack_now(c, conn);
 	}
 	defer_count = 0;

@@ -33,6 +33,9 @@ enum tcp_state {
 #define TCP_F_MIGRATED		(1U << 10) /* socket held by a migration:
 					    * in repair mode, filtered, out
 					    * of the loop (tcp/migrate.c) */
+#define TCP_F_DATA_DUE		(1U << 11) /* guest ACK or window: send more
+					    * at the end of the round */
+#define TCP_F_DEFERRED		(1U << 12) /* on the end-of-round list */
 
 /**
  * struct tcp_conn - a TCP connection between the guest and a host socket
@@ -47,6 +50,9 @@ enum tcp_state {
  * @mss:		largest payload we send to the guest in one segment
  * @seq_to_guest:	next sequence number we send (snd_nxt)
  * @seq_acked:		oldest unacknowledged sequence number (snd_una)
+ * @acked_unread:	bytes the guest ACKed that are still at the head of
+ *			the socket's receive queue (discarded in one go by
+ *			tcp_sock_sync(), once per round)
  * @seq_isn:		our initial sequence number
  * @seq_from_guest:	next sequence number we expect from the guest
  * @wnd_guest:		guest's receive window, bytes
@@ -64,6 +70,7 @@ struct tcp_conn {
 	uint16_t mss;
 	uint32_t seq_to_guest;
 	uint32_t seq_acked;
+	uint32_t acked_unread;
 	uint32_t seq_isn;
 	uint32_t seq_from_guest;
 	uint32_t wnd_guest;

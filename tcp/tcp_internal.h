@@ -29,6 +29,7 @@ void tcp_ack_now(struct ctx *c, struct tcp_conn *conn);
 void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst);
 void tcp_rst(struct ctx *c, struct tcp_conn *conn);
 int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn);
+int tcp_sock_sync(struct ctx *c, struct tcp_conn *conn);
 void tcp_sock_tune(int s);
 
 #endif /* TCP_TCP_INTERNAL_H */
