@@ -52,7 +52,11 @@
  *                  or non-zero with --expect-load-fail), then start afresh
  *
  * Options: -t MS timeout for every wait (default 5000), -r SECONDS retry
- * connecting, -2 two memory regions, -n TAP, -m MTU (bridge), -v verbose.
+ * connecting, -2 two memory regions, -n TAP, -m MTU (bridge), -v verbose,
+ * -O offloads (bridge): take whichever of checksum and TCP segmentation
+ * offload the daemon offers, both ways, as a Linux virtio-net guest does
+ * behind QEMU (GUEST_CSUM, GUEST_TSO4/6, CSUM, HOST_TSO4/6), and pass the
+ * virtio-net headers through to and from the tap (TUNSETOFFLOAD).
  *
  * Live migration, in bridge mode (what QEMU 10 does, see "migration"
  * below). A migration starts on SIGUSR2 or on a line written to the
@@ -142,6 +146,10 @@ enum {
 };
 #define NEED_REPLY 0x8
 #define F_MRG (1ULL << 15)
+#define F_OFFLOADS ((1ULL << 0) | (1ULL << 1) | (1ULL << 7) | (1ULL << 8) | \
+		    (1ULL << 11) | (1ULL << 12))	/* CSUM, GUEST_CSUM,
+							 * GUEST_TSO4/6,
+							 * HOST_TSO4/6 */
 #define F_LOG_ALL (1ULL << 26)
 #define F_PROTO (1ULL << 30)
 #define F_V1 (1ULL << 32)
@@ -178,6 +186,10 @@ static unsigned tx_next;		/* next TX slot */
 
 static uint8_t frame[FRAME_MAX + HDR];
 static uint8_t rx_flags;		/* header flags of the last RX frame */
+static bool offload;			/* -O */
+static uint64_t offloads;		/* of F_OFFLOADS, what was negotiated */
+static uint8_t rx_hdr[12];		/* virtio-net header of the last RX
+					 * frame (with offloads) */
 
 static uint64_t now_ms(void)
 {
@@ -602,6 +614,7 @@ static int dev_handshake(void)
 		want |= PF_DEVICE_STATE;
 	if (get_u64(GET_FEATURES, &f))
 		return -1;
+	offloads = offload ? f & F_OFFLOADS : 0;
 	if ((f & F_ACKED) != F_ACKED) {
 		say("features 0x%llx lack VERSION_1/PROTOCOL/MRG_RXBUF\n",
 		    (unsigned long long)f);
@@ -645,7 +658,7 @@ static int dev_start(uint64_t extra_features, bool fresh,
 	uint64_t st;
 	int len;
 
-	if (send_u64(SET_FEATURES, F_ACKED | extra_features))
+	if (send_u64(SET_FEATURES, F_ACKED | offloads | extra_features))
 		return -1;
 	len = mem_table_msg(mt);
 	if (acked(SET_MEM_TABLE, mt, (uint32_t)len, memfd, two_regions ? 2 : 1,
@@ -697,8 +710,10 @@ static int dev_connect(uint64_t extra_features)
 
 /* ---- frames ---------------------------------------------------------- */
 
-/* Put a frame on TX (header + frame), alternating one/two descriptors */
-static int tx_frame(const uint8_t *f, size_t len)
+/* Put a frame on TX (header + frame), alternating one/two descriptors;
+ * the header is @hdr (offloads), or zero
+ */
+static int tx_frame_hdr(const uint8_t *hdr, const uint8_t *f, size_t len)
 {
 	unsigned s = tx_next % VF_TX_SLOTS, d = 2 * s;
 	uint64_t buf = VF_TX_BASE + (uint64_t)s * VF_TX_BUF;
@@ -717,13 +732,16 @@ static int tx_frame(const uint8_t *f, size_t len)
 	if (s % 2) {
 		static const uint8_t zero[HDR];
 
-		gwrite(buf, zero, HDR);
+		gwrite(buf, hdr ? hdr : zero, HDR);
 		gwrite(buf + HDR, f, len);
 		desc_set(&tx, d, buf, (uint32_t)(HDR + len), 0, 0);
 	} else {
 		uint64_t h = VF_TX_HDRS + 16 * s;
 
-		memset(gp(h), 0, HDR);
+		if (hdr)
+			memcpy(gp(h), hdr, HDR);
+		else
+			memset(gp(h), 0, HDR);
 		desc_set(&tx, d, h, HDR, D_NEXT, (uint16_t)(d + 1));
 		gwrite(buf, f, len);
 		desc_set(&tx, d + 1, buf, (uint32_t)len, 0, 0);
@@ -731,6 +749,11 @@ static int tx_frame(const uint8_t *f, size_t len)
 	ring_offer(&tx, (uint16_t)d);
 	tx_next++;
 	return 0;
+}
+
+static int tx_frame(const uint8_t *f, size_t len)
+{
+	return tx_frame_hdr(NULL, f, len);
 }
 
 /*
@@ -768,9 +791,16 @@ static int rx_frame(uint8_t *out, size_t size)
 				say("RX frame of %u bytes\n", l);
 				return -1;
 			}
-			/* DATA_VALID (2) is fine: upstream passt sets it */
+			/* DATA_VALID (2) is fine: upstream passt sets it;
+			 * NEEDS_CSUM (1) and TCP GSO (1, 4; 0x80 ECN)
+			 * only with the offloads negotiated
+			 */
 			rx_flags = b[0];
-			if ((b[0] & ~2) || b[1]) {
+			memcpy(rx_hdr, b, sizeof(rx_hdr));
+			if ((b[0] & ~(offloads ? 3 : 2)) ||
+			    (b[1] && (!offloads ||
+				      ((b[1] & 0x7f) != 1 &&
+				       (b[1] & 0x7f) != 4)))) {
 				say("RX header flags 0x%x gso 0x%x\n", b[0],
 				    b[1]);
 				return -1;
@@ -1006,7 +1036,10 @@ static void tap_write(int tap, const uint8_t *f, size_t len)
 	size_t l3 = 14, l4 = 0;
 	uint8_t proto = 0;
 
-	if ((rx_flags & 2) && len >= l3 + 40) {
+	if (rx_hdr[0] & 1 || rx_hdr[1]) {
+		/* Offloads: the tap takes the daemon's header as it is */
+		memcpy(h, rx_hdr, 10);
+	} else if ((rx_flags & 2) && len >= l3 + 40) {
 		if (f[12] == 0x08 && f[13] == 0x00) {
 			l4 = l3 + 4 * (f[l3] & 0xf);
 			proto = f[l3 + 9];
@@ -1060,6 +1093,24 @@ static int tap_open(void)
 		return -1;
 	}
 	close(s);
+	if (offloads) {
+		/* What the guest kernel may send us: as negotiated */
+		unsigned long tf = 0;
+
+		if (offloads & (1ULL << 0)) {
+			tf |= TUN_F_CSUM;
+			if (offloads & (1ULL << 11))
+				tf |= TUN_F_TSO4;
+			if (offloads & (1ULL << 12))
+				tf |= TUN_F_TSO6;
+		}
+		if (ioctl(fd, TUNSETOFFLOAD, tf) < 0) {
+			perror("vu-front: TUNSETOFFLOAD");
+			close(fd);
+			return -1;
+		}
+		say("bridge: offloads 0x%llx\n", (unsigned long long)offloads);
+	}
 	return fd;
 }
 
@@ -1734,7 +1785,7 @@ static int trigger_run(int tap, char *cmd)
 
 static int case_bridge(void)
 {
-	static uint8_t f[FRAME_MAX];
+	static uint8_t f[14 + 65535], bframe[HDR + 14 + 65535];
 	int tap = tap_open(), n, rc = 0;
 	uint64_t frames_in = 0, frames_out = 0;
 	char cmd[512];
@@ -1798,12 +1849,15 @@ static int case_bridge(void)
 		kick(&rx);
 		while ((uint16_t)(tx.avail_idx - used_idx(&tx)) <
 		       VF_TX_SLOTS) {
-			/* The tap's header: no offloads, so nothing in it */
-			ssize_t r = read(tap, frame, sizeof(frame));
+			/* The tap's header: with offloads, the guest
+			 * kernel's checksum and GSO requests, passed on
+			 */
+			ssize_t r = read(tap, bframe, sizeof(bframe));
 
 			if (r <= HDR)
 				break;
-			if (tx_frame(frame + HDR, (size_t)r - HDR))
+			if (tx_frame_hdr(offloads ? bframe : NULL, bframe + HDR,
+					 (size_t)r - HDR))
 				break;
 			tx_kick = true;
 			frames_in++;
@@ -2381,7 +2435,7 @@ int main(int argc, char **argv)
 	struct sigaction sm = { .sa_handler = on_migrate_signal };
 	int opt, i;
 
-	while ((opt = getopt_long(argc, argv, "t:r:2n:m:v", lopts,
+	while ((opt = getopt_long(argc, argv, "t:r:2n:m:vO", lopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 't':
@@ -2401,6 +2455,9 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			verbose = true;
+			break;
+		case 'O':
+			offload = true;
 			break;
 		case 'T':
 			mig_to = optarg;
