@@ -550,12 +550,15 @@ static const struct iso_rule iso_rules[] = {
 #endif
 	{ "epoll_ctl", P_ALL, NOARG, "loop_add/mod/del() for every socket" },
 	{ "read", P_ALL, NOARG,
-	  "signalfd, timerfd, vhost-user kick eventfds, migration pipe" },
+	  "signalfd, timerfd, migration pipe, the front-end's socket" },
 	{ "write", P_ALL, NOARG,
 	  "log lines, vhost-user call eventfds, migration pipe" },
 	{ "writev", P_ALL, NOARG, "pcap records, one writev() each" },
 	{ "close", P_ALL, NOARG, "flows, front-end connections, eventfds" },
 	{ "exit_group", P_ALL, NOARG, "exit()" },
+	{ "io_uring_enter", P_ALL, NOARG,
+	  "uring_flush(): the round's socket discards and call eventfd "
+	  "writes; the ring itself only takes recv and write (uring.c)" },
 	{ "clock_gettime", P_ALL, NOARG,
 	  "now_ms(), log and pcap time stamps, where the vDSO can't" },
 	{ "unlinkat", P_ALL, NOARG,

@@ -22,9 +22,10 @@
  *    to handler; each handler checks the reference against its object and
  *    drops stale events;
  *  - per round: after the events of one epoll_wait(), main_round_end()
- *    sends coalesced TCP ACKs, flushes frames to the guest, and only then
- *    frees the flows closed during the round (flow_defer_free()), so an
- *    index is never reused within the round that closed it;
+ *    sends coalesced TCP ACKs, flushes frames to the guest, submits the
+ *    round's queued system calls (uring.c), and only then frees the
+ *    flows closed during the round (flow_defer_free()), so an index is
+ *    never reused within the round that closed it;
  *  - timers: the loop's tick (every LOOP_TICK_MS) calls main_timer().
  */
 #include <errno.h>
@@ -54,6 +55,7 @@
 #include "net/ndp.h"
 #include "migrate/migrate.h"
 #include "migrate/repair.h"
+#include "uring.h"
 #include "util.h"
 
 static struct ctx ctx;
@@ -152,11 +154,12 @@ static void main_dispatch(struct ctx *c, union epoll_ref ref, uint32_t events)
 	}
 }
 
-/* End of a loop round: coalesced ACKs, frames out, then deferred frees */
+/* End of a loop round: coalesced ACKs, frames out, queued calls, frees */
 static void main_round_end(struct ctx *c)
 {
 	tcp_defer_handler(c);
 	tap_flush(c);
+	uring_flush();
 	flow_defer_free();
 }
 
@@ -271,6 +274,10 @@ int main(int argc, char **argv)
 	else if (c->pid_file[0])
 		pid_file_write(c->pid_file, getpid());
 
+	/* After the fork (the ring belongs to the task that enables it),
+	 * before the sandbox (which only allows io_uring_enter())
+	 */
+	uring_init(c);
 	isolation_drop(c);
 
 	if ((rc = loop_signals_init(c))) {

@@ -22,6 +22,8 @@
 #   BENCH_SECS      seconds per throughput run (default 8)
 #   BENCH_LAT_SECS  seconds per latency run (default 5)
 #   BENCH_SC_RUNS   traced runs per cell for the system call count (1)
+#   BENCH_PARALLEL  iperf3 streams per throughput run (ns.sh; default 1)
+#   BENCH_NO_IO_URING=1 our daemon without io_uring (PASST_NO_IO_URING)
 #   BENCH_PROFILE=1 one more run per throughput cell (ns.sh) under perf
 #                   record: the top symbols by self time, per back-end,
 #                   in bench/results/profile-*.txt (BENCH_PROFILE_TOP: 15)
@@ -77,6 +79,14 @@ bench_bin() {
 	upstream) echo "$UPSTREAM" ;;
 	*) fail "unknown back-end $1" ;;
 	esac
+}
+
+# bench_env BACKEND: environment for the daemon (BENCH_NO_IO_URING=1: ours
+# with plain system calls instead of io_uring, for the comparison)
+bench_env() {
+	[ "$1" = ours ] && [ "${BENCH_NO_IO_URING:-0}" = 1 ] &&
+		echo PASST_NO_IO_URING=1
+	:
 }
 
 # bench_args BACKEND MODE MTU: the daemon's options for a benchmark run

@@ -112,7 +112,8 @@ up() {
 	DERR[$u_b]=$T/$u_b-$u_mode-$u_mtu.err
 	rm -f "$u_sock" "$T/$u_b.pid"
 	# shellcheck disable=SC2046
-	ip netns exec "$HOST" "$u_bin" -f -s "$u_sock" -P "$T/$u_b.pid" \
+	ip netns exec "$HOST" env $(bench_env "$u_b") "$u_bin" -f -s "$u_sock" \
+		-P "$T/$u_b.pid" \
 		$(bench_args "$u_b" "$u_mode" "$u_mtu") \
 		>"$T/$u_b.out" 2>"${DERR[$u_b]}" &
 	DPID[$u_b]=$!
@@ -197,6 +198,7 @@ tp() {
 	# shellcheck disable=SC2086
 	timeout $((BENCH_SECS + 30)) ip netns exec "${GNS[$t_b]}" iperf3 \
 		-c "$PEER4" -p "$BENCH_PORT" -t "$BENCH_SECS" $t_rev \
+		-P "${BENCH_PARALLEL:-1}" \
 		--connect-timeout 5000 -J >"$t_json" 2>"$T/iperf3-client.err" ||
 		t_rc=$?
 	if [ "$t_kind" = sc ]; then

@@ -77,6 +77,7 @@
 #include "tap/pcap.h"
 #include "tap/tap.h"
 #include "tap/vhost_user.h"
+#include "uring.h"
 #include "util.h"
 
 /* Chains taken from the TX ring per call, before yielding to the loop */

@@ -17,9 +17,12 @@
  *	guest's receive buffers, so the kernel's copy is the only one), at
  *	most as much as the guest's window allows. An ACK from the guest
  *	only counts the bytes it acknowledges; at the end of the loop round
- *	(tcp_defer_handler()) one recv with MSG_TRUNC discards all of them
- *	from the queue (tcp_sock_sync()) and one peek sends what the new
- *	window allows, however many ACKs the round brought. A
+ *	(tcp_defer_handler()) one peek sends what the new window allows, the
+ *	peek offset counting past the ACKed bytes, and then one recv with
+ *	MSG_TRUNC discards them all (tcp_sock_discard(): queued on the
+ *	io_uring of uring.c with the round's other calls where there is one),
+ *	however many ACKs the round brought. Whatever reads the queue from
+ *	its head first discards at once (tcp_sock_sync()). A
  *	retransmission rewinds the peek offset to the first unacknowledged
  *	byte: the queue IS the retransmission buffer.
  *
@@ -94,6 +97,7 @@
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
+#include "uring.h"
 #include "util.h"
 
 #define TCP_HDR_LEN 20
@@ -473,6 +477,34 @@ int tcp_sock_sync(struct ctx *c, struct tcp_conn *conn)
 	return 0;
 }
 
+/* A discard queued by tcp_sock_discard() took fewer bytes, or failed */
+static void tcp_discard_failed(struct ctx *c, uint64_t tag, int res)
+{
+	struct tcp_conn *conn = tcp_conn_at((unsigned)(tag >> 32));
+
+	if (conn && conn->f.gen == (uint32_t)tag)
+		tcp_desync(c, conn, "discarding ACKed data",
+			   res < 0 ? -res : 0);
+}
+
+/*
+ * tcp_sock_discard() - end of round: drop the ACKed bytes, through io_uring
+ * if there is a ring (the queue's head then moves at uring_flush(), before
+ * anything else can read it), else at once (tcp_sock_sync())
+ */
+static void tcp_sock_discard(struct ctx *c, struct tcp_conn *conn)
+{
+	uint64_t tag = (uint64_t)tcp_idx(conn) << 32 | conn->f.gen;
+
+	if (!tcp_peek_offset_ok || (conn->flags & TCP_F_MIGRATED) ||
+	    uring_recv_trunc(conn->sock, conn->acked_unread,
+			     tcp_discard_failed, tag)) {
+		tcp_sock_sync(c, conn);
+		return;
+	}
+	conn->acked_unread = 0;
+}
+
 /* tcp_close() - close the socket gracefully, or with RST if @rst */
 void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst)
 {
@@ -546,7 +578,10 @@ static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 	size_t got;
 	ssize_t n = 0;
 
-	if (tcp_sock_sync(c, conn))
+	/* With SO_PEEK_OFF, ACKed bytes may stay at the queue's head until the
+	 * end of the round: the peek offset counts past them
+	 */
+	if (!tcp_peek_offset_ok && tcp_sock_sync(c, conn))
 		return -1;
 	if (conn->f.state != TCP_ST_ESTABLISHED || (conn->flags & TCP_F_FIN_SENT))
 		return 0;
@@ -619,7 +654,8 @@ static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 			/* Not queued: rewind, the data is still in the socket */
 			if (tcp_peek_offset_ok) {
 				int po = (int)(conn->seq_to_guest -
-					       conn->seq_acked);
+					       conn->seq_acked +
+					       conn->acked_unread);
 
 				if (setsockopt(conn->sock, SOL_SOCKET,
 					       SO_PEEK_OFF, &po, sizeof(po))) {
@@ -650,7 +686,8 @@ fin:
 		int pending = 0;
 
 		if (!ioctl(conn->sock, SIOCINQ, &pending) &&
-		    (uint32_t)pending == conn->seq_to_guest - conn->seq_acked) {
+		    (uint32_t)pending == conn->seq_to_guest - conn->seq_acked +
+					 conn->acked_unread) {
 			tcp_send_ctl(c, conn, TCP_FIN | TCP_ACK,
 				     conn->seq_to_guest);
 			conn->seq_to_guest++;
@@ -1078,7 +1115,10 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 			conn->flags |= TCP_F_FIN_ACKED;
 			acked--;
 		}
-		conn->acked_unread += acked;	/* tcp_sock_sync() */
+		/* Dropped from the socket at the end of the round */
+		conn->acked_unread += acked;
+		if (acked && !tcp_defer(conn) && tcp_sock_sync(c, conn))
+			return;
 		conn->seq_acked = ack;
 		conn->retries = 0;
 		conn->dup_acks = 0;
@@ -1480,22 +1520,32 @@ void tcp_defer_handler(struct ctx *c)
 		if (conn->flags & TCP_F_ACK_DUE)
 			tcp_ack_now(c, conn);
 	}
-	defer_count = 0;
 
 	/* Each connection checks itself whether its segments fit now */
-	if (!tcp_blocked_any || tap_tx_room(c) < TCP_RESUME_ROOM)
-		return;
-	tcp_blocked_any = false;
-	span = flow_span();
-	for (i = 0; i < span; i++) {
-		struct tcp_conn *conn = tcp_conn_at(i);
+	if (tcp_blocked_any && tap_tx_room(c) >= TCP_RESUME_ROOM) {
+		tcp_blocked_any = false;
+		span = flow_span();
+		for (i = 0; i < span; i++) {
+			struct tcp_conn *conn = tcp_conn_at(i);
 
-		if (conn && (conn->flags & TCP_F_BLOCKED) &&
-		    !(conn->flags & TCP_F_MIGRATED)) {
-			conn->flags &= ~TCP_F_BLOCKED;
-			tcp_data_to_guest(c, conn);
+			if (conn && (conn->flags & TCP_F_BLOCKED) &&
+			    !(conn->flags & TCP_F_MIGRATED)) {
+				conn->flags &= ~TCP_F_BLOCKED;
+				tcp_data_to_guest(c, conn);
+			}
 		}
 	}
+
+	/* Last, when no socket can be closed any more in this round: the
+	 * ACKed bytes go, with io_uring all at once (uring_flush())
+	 */
+	for (i = 0; i < defer_count; i++) {
+		struct tcp_conn *conn = tcp_conn_at(defer_list[i]);
+
+		if (conn && conn->acked_unread)
+			tcp_sock_discard(c, conn);
+	}
+	defer_count = 0;
 }
 
 /**

@@ -41,7 +41,7 @@ CFLAGS="-std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -I. \
 	-Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers"
 OUT="$FUZZ_BUILD/test/fuzz"
 # What the library's sandbox (isolation.c) links against
-LIBS="-lseccomp -lcap"
+LIBS="-lseccomp -lcap -luring"
 
 cmd=${1:-run}
 [ $# -gt 0 ] && shift

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * test_uring.c - uring.c on real descriptors: queued discards drop bytes
+ * from a TCP socket's receive queue and a short one calls back its owner
+ * with its tag, a queued eventfd write lands, nothing happens before the
+ * flush, and with PASST_NO_IO_URING=1 (or no ring) every queueing call
+ * says the caller must do it itself.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "uring.h"
+
+static uint64_t failed_tag;
+static int failed_res, failed_n;
+
+static void on_fail(struct ctx *c, uint64_t tag, int res)
+{
+	(void)c;
+	failed_tag = tag;
+	failed_res = res;
+	failed_n++;
+}
+
+/* A connected TCP pair on the loopback: *a sends, *b receives */
+static void tcp_pair(int *a, int *b)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(l >= 0);
+	assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(l, 1), 0);
+	assert_int_equal(getsockname(l, (struct sockaddr *)&sa, &sl), 0);
+	*a = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(*a, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	*b = accept(l, NULL, NULL);
+	assert_true(*b >= 0);
+	close(l);
+}
+
+/* Bytes in @s's receive queue, once the sender's @want arrived */
+static int inq(int s)
+{
+	int n = 0;
+
+	assert_int_equal(ioctl(s, FIONREAD, &n), 0);
+	return n;
+}
+
+static void wait_inq(int s, int want)
+{
+	for (int i = 0; i < 1000 && inq(s) < want; i++)
+		usleep(1000);
+	assert_int_equal(inq(s), want);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	unsetenv("PASST_NO_IO_URING");
+	uring_init(NULL);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	uring_exit();
+	return 0;
+}
+
+static void test_discards_and_short_one_calls_back(void **state)
+{
+	static uint8_t buf[1000];
+	int a, b;
+
+	(void)state;
+	if (!uring_on())
+		skip();		/* no io_uring here: the fallback test covers */
+	tcp_pair(&a, &b);
+	assert_int_equal(write(a, buf, sizeof(buf)), sizeof(buf));
+	wait_inq(b, 1000);
+
+	failed_n = 0;
+	assert_int_equal(uring_recv_trunc(b, 300, on_fail, 7), 0);
+	assert_int_equal(uring_recv_trunc(b, 600, on_fail, 8), 0);
+	assert_int_equal(uring_recv_trunc(b, 500, on_fail, 9), 0);
+	assert_int_equal(inq(b), 1000);		/* nothing before the flush */
+	uring_flush();
+	assert_int_equal(inq(b), 0);
+	/* The third found 100 bytes of its 500 */
+	assert_int_equal(failed_n, 1);
+	assert_int_equal(failed_tag, 9);
+	assert_int_equal(failed_res, 100);
+	close(a);
+	close(b);
+}
+
+static void test_eventfd_write_lands_at_flush(void **state)
+{
+	static const uint64_t one = 1;
+	uint64_t v = 0;
+	int e = eventfd(0, EFD_NONBLOCK);
+
+	(void)state;
+	if (!uring_on())
+		skip();
+	assert_true(e >= 0);
+	assert_int_equal(uring_write(e, &one, sizeof(one)), 0);
+	assert_int_equal(uring_write(e, &one, sizeof(one)), 0);
+	assert_int_equal(read(e, &v, sizeof(v)), -1);	/* not yet */
+	uring_flush();
+	assert_int_equal(read(e, &v, sizeof(v)), sizeof(v));
+	assert_int_equal(v, 2);
+	close(e);
+}
+
+static void test_many_more_than_the_ring(void **state)
+{
+	static uint8_t buf[5000];
+	int a, b, i;
+
+	(void)state;
+	if (!uring_on())
+		skip();
+	tcp_pair(&a, &b);
+	assert_int_equal(write(a, buf, sizeof(buf)), sizeof(buf));
+	wait_inq(b, 5000);
+	failed_n = 0;
+	for (i = 0; i < 5000; i++)	/* the ring has 2048 entries */
+		assert_int_equal(uring_recv_trunc(b, 1, on_fail, i), 0);
+	uring_flush();
+	assert_int_equal(inq(b), 0);
+	assert_int_equal(failed_n, 0);
+	close(a);
+	close(b);
+}
+
+static void test_disabled_by_environment(void **state)
+{
+	static const uint64_t one = 1;
+
+	(void)state;
+	uring_exit();
+	setenv("PASST_NO_IO_URING", "1", 1);
+	uring_init(NULL);
+	assert_false(uring_on());
+	assert_int_equal(uring_recv_trunc(0, 1, on_fail, 0), -1);
+	assert_int_equal(uring_write(0, &one, sizeof(one)), -1);
+	uring_flush();		/* harmless */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_discards_and_short_one_calls_back),
+		cmocka_unit_test(test_eventfd_write_lands_at_flush),
+		cmocka_unit_test(test_many_more_than_the_ring),
+		cmocka_unit_test(test_disabled_by_environment),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
