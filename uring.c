@@ -18,8 +18,8 @@
  * read right after it, from shared memory. One that went asynchronous
  * anyway is reaped at a later flush; its slot stays taken until then.
  * A failed operation calls back its owner, with the tag it gave (a flow
- * index and generation, say): the owner must check that the thing still
- * exists. Owners queue nothing that can be invalidated before the flush:
+ * index and generation, say), from uring_flush() only, never from inside
+ * a queueing call: the owner must check that the thing still exists. Owners queue nothing that can be invalidated before the flush:
  * TCP queues its discards after the round's last close can have happened.
  *
  * The ring is restricted (IORING_REGISTER_RESTRICTIONS, set while it is
@@ -62,12 +62,22 @@ static unsigned op_next;		/* where to look for a free slot */
 static unsigned queued;			/* SQEs not yet submitted */
 static unsigned inflight;		/* submitted, no completion yet */
 
+/* Failed operations, called back only from uring_flush(): never from
+ * inside a queueing call, whose caller may be in the middle of a loop
+ */
+static struct {
+	uring_done_fn done;
+	uint64_t tag;
+	int res;
+} fails[URING_ENTRIES];
+static unsigned nfails;
+
 bool uring_on(void)
 {
 	return ring_ok;
 }
 
-/* Read every completion there is, calling back failed operations */
+/* Read every completion there is, noting failed operations */
 static void uring_reap(void)
 {
 	struct io_uring_cqe *cqe;
@@ -83,23 +93,21 @@ static void uring_reap(void)
 		op = &ops[i];
 		op->busy = false;
 		inflight--;
-		if (op->done && cqe->res != (int)op->want)
-			op->done(ring_ctx, op->tag, cqe->res);
+		if (op->done && cqe->res != (int)op->want &&
+		    nfails < URING_ENTRIES) {
+			fails[nfails].done = op->done;
+			fails[nfails].tag = op->tag;
+			fails[nfails++].res = cqe->res;
+		}
 	}
 	io_uring_cq_advance(&ring, n);
 }
 
-/**
- * uring_flush() - submit what was queued, read what completed
- *
- * One io_uring_enter(), only if something was queued.
- */
-void uring_flush(void)
+/* Submit what was queued (one io_uring_enter()), read what completed */
+static void uring_submit_reap(void)
 {
 	int rc;
 
-	if (!ring_ok)
-		return;
 	if (queued) {
 		do
 			rc = io_uring_submit(&ring);
@@ -112,6 +120,25 @@ void uring_flush(void)
 		uring_reap();
 }
 
+/**
+ * uring_flush() - submit what was queued, read what completed, and call
+ *		   back the owners of failed operations
+ *
+ * One io_uring_enter(), only if something was queued.
+ */
+void uring_flush(void)
+{
+	unsigned i, n;
+
+	if (!ring_ok)
+		return;
+	uring_submit_reap();
+	n = nfails;
+	nfails = 0;
+	for (i = 0; i < n; i++)
+		fails[i].done(ring_ctx, fails[i].tag, fails[i].res);
+}
+
 /* A free SQE and slot, flushing (and, if all are in flight, waiting for
  * one completion) when there are none
  */
@@ -121,7 +148,7 @@ static struct io_uring_sqe *uring_get(unsigned *slot)
 	unsigned i;
 
 	if (queued + inflight >= URING_ENTRIES) {
-		uring_flush();
+		uring_submit_reap();
 		if (inflight >= URING_ENTRIES) {
 			struct io_uring_cqe *cqe;
 
@@ -132,7 +159,7 @@ static struct io_uring_sqe *uring_get(unsigned *slot)
 	}
 	sqe = io_uring_get_sqe(&ring);
 	if (!sqe) {
-		uring_flush();
+		uring_submit_reap();
 		if (!(sqe = io_uring_get_sqe(&ring)))
 			return NULL;
 	}
@@ -275,5 +302,5 @@ void uring_exit(void)
 	}
 	ring_ok = false;
 	memset(ops, 0, sizeof(ops));
-	queued = inflight = op_next = 0;
+	queued = inflight = op_next = nfails = 0;
 }

@@ -2,7 +2,8 @@
 /*
  * test_uring.c - uring.c on real descriptors: queued discards drop bytes
  * from a TCP socket's receive queue and a short one calls back its owner
- * with its tag, a queued eventfd write lands, nothing happens before the
+ * with its tag (from uring_flush() only, even when the ring filled up on
+ * the way), a queued eventfd write lands, nothing happens before the
  * flush, and with PASST_NO_IO_URING=1 (or no ring) every queueing call
  * says the caller must do it itself.
  */
@@ -151,6 +152,29 @@ static void test_many_more_than_the_ring(void **state)
 	close(b);
 }
 
+static void test_failures_called_back_only_at_flush(void **state)
+{
+	static uint8_t buf[3000];
+	int a, b, i;
+
+	(void)state;
+	if (!uring_on())
+		skip();
+	tcp_pair(&a, &b);
+	assert_int_equal(write(a, buf, sizeof(buf)), sizeof(buf));
+	wait_inq(b, 3000);
+	failed_n = 0;
+	/* The ring fills twice on the way: 2000 of these find no byte */
+	for (i = 0; i < 5000; i++)
+		assert_int_equal(uring_recv_trunc(b, 1, on_fail, i), 0);
+	assert_int_equal(failed_n, 0);	/* not from inside the queueing */
+	uring_flush();
+	assert_int_equal(failed_n, 2000);
+	assert_int_equal(inq(b), 0);
+	close(a);
+	close(b);
+}
+
 static void test_disabled_by_environment(void **state)
 {
 	static const uint64_t one = 1;
@@ -171,6 +195,7 @@ int main(void)
 		cmocka_unit_test(test_discards_and_short_one_calls_back),
 		cmocka_unit_test(test_eventfd_write_lands_at_flush),
 		cmocka_unit_test(test_many_more_than_the_ring),
+		cmocka_unit_test(test_failures_called_back_only_at_flush),
 		cmocka_unit_test(test_disabled_by_environment),
 	};
 
