@@ -131,48 +131,46 @@ static void test_eventfd_write_lands_at_flush(void **state)
 	close(e);
 }
 
-static void test_many_more_than_the_ring(void **state)
+/* @bytes in a socket's queue, then 5000 discards of one byte each (the
+ * ring has 2048 entries: it fills up on the way); return the failures
+ * seen before the final flush
+ */
+static int ones_past_the_ring(int bytes)
 {
 	static uint8_t buf[5000];
-	int a, b, i;
+	int a, b, i, before;
 
+	tcp_pair(&a, &b);
+	assert_int_equal(write(a, buf, bytes), bytes);
+	wait_inq(b, bytes);
+	failed_n = 0;
+	for (i = 0; i < 5000; i++)
+		assert_int_equal(uring_recv_trunc(b, 1, on_fail, i), 0);
+	before = failed_n;
+	uring_flush();
+	assert_int_equal(inq(b), 0);
+	close(a);
+	close(b);
+	return before;
+}
+
+static void test_many_more_than_the_ring(void **state)
+{
 	(void)state;
 	if (!uring_on())
 		skip();
-	tcp_pair(&a, &b);
-	assert_int_equal(write(a, buf, sizeof(buf)), sizeof(buf));
-	wait_inq(b, 5000);
-	failed_n = 0;
-	for (i = 0; i < 5000; i++)	/* the ring has 2048 entries */
-		assert_int_equal(uring_recv_trunc(b, 1, on_fail, i), 0);
-	uring_flush();
-	assert_int_equal(inq(b), 0);
+	assert_int_equal(ones_past_the_ring(5000), 0);
 	assert_int_equal(failed_n, 0);
-	close(a);
-	close(b);
 }
 
 static void test_failures_called_back_only_at_flush(void **state)
 {
-	static uint8_t buf[3000];
-	int a, b, i;
-
 	(void)state;
 	if (!uring_on())
 		skip();
-	tcp_pair(&a, &b);
-	assert_int_equal(write(a, buf, sizeof(buf)), sizeof(buf));
-	wait_inq(b, 3000);
-	failed_n = 0;
-	/* The ring fills twice on the way: 2000 of these find no byte */
-	for (i = 0; i < 5000; i++)
-		assert_int_equal(uring_recv_trunc(b, 1, on_fail, i), 0);
-	assert_int_equal(failed_n, 0);	/* not from inside the queueing */
-	uring_flush();
+	/* 2000 find no byte: called back at the flush, not while queueing */
+	assert_int_equal(ones_past_the_ring(3000), 0);
 	assert_int_equal(failed_n, 2000);
-	assert_int_equal(inq(b), 0);
-	close(a);
-	close(b);
 }
 
 static void test_disabled_by_environment(void **state)
