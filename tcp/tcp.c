@@ -1542,7 +1542,10 @@ void tcp_defer_handler(struct ctx *c)
 	for (i = 0; i < defer_count; i++) {
 		struct tcp_conn *conn = tcp_conn_at(defer_list[i]);
 
-		if (conn && conn->acked_unread)
+		if (!conn)
+			continue;
+		conn->flags &= ~TCP_F_DEFERRED;	/* even if listed again above */
+		if (conn->acked_unread)
 			tcp_sock_discard(c, conn);
 	}
 	defer_count = 0;
