@@ -263,25 +263,15 @@ uint16_t tcp_wnd_offered(const struct tcp_conn *conn)
  * socket short of room, arm EPOLLOUT: that lets the kernel grow the buffer
  * as the peer ACKs, and a window update follows once there is room. The
  * kernel only signals that after it ran out of space, so this can't spin.
- *
- * The room only shrinks when we write to the socket: the value is kept
- * (TCP_F_WND_VALID) until the next write or EPOLLOUT, so a stream towards
- * the guest doesn't ask the kernel once per batch. A low one isn't kept.
  */
 static uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 {
-	uint32_t room;
 	bool low;
+	uint32_t room = tcp_sock_room(conn, &low);
 
-	if (conn->flags & TCP_F_WND_VALID)
-		return conn->wnd_cached;
-	room = tcp_sock_room(conn, &low);
-	conn->wnd_cached = (uint16_t)MIN(room >> conn->ws_ours, 65535U);
 	if (low && conn->f.state == TCP_ST_ESTABLISHED)
 		tcp_out_wait(c, conn);
-	else if (!low)
-		conn->flags |= TCP_F_WND_VALID;
-	return conn->wnd_cached;
+	return (uint16_t)MIN(room >> conn->ws_ours, 65535U);
 }
 
 /* tcp_fill_hdr() - the 20-byte header of a segment to the guest */
@@ -1058,7 +1048,6 @@ static int tcp_write(struct ctx *c, struct tcp_conn *conn,
 		n = 0;
 	}
 	conn->seq_from_guest += (uint32_t)n;
-	conn->flags &= ~TCP_F_WND_VALID;
 	if ((size_t)n < len) {
 		/* The kernel took part: what's left isn't ACKed, and the
 		 * guest must send it again once there's room
@@ -1364,7 +1353,7 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 		conn->flags |= TCP_F_SOCK_EOF;
 
 	if ((events & EPOLLOUT) && (conn->flags & TCP_F_OUT_WAIT)) {
-		conn->flags &= ~(TCP_F_OUT_WAIT | TCP_F_WND_VALID);
+		conn->flags &= ~TCP_F_OUT_WAIT;
 		tcp_conn_events(c, conn, 0);
 		if (conn->f.state == TCP_ST_ESTABLISHED)
 			tcp_window_update(c, conn);

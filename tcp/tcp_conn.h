@@ -36,8 +36,6 @@ enum tcp_state {
 #define TCP_F_DATA_DUE		(1U << 11) /* guest ACK or window: send more
 					    * at the end of the round */
 #define TCP_F_DEFERRED		(1U << 12) /* on the end-of-round list */
-#define TCP_F_WND_VALID		(1U << 13) /* wnd_cached holds the window:
-					    * no write to the socket since */
 
 /**
  * struct tcp_conn - a TCP connection between the guest and a host socket
@@ -50,7 +48,6 @@ enum tcp_state {
  * @retries:		retransmissions without progress
  * @dup_acks:		duplicate ACKs seen at @seq_acked
  * @mss:		largest payload we send to the guest in one segment
- * @wnd_cached:		window field last computed (TCP_F_WND_VALID)
  * @seq_to_guest:	next sequence number we send (snd_nxt)
  * @seq_acked:		oldest unacknowledged sequence number (snd_una)
  * @acked_unread:	bytes the guest ACKed that are still at the head of
@@ -71,7 +68,6 @@ struct tcp_conn {
 	uint8_t retries;
 	uint8_t dup_acks;
 	uint16_t mss;
-	uint16_t wnd_cached;
 	uint32_t seq_to_guest;
 	uint32_t seq_acked;
 	uint32_t acked_unread;
