@@ -56,8 +56,9 @@
  *
  * Interrupts: publishing used entries only marks a ring; vu_net_flush()
  * (tap_flush(), once per loop round) writes the call eventfds of the
- * marked rings unless the driver asked for no interrupts, and the log
- * eventfd if dirty pages were logged.
+ * marked rings unless the driver asked for no interrupts (queued on the
+ * io_uring of uring.c, with the round's socket discards, where there is
+ * one), and the log eventfd if dirty pages were logged.
  *
  * A ring whose chains break the rules badly on RX (no writable buffer,
  * loops, addresses outside guest memory), or whose available index is
@@ -333,8 +334,8 @@ size_t vu_net_room(const struct ctx *c)
  */
 void vu_net_flush(struct ctx *c)
 {
+	static const uint64_t one = 1;	/* read by io_uring after we return */
 	struct vu_dev *d = &vu_dev;
-	uint64_t one = 1;
 	unsigned i;
 
 	(void)c;
@@ -346,7 +347,9 @@ void vu_net_flush(struct ctx *c)
 		vq->need_call = false;
 		if (vq->call_fd < 0 || !vq_notify_wanted(vq))
 			continue;
-		if (write(vq->call_fd, &one, sizeof(one)) < 0)
+		/* With the round's socket discards, in one io_uring_enter() */
+		if (uring_write(vq->call_fd, &one, sizeof(one)) &&
+		    write(vq->call_fd, &one, sizeof(one)) < 0)
 			debug_rl("vhost-user: call fd write: %s",
 				 strerror(errno));
 	}
