@@ -96,20 +96,10 @@ flood_watch() {
 	flood_sample
 }
 
-# flood_stream_check: the stream finished in time, and intact. One retry
-# if its connect() was refused and the peer never saw it: under a SYN
-# flood on a loaded machine, its own handshake can be the oldest half-open
-# connection when the daemon makes room (flow.c, the reclaim rule)
+# flood_stream_check: the stream finished in time, and intact
 flood_stream_check() {
 	bg_wait "$STREAM_PID" "$FLOOD_STREAM_SECS" ||
 		fail "ordinary stream still running after $FLOOD_STREAM_SECS s"
-	if [ "$BG_ST" != 0 ] && alive "$SINK_PID" &&
-	   grep -q 'connect .*: Connection refused' "$T/stream.err"; then
-		log "ordinary stream: its handshake was reclaimed, once more"
-		flood_stream
-		bg_wait "$STREAM_PID" "$FLOOD_STREAM_SECS" ||
-			fail "ordinary stream still running after $FLOOD_STREAM_SECS s"
-	fi
 	[ "$BG_ST" = 0 ] ||
 		fail "ordinary stream failed (status $BG_ST): $(cat "$T/stream.err")"
 	bg_wait "$SINK_PID" 10 ||
