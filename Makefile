@@ -158,8 +158,10 @@ bench: $(BUILD)/passt tools
 # Every harness in turn for FUZZ_RUNS (10 million) executions, and a table
 # of executions, coverage and crashes (not in make check: it takes hours)
 FUZZ_RUNS ?= 10000000
+FUZZ_JOBS ?= $(shell nproc)
 fuzz-long:
-	FUZZ_RUNS=$(FUZZ_RUNS) test/fuzz/build.sh long $(FUZZ_NAMES)
+	FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_JOBS=$(FUZZ_JOBS) \
+		test/fuzz/build.sh long $(FUZZ_NAMES)
 
 # The LSM profiles in contrib/ parse (AppArmor) and build (SELinux module)
 .PHONY: lsm

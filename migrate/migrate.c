@@ -458,6 +458,27 @@ int migrate_check(struct ctx *c)
 }
 
 /**
+ * migrate_front_end_gone() - the vhost-user front-end disconnected: a
+ *			      transfer in progress can't be confirmed any more
+ * @c:		execution context
+ *
+ * The state pipe belongs to the connection that opened it, and only that
+ * connection could ask CHECK_DEVICE_STATE: abandon the transfer (as a
+ * source, connections taken away come back when rings start again, see
+ * migrate_device_started(); as a target, the partial state is dropped).
+ */
+void migrate_front_end_gone(struct ctx *c)
+{
+	if (mig.phase != MIG_SAVING && mig.phase != MIG_LOADING &&
+	    mig.phase != MIG_WAIT_HELPER)
+		return;
+	warn("Migration: the front-end went away during the state transfer, "
+	     "abandoning it");
+	mig.check_pending = false;
+	migrate_finish(c, -ECONNRESET);
+}
+
+/**
  * migrate_source_done() - did we complete a migration as source?
  *
  * Return: true once a SAVE was confirmed by CHECK_DEVICE_STATE

@@ -24,6 +24,7 @@ struct ctx;
 int migrate_state_fd(struct ctx *c, uint32_t direction, int fd);
 int migrate_check(struct ctx *c);
 void migrate_device_started(struct ctx *c);
+void migrate_front_end_gone(struct ctx *c);
 bool migrate_source_done(void);
 void migrate_pipe_handler(struct ctx *c, union epoll_ref ref,
 			  uint32_t events);

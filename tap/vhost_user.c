@@ -244,6 +244,7 @@ static void vu_disconnect(struct ctx *c)
 	d->fd = -1;
 	d->appeared = false;
 	d->check_pending = false;
+	migrate_front_end_gone(c);
 
 	if (migrate_source_done()) {
 		info("vhost-user: front-end disconnected after migrating "

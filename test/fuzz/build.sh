@@ -22,7 +22,9 @@
 # the run fail, and the line to reproduce it is printed.
 #
 # Environment: FUZZ_SECS (20) seconds per harness, FUZZ_RUNS (10000000)
-# executions per harness for "long", FUZZ_BUILD (build-fuzz),
+# executions per harness for "long", FUZZ_JOBS (1) processes sharing
+# them (each pinned to a CPU, sharing the corpus directory; the table adds
+# their executions up and shows the best coverage), FUZZ_BUILD (build-fuzz),
 # FUZZ_CC (clang), FUZZ_ARGS extra libFuzzer options, FUZZ_LOG=1 to see
 # passt's log while reproducing. Needs clang and its runtime libraries
 # (Debian: clang, libclang-rt-14-dev).
@@ -35,6 +37,7 @@ FUZZ_CC=${FUZZ_CC:-clang}
 FUZZ_ARGS=${FUZZ_ARGS:-}
 ALL="packet arp dhcp dhcpv6 ndp tap virtqueue vhost_user migrate repair conf"
 FUZZ_RUNS=${FUZZ_RUNS:-10000000}
+FUZZ_JOBS=${FUZZ_JOBS:-1}
 TREE="test/fuzz/corpus"
 SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -I. \
@@ -98,20 +101,40 @@ long() {
 		log="$OUT/fuzz_$n.long.log"
 		before=$(ls "$OUT/artifacts/$n" | wc -l)
 		t0=$(date +%s)
-		echo "fuzz_$n: $FUZZ_RUNS runs"
+		echo "fuzz_$n: $FUZZ_RUNS runs in $FUZZ_JOBS job(s)"
 		st=0
-		# shellcheck disable=SC2086
-		"$OUT/fuzz_$n" -runs="$FUZZ_RUNS" -max_len="$(max_len "$n")" \
-			-print_final_stats=1 -artifact_prefix="$OUT/artifacts/$n/" \
-			$FUZZ_ARGS "$OUT/corpus/$n" "$OUT/seeds/$n" \
-			$(tree_corpus "$n") >"$log" 2>&1 || st=$?
+		pids=""
+		j=0
+		while [ "$j" -lt "$FUZZ_JOBS" ]; do
+			# Job j: its share of the runs, on CPU j (mod count)
+			runs=$(((FUZZ_RUNS + FUZZ_JOBS - 1) / FUZZ_JOBS))
+			pin=""
+			command -v taskset >/dev/null &&
+				pin="taskset -c $((j % $(nproc)))"
+			# shellcheck disable=SC2086
+			$pin "$OUT/fuzz_$n" -runs="$runs" \
+				-max_len="$(max_len "$n")" -print_final_stats=1 \
+				-artifact_prefix="$OUT/artifacts/$n/" \
+				$FUZZ_ARGS "$OUT/corpus/$n" "$OUT/seeds/$n" \
+				$(tree_corpus "$n") >"$log.$j" 2>&1 &
+			pids="$pids $!"
+			j=$((j + 1))
+		done
+		for p in $pids; do
+			wait "$p" || st=$?
+		done
+		cat "$log".* >"$log"
+		rm -f "$log".*
 		secs=$(($(date +%s) - t0))
+		# Executions add up over the jobs; coverage: the best job's
 		execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" |
-			tail -1)
-		last=$(grep -E '^#[0-9]+' "$log" | tail -1)
-		cov=$(echo "$last" | sed -n 's/.* cov: \([0-9]*\).*/\1/p')
-		ft=$(echo "$last" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
-		corp=$(echo "$last" | sed -n 's/.* corp: \([0-9]*\).*/\1/p')
+			awk '{ s += $1 } END { if (NR) print s }')
+		last=$(grep -E '^#[0-9]+.* cov: ' "$log" |
+			sed 's/.* cov: \([0-9]*\) ft: \([0-9]*\) corp: \([0-9]*\).*/\1 \2 \3/' |
+			sort -n | tail -1)
+		cov=$(echo "$last" | cut -d' ' -f1)
+		ft=$(echo "$last" | cut -d' ' -f2)
+		corp=$(echo "$last" | cut -d' ' -f3)
 		crashes=$(($(ls "$OUT/artifacts/$n" | wc -l) - before))
 		[ "$st" -eq 0 ] || [ "$crashes" -gt 0 ] || crashes="exit $st"
 		printf '%-12s %12s %8s %8s %8s %8s %7s\n' "$n" "${execs:-?}" \

@@ -24,14 +24,17 @@
  * ring, post RX buffers and kick. Whatever passt writes back is checked.
  *
  * The event loop is ours: loop_add()/loop_del() record registrations and a
- * poll() round dispatches control socket events to vu_ctrl_handler() and
- * kicks to vu_kick_handler(), then calls tcp_defer_handler() and
- * tap_flush(), like loop_run(). TCP, UDP and ICMP are off (no sockets).
+ * poll() round dispatches control socket events to vu_ctrl_handler(),
+ * kicks to vu_kick_handler() (one per write, as EPOLLET gives them:
+ * reg_edge()) and a device-state fd's to migrate_pipe_handler(), then calls
+ * tcp_defer_handler() and tap_flush(), like loop_run(). Replies are read
+ * after messages that may have one, at OP_ROUND and before a disconnect. TCP, UDP and ICMP are off (no sockets).
  *
  * Checks, besides ASan and UBSan:
  * - replies have flags VERSION | REPLY and 8 bytes of payload;
  * - no registration is made twice; nothing stays registered, mapped
- *   (vu_dev) or open (/proc/self/fd count) after the front-end is gone;
+ *   (vu_dev) or open (fds below 512 by one poll(), all of /proc/self/fd
+ *   on thorough runs) after the front-end is gone;
  *   no mapping of our memfds survives (checked every MAPS_EVERY runs and
  *   on the first ones);
  * - as long as the input did only canonical things ("clean"): used ring
@@ -62,6 +65,7 @@
 #include "fuzz_common.h"
 #include "flow.h"
 #include "loop.h"
+#include "migrate/migrate.h"
 #include "net/checksum.h"
 #include "tap/tap.h"
 #include "tap/vhost_user.h"
@@ -158,7 +162,8 @@ static size_t gbytes(void *d, size_t n)
 static bool thorough;
 
 /* poll() rounds over the registrations until nothing happens, like
- * loop_run(); returns the number of events dispatched
+ * loop_run(); EPOLLET ones deliver edges (reg_edge()). Returns the number
+ * of events dispatched.
  */
 static unsigned loop_round(void)
 {
@@ -188,7 +193,8 @@ static unsigned loop_round(void)
 				if (!ev)
 					continue;
 				r = reg_find(pf[i].fd);
-				if (r < 0 || regs[r].ref.u64 != ref[i].u64)
+				if (r < 0 || regs[r].ref.u64 != ref[i].u64 ||
+				    !reg_edge(r))
 					continue;
 				got++;
 				switch (ref[i].type) {
@@ -197,6 +203,9 @@ static unsigned loop_round(void)
 					break;
 				case REF_VU_KICK:
 					vu_kick_handler(&c, ref[i]);
+					break;
+				case REF_MIGRATE: /* a fuzzed DEVICE_STATE fd */
+					migrate_pipe_handler(&c, ref[i], ev);
 					break;
 				default:
 					FZ_CHECK(0);
@@ -316,11 +325,14 @@ static void rings_reset(void)
 
 /* ---- front-end connection --------------------------------------------- */
 
+static void drain_replies_now(void);
+
 static void disconnect(void)
 {
 	unsigned i;
 
 	if (peer >= 0) {
+		drain_replies_now();	/* unread replies are checked too */
 		close(peer);
 		peer = -1;
 	}
@@ -348,13 +360,35 @@ static bool connect_fe(void)
 	return true;
 }
 
+/* A message that may be answered was sent since the last drain_replies():
+ * only then is it worth a recv() (OP_ROUND and the end of a run read
+ * anyway, see drain_replies_now())
+ */
+static bool replies_due;
+
+/* Whether request @req with @flags is answered, or may be */
+static bool reply_possible(uint32_t req, uint32_t flags)
+{
+	switch (req) {
+	case SET_FEATURES: case SET_OWNER: case RESET_OWNER:
+	case SET_MEM_TABLE: case SET_LOG_FD: case SET_VRING_NUM:
+	case SET_VRING_ADDR: case SET_VRING_BASE: case SET_VRING_KICK:
+	case SET_VRING_CALL: case SET_VRING_ERR: case SET_PROTOCOL_FEATURES:
+	case SET_VRING_ENABLE: case SEND_RARP:
+		return flags & F_NEED_REPLY;
+	default:
+		return true;
+	}
+}
+
 /* Read and check the replies; note where stopped rings stopped */
-static void drain_replies(void)
+static void drain_replies_now(void)
 {
 	static uint8_t buf[4096];
 	static size_t have;
 	ssize_t n;
 
+	replies_due = false;
 	while (peer >= 0 &&
 	       (n = recv(peer, buf + have, sizeof(buf) - have,
 			 MSG_DONTWAIT)) > 0) {
@@ -391,6 +425,12 @@ static void drain_replies(void)
 	}
 	if (peer < 0)
 		have = 0;
+}
+
+static void drain_replies(void)
+{
+	if (replies_due)
+		drain_replies_now();
 }
 
 /* ---- messages ---------------------------------------------------------- */
@@ -530,6 +570,7 @@ static void msg_send(struct msg *m, uint8_t op)
 	memcpy(buf + 8, &m->size, 4);
 	memcpy(buf + 12, m->p, MIN((size_t)m->size, sizeof(m->p)));
 	len = MIN(len, sizeof(buf));
+	replies_due |= reply_possible(m->req, m->flags);
 
 	if (op & 0x80) {
 		/* Two pieces, a loop round in between; fds with either */
@@ -967,6 +1008,7 @@ static void op_raw(uint8_t op)
 	for (i = 0; i < nfds; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	replies_due = true;
 	loop_round();
 	drain_replies();
 }
@@ -1466,11 +1508,27 @@ static void op_reconnect(void)
 
 /* ---- the run ------------------------------------------------------------- */
 
-static unsigned count_fds(void)
+/* Open fds: all of them (/proc, costly), or with one poll() those below
+ * FD_PROBE, where a leak of this harness lands (POLLNVAL: not open)
+ */
+#define FD_PROBE 512
+static unsigned count_fds(bool all)
 {
-	DIR *d = opendir("/proc/self/fd");
-	unsigned n = 0;
+	static struct pollfd pf[FD_PROBE];
+	unsigned n = 0, i;
+	DIR *d;
 
+	if (!all) {
+		for (i = 0; i < FD_PROBE; i++) {
+			pf[i].fd = (int)i;
+			pf[i].events = 0;
+		}
+		FZ_CHECK(poll(pf, FD_PROBE, 0) >= 0);
+		for (i = 0; i < FD_PROBE; i++)
+			n += !(pf[i].revents & POLLNVAL);
+		return n;
+	}
+	d = opendir("/proc/self/fd");
 	FZ_CHECK(d);
 	while (readdir(d))
 		n++;
@@ -1521,7 +1579,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	thorough = runs < 16 || !(runs % MAPS_EVERY);
-	fds_before = count_fds();
+	fds_before = count_fds(thorough);
 	in_p = data;
 	in_left = size;
 
@@ -1567,7 +1625,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				break;
 			case OP_ROUND:
 				loop_round();
-				drain_replies();
+				drain_replies_now();
 				break;
 			case OP_RECONNECT:
 				op_reconnect();
@@ -1615,7 +1673,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FZ_CHECK(vu_dev.vq[r].kick_fd < 0 &&
 			 vu_dev.vq[r].call_fd < 0 && vu_dev.vq[r].err_fd < 0 &&
 			 !vu_dev.vq[r].desc);
-	FZ_CHECK(count_fds() == fds_before);
+	FZ_CHECK(count_fds(thorough) == fds_before);
 	if (thorough)
 		FZ_CHECK(count_maps() == 1);
 	runs++;
