@@ -28,7 +28,8 @@
  * kicks to vu_kick_handler() (one per write, as EPOLLET gives them:
  * reg_edge()) and a device-state fd's to migrate_pipe_handler(), then calls
  * tcp_defer_handler() and tap_flush(), like loop_run(). Replies are read
- * after messages that may have one, at OP_ROUND and before a disconnect. TCP, UDP and ICMP are off (no sockets).
+ * after messages that may have one, at OP_ROUND and before a disconnect.
+ * TCP, UDP and ICMP are off (no sockets).
  *
  * Checks, besides ASan and UBSan:
  * - replies have flags VERSION | REPLY and 8 bytes of payload;
