@@ -50,6 +50,9 @@
  *   state-load     connect, load --state-load FILE as a migration target
  *                  (SET_DEVICE_STATE_FD LOAD, CHECK_DEVICE_STATE must be 0,
  *                  or non-zero with --expect-load-fail), then start afresh
+ *   state-abandon  connect, start a LOAD, write part of it, disconnect: the
+ *                  daemon must close the state pipe, and accept a LOAD on
+ *                  the next connection (then empty: CHECK fails)
  *
  * Options: -t MS timeout for every wait (default 5000), -r SECONDS retry
  * connecting, -2 two memory regions, -n TAP, -m MTU (bridge), -v verbose,
@@ -2335,6 +2338,71 @@ static int case_state_load(void)
 	return dev_start(0, true, NULL);
 }
 
+/*
+ * state-abandon: a fresh connection starts a LOAD, writes part of a
+ * stream and goes away, as a target QEMU that dies mid-migration. The
+ * daemon must let go of the pipe (our write end sees its reader close)
+ * and accept a new transfer on the next connection, which a transfer
+ * still in progress would refuse (EBUSY).
+ */
+static int case_state_abandon(void)
+{
+	static const uint8_t part[16] = { 'p', 'a', 's', 's', 't' };
+	uint64_t end, check;
+	int p[2], fd;
+
+	mig_wanted = true;
+	if (sock_connect(sock_path) || dev_handshake() ||
+	    pipe2(p, O_CLOEXEC) || (fd = state_fd(STATE_LOAD, p[1], p[0])) < 0)
+		return -1;
+	if (write(fd, part, sizeof(part)) != (ssize_t)sizeof(part)) {
+		say("state-abandon: writing to the state pipe: %s\n",
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	sock_close();
+
+	/* No events asked: POLLERR comes once the reader is closed */
+	end = now_ms() + timeout_ms;
+	for (;;) {
+		struct pollfd pfd = { fd, 0, 0 };
+		int left = (int)(end > now_ms() ? end - now_ms() : 0);
+
+		if (poll(&pfd, 1, left) < 0 && errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+		if (pfd.revents & POLLERR)
+			break;		/* the daemon closed its end */
+		if (now_ms() >= end) {
+			say("state-abandon: the daemon still holds the state "
+			    "pipe of a connection that is gone\n");
+			close(fd);
+			return -1;
+		}
+	}
+	close(fd);
+	say("state-abandon: state pipe closed by the daemon\n");
+
+	if (sock_connect(sock_path) || dev_handshake() || pipe2(p, O_CLOEXEC))
+		return -1;
+	fd = state_fd(STATE_LOAD, p[1], p[0]);
+	if (fd < 0) {
+		say("state-abandon: the next transfer was refused\n");
+		return -1;
+	}
+	close(fd);		/* an empty stream: refused at the CHECK */
+	if (get_u64(CHECK_DEVICE_STATE, &check)) {
+		say("CHECK_DEVICE_STATE (LOAD): no reply\n");
+		return -1;
+	}
+	say("state-abandon: next transfer accepted, CHECK %llu\n",
+	    (unsigned long long)check);
+	sock_close();
+	return 0;
+}
+
 /* ---- main ------------------------------------------------------------ */
 
 static void usage(const char *name)
@@ -2372,6 +2440,8 @@ static int run_case(const char *name)
 		return case_mig_probe();
 	if (!strcmp(name, "state-load"))
 		return case_state_load();
+	if (!strcmp(name, "state-abandon"))
+		return case_state_abandon();
 	if (!strcmp(name, "close")) {
 		sock_close();
 		usleep(20000);

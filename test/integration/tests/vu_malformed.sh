@@ -7,8 +7,10 @@
 # close it; broken descriptor chains (loops, > 4 GiB, out of range,
 # indirect tables) are returned and the ring goes on; an impossible avail
 # index or read-only RX buffers disable that ring only; a stopped ring is
-# left alone. After each, the daemon must be alive and serve a fresh
-# connection.
+# left alone; a front-end that goes away in the middle of a state
+# transfer (a dying migration target) makes the daemon drop the transfer
+# and accept the next one. After each, the daemon must be alive and serve
+# a fresh connection.
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -44,6 +46,12 @@ passt_check_alive
 vu after-rxro arp-probe
 vu stop stop-kick close connect arp-probe
 passt_check_alive
+
+# A transfer whose front-end is gone is abandoned, once
+vu abandon state-abandon connect arp-probe
+passt_check_alive
+n=$(grep -c 'went away during the state transfer' "$PASST_ERR" || :)
+[ "$n" -eq 1 ] || fail "$n 'went away during the state transfer' lines"
 
 # The log stays bounded
 lines=$(wc -l <"$PASST_ERR")
