@@ -820,6 +820,15 @@ static void req_vring_num(uint8_t op, uint8_t v)
 	 * size in our model (else our chains would be lost)
 	 */
 	if (idx < 2) {
+		struct gring *g = &rings[idx];
+
+		/* Chains posted past the stop were laid out for the old size:
+		 * with another one, the avail entries the ring resumes at mean
+		 * nothing (a driver would lay them out again; we don't)
+		 */
+		if (g->q && g->stopped && num != g->q &&
+		    (g->base_hint < 0 || g->avail_idx != (uint16_t)g->base_hint))
+			clean = false;
 		if (!rings[idx].q || rings[idx].stopped)
 			rings[idx].q = (num && num <= QMAX &&
 					!(num & (num - 1))) ? num : 0;
