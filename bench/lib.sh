@@ -26,7 +26,9 @@
 #   BENCH_NO_IO_URING=1 our daemon without io_uring (PASST_NO_IO_URING)
 #   BENCH_PROFILE=1 one more run per throughput cell (ns.sh) under perf
 #                   record: the top symbols by self time, per back-end,
-#                   in bench/results/profile-*.txt (BENCH_PROFILE_TOP: 15)
+#                   in bench/results/profile-*.txt (BENCH_PROFILE_TOP: 15);
+#                   BENCH_PROFILE_KEEP=1 records call graphs too and keeps
+#                   them in bench/results/perf-*.data
 #   BENCH_QUICK=1   smoke test: 1 run of 2 s each
 #   BENCH_MODES     "stream vhost-user", BENCH_BACKENDS "ours upstream",
 #   BENCH_MTUS      "65520 1500"
@@ -250,7 +252,9 @@ sc_stop() {
 PROF_PID=
 prof_start() {
 	rm -f "$T/perf.data"
-	perf record -q -F 1999 -o "$T/perf.data" \
+	# shellcheck disable=SC2046
+	perf record -q -F 1999 $([ -n "${BENCH_PROFILE_KEEP:-}" ] && echo -g) \
+		-o "$T/perf.data" \
 		-p "$(ptree "$1" | paste -sd, -)" </dev/null >/dev/null \
 		2>"$T/perf-record.err" &
 	PROF_PID=$!
@@ -265,11 +269,15 @@ prof_stop() {
 	wait_for "! alive $PROF_PID" 20 || kill -KILL "$PROF_PID" 2>/dev/null
 	wait "$PROF_PID" 2>/dev/null || :
 	mkdir -p "$BENCH_DIR/results"
-	perf report -q -i "$T/perf.data" --stdio --no-children \
+	perf report -q -i "$T/perf.data" --stdio --no-children -g none \
 		--sort dso,sym 2>/dev/null | grep -v '^$' |
 		head -n "${BENCH_PROFILE_TOP:-15}" >"$p_out" || :
 	log "  profile $1 (self, top ${BENCH_PROFILE_TOP:-15}):"
 	sed 's/^/    /' "$p_out" >&2
+	if [ -n "${BENCH_PROFILE_KEEP:-}" ]; then
+		cp "$T/perf.data" "$BENCH_DIR/results/perf-$1.data"
+		log "  call graphs: perf report -i bench/results/perf-$1.data"
+	fi
 }
 
 # bench_report: the table of this script's own records (standalone runs)

@@ -453,6 +453,23 @@ size_t tap_tx_room(const struct ctx *c)
 }
 
 /**
+ * tap_rx_kicks() - does anything wait for the guest to make room?
+ * @c:		execution context
+ * @waiting:	true while something does
+ *
+ * vhost-user: the guest is asked to kick us for new RX buffers only then
+ * (the stream front-end has EPOLLOUT for this, see stream.c).
+ *
+ * Return: true if that just changed to asking: look at tap_tx_room() again
+ */
+bool tap_rx_kicks(struct ctx *c, bool waiting)
+{
+	if (c->mode == MODE_VU)
+		return vu_net_rx_kicks(c, waiting);
+	return false;
+}
+
+/**
  * tap_flush() - push queued frames to the front-end
  * @c:		execution context
  */

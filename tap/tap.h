@@ -55,6 +55,7 @@ size_t tap_hdr_len(int family);
 int tap_send_l4(struct ctx *c, int family, const void *src, const void *dst,
 		uint8_t proto, uint8_t *frame, size_t l4len);
 size_t tap_tx_room(const struct ctx *c);
+bool tap_rx_kicks(struct ctx *c, bool waiting);
 unsigned tap_seg_reserve(struct ctx *c, size_t hlen, size_t plen, unsigned n,
 			 struct tap_seg *seg, struct iovec *iov,
 			 unsigned iov_max);

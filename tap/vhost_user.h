@@ -122,6 +122,7 @@ void vu_cleanup(struct ctx *c);
 void vu_net_tx(struct ctx *c);
 int vu_net_send(struct ctx *c, const void *frame, size_t len);
 size_t vu_net_room(const struct ctx *c);
+bool vu_net_rx_kicks(struct ctx *c, bool on);
 void vu_net_flush(struct ctx *c);
 int vu_net_connected(const struct ctx *c);
 struct tap_seg;

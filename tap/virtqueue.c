@@ -43,7 +43,10 @@
  * and vq_publish() makes n of them visible with one release barrier and
  * one idx store. vq_unpop() gives back chains taken but not filled (RX
  * frames that didn't fit). We don't negotiate VIRTIO_RING_F_EVENT_IDX, so
- * notification only honours avail->flags NO_INTERRUPT.
+ * notification only honours avail->flags NO_INTERRUPT, and the driver's
+ * kicks are asked for or not with used->flags NO_NOTIFY (vq_kicks()): on
+ * the RX ring, only while some flow waits for buffers (vu_net_rx_kicks());
+ * on the TX ring, not while we are taking frames out of it anyway.
  *
  * Dirty logging: while logging is on (VHOST_F_LOG_ALL and a log mapped),
  * vq_copy_to() marks every page it writes, and vq_fill()/vq_publish() the
@@ -141,6 +144,7 @@ void vq_reset(struct virtq *vq)
 {
 	memset(vq, 0, sizeof(*vq));
 	vq->kick_fd = vq->call_fd = vq->err_fd = -1;
+	vq->used_flags = -1;
 }
 
 /* Translate @len bytes at @qva, contiguous and @align-aligned, or NULL */
@@ -168,6 +172,7 @@ int vq_translate(struct virtq *vq, const struct vu_mem *m)
 	uint64_t q = vq->size;
 
 	vq->desc = vq->avail = vq->used = NULL;
+	vq->used_flags = -1;	/* a new ring: whatever the driver left there */
 	if (!vq->size || !vq->addr_set)
 		return -EINVAL;
 	vq->desc = vq_map_area(m, vq->desc_qva, VQ_DESC_LEN * q, 16);
@@ -430,6 +435,35 @@ bool vq_notify_wanted(const struct virtq *vq)
 	/* Our used->idx store before the driver's flags */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return !(vq_load16(vq->avail) & VQ_AVAIL_F_NO_INTERRUPT);
+}
+
+/**
+ * vq_kicks() - ask the driver to kick us for new available entries, or not
+ * @vq:		ready queue
+ * @m:		guest memory (dirty log)
+ * @on:		true: kicks wanted (used->flags 0), false: NO_NOTIFY
+ *
+ * Only a hint (VIRTIO 1.x, 2.7.10): a driver may kick anyway, and one that
+ * looked at the flags just before we turned kicks on won't kick for what
+ * it published then. So turning them on is followed by a full barrier, and
+ * the caller looks at the ring again afterwards.
+ *
+ * Return: true if kicks were just turned on (look at the ring again)
+ */
+bool vq_kicks(struct virtq *vq, struct vu_mem *m, bool on)
+{
+	int want = on ? 0 : VQ_USED_F_NO_NOTIFY;
+
+	if (vq->used_flags == want)
+		return false;
+	vq_store16(vq->used, (uint16_t)want);
+	vu_log_write(m, vq->log_gpa, 2);
+	vq->used_flags = want;
+	if (!on)
+		return false;
+	/* Our flags store before our next load of avail->idx */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return true;
 }
 
 /**

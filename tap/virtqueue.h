@@ -26,6 +26,7 @@
 #define VQ_DESC_F_INDIRECT 4
 /* avail->flags */
 #define VQ_AVAIL_F_NO_INTERRUPT 1
+#define VQ_USED_F_NO_NOTIFY	1
 
 /**
  * struct vu_region - one mapped guest memory region
@@ -122,6 +123,7 @@ struct virtq {
 	uint32_t kick_gen;
 	bool need_call;
 	uint32_t cap_est;
+	int used_flags;		/* what we last wrote there, -1: nothing yet */
 };
 
 void *vu_gpa_to_va(const struct vu_mem *m, uint64_t gpa, uint64_t *len);
@@ -139,6 +141,7 @@ void vq_fill(struct virtq *vq, struct vu_mem *m, unsigned off,
 void vq_publish(struct virtq *vq, struct vu_mem *m, unsigned n);
 uint16_t vq_used_idx_guest(const struct virtq *vq);
 bool vq_notify_wanted(const struct virtq *vq);
+bool vq_kicks(struct virtq *vq, struct vu_mem *m, bool on);
 size_t vq_copy_to(struct vu_mem *m, const struct vq_elem *e, size_t off,
 		  const void *buf, size_t len);
 size_t vq_copy_from(const struct vq_elem *e, size_t off, void *buf,

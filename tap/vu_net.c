@@ -155,6 +155,8 @@ void vu_net_tx(struct ctx *c)
 
 	if (!vq_ready(vq))
 		return;
+	/* No kicks while we take frames out anyway */
+	vq_kicks(vq, &d->mem, false);
 	for (budget = 0; budget < VU_TX_BUDGET; budget++) {
 		rc = vq_pop(vq, &d->mem, &tx_elem);
 		if (rc == -ENOENT)
@@ -188,9 +190,15 @@ void vu_net_tx(struct ctx *c)
 	if (vq->desc)
 		vq_publish(vq, &d->mem, n);
 
-	/* More than our budget: come back after the others had their turn */
-	if (budget == VU_TX_BUDGET && vq_ready(vq) && vq->kick_fd >= 0 &&
-	    write(vq->kick_fd, &one, sizeof(one)) < 0)
+	if (!vq_ready(vq))
+		return;
+	/* More than our budget: come back after the others had their turn.
+	 * Otherwise kicks on again, and if frames came meanwhile, unkicked,
+	 * come back for them too.
+	 */
+	if ((budget == VU_TX_BUDGET ||
+	     (vq_kicks(vq, &d->mem, true) && vq_avail_count(vq) > 0)) &&
+	    vq->kick_fd >= 0 && write(vq->kick_fd, &one, sizeof(one)) < 0)
 		debug("vhost-user: self-kick: %s", strerror(errno));
 }
 
@@ -301,6 +309,22 @@ int vu_net_send(struct ctx *c, const void *frame, size_t len)
 		vq_fill(vq, &d->mem, i, rx_heads[i], rx_lens[i]);
 	vq_publish(vq, &d->mem, n);
 	return 0;
+}
+
+/**
+ * vu_net_rx_kicks() - ask the guest to kick us when it posts RX buffers,
+ *		       or not
+ * @c:		execution context
+ * @on:		true while something waits for buffers
+ *
+ * Return: true if kicks were just turned on: look at the room again, as
+ *	   buffers posted just before weren't kicked for
+ */
+bool vu_net_rx_kicks(struct ctx *c, bool on)
+{
+	if (!vu_net_connected(c))
+		return false;
+	return vq_kicks(&vu_dev.vq[VU_RX_Q], &vu_dev.mem, on);
 }
 
 /**

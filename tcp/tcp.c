@@ -1510,8 +1510,14 @@ void tcp_defer_handler(struct ctx *c)
 			tcp_ack_now(c, conn);
 	}
 
-	/* Each connection checks itself whether its segments fit now */
-	if (tcp_blocked_any && tap_tx_room(c) >= TCP_RESUME_ROOM) {
+	/* Each connection checks itself whether its segments fit now. The
+	 * guest kicks us for new buffers only while one still waits; if that
+	 * just started, buffers it posted right before weren't kicked for:
+	 * one more look.
+	 */
+	do {
+		if (!tcp_blocked_any || tap_tx_room(c) < TCP_RESUME_ROOM)
+			continue;
 		tcp_blocked_any = false;
 		span = flow_span();
 		for (i = 0; i < span; i++) {
@@ -1523,7 +1529,7 @@ void tcp_defer_handler(struct ctx *c)
 				tcp_data_to_guest(c, conn);
 			}
 		}
-	}
+	} while (tap_rx_kicks(c, tcp_blocked_any));
 
 	/* Last, when no socket can be closed any more in this round: the
 	 * ACKed bytes go, with io_uring all at once (uring_flush())

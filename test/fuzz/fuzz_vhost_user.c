@@ -43,8 +43,9 @@
  *   that fits (0 on TX); frames to the guest carry a sane virtio-net
  *   header (num_buffers 1 without MRG_RXBUF, the spec's "MUST"), parse,
  *   come from our MAC, have correct checksums unless NEEDS_CSUM; with
- *   dirty logging on, every page written is marked; a ring stopped with
- *   GET_VRING_BASE isn't touched again until its next SET_VRING_KICK.
+ *   dirty logging on, every page written is marked (used->flags too);
+ *   a ring stopped with GET_VRING_BASE isn't touched again (index or
+ *   flags) until its next SET_VRING_KICK.
  *   FUZZ_VU_LAX=1 turns the header check off.
  *
  * Input: a knob byte (fz_ctx_knob()), then operations: an op byte (bits
@@ -241,6 +242,7 @@ static struct gring {
 	int base_hint;		/* from GET_VRING_BASE, -1 if none */
 	bool stopped;		/* GET_VRING_BASE answered, no KICK since */
 	uint16_t stop_used;
+	uint16_t used_flags;	/* used->flags as last seen */
 	int kick, call, err;	/* our ends of the eventfds */
 	bool desc_busy[QMAX];
 	bool head_busy[QMAX];
@@ -1182,6 +1184,15 @@ static void reap(unsigned r)
 
 	if (!g->q)
 		return;
+	/* used->flags (NO_NOTIFY: kicks wanted or not) is a write too */
+	if (get16(RING(r) + USED_OFF) != g->used_flags) {
+		g->used_flags = get16(RING(r) + USED_OFF);
+		if (clean) {
+			FZ_CHECK(!(g->used_flags & ~1) && !g->stopped);
+			if (log_on)
+				FZ_CHECK(log_marked(RING(r) + USED_OFF, 2));
+		}
+	}
 	now = get16(RING(r) + USED_OFF + 2);
 	n = (uint16_t)(now - g->used_seen);
 	if (g->stopped && clean)

@@ -182,6 +182,7 @@ struct ring {
 	uint64_t gpa;
 	uint8_t *desc, *avail, *used;
 	uint16_t avail_idx, used_seen;
+	uint16_t kicked_idx;		/* avail_idx at the last kick_wanted() */
 	int kick, call;
 };
 static struct ring rx, tx;
@@ -352,6 +353,21 @@ static void kick(struct ring *r)
 
 	if (write(r->kick, &one, 8) != 8)
 		perror("vu-front: kick");
+}
+
+/* Kick for what was published since the last call, unless the device
+ * said it doesn't need kicks (used->flags NO_NOTIFY), as the Linux driver
+ * does without EVENT_IDX: a full barrier between our avail->idx store and
+ * the load of the flags
+ */
+static void kick_wanted(struct ring *r)
+{
+	if (r->avail_idx == r->kicked_idx)
+		return;
+	r->kicked_idx = r->avail_idx;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!(get16(r->used) & 1))
+		kick(r);
 }
 
 static uint16_t used_idx(const struct ring *r)
@@ -1811,8 +1827,6 @@ static int case_bridge(void)
 					 { sock, POLLIN, 0 },
 					 { trig_fd, POLLIN, 0 },
 					 { old_src.sock, POLLIN, 0 } };
-		bool tx_kick = false;
-
 		/* Don't read the tap while TX slots are all in flight */
 		if ((uint16_t)(tx.avail_idx - used_idx(&tx)) >= VF_TX_SLOTS)
 			pfd[0].fd = -1;
@@ -1849,7 +1863,7 @@ static int case_bridge(void)
 			rc = -1;
 			break;
 		}
-		kick(&rx);
+		kick_wanted(&rx);
 		while ((uint16_t)(tx.avail_idx - used_idx(&tx)) <
 		       VF_TX_SLOTS) {
 			/* The tap's header: with offloads, the guest
@@ -1862,11 +1876,9 @@ static int case_bridge(void)
 			if (tx_frame_hdr(offloads ? bframe : NULL, bframe + HDR,
 					 (size_t)r - HDR))
 				break;
-			tx_kick = true;
 			frames_in++;
 		}
-		if (tx_kick)
-			kick(&tx);
+		kick_wanted(&tx);
 	}
 	say("bridge: %llu frames to the daemon, %llu from it\n",
 	    (unsigned long long)frames_in, (unsigned long long)frames_out);
