@@ -13,8 +13,6 @@
 
 #include <fcntl.h>
 #include <stdbool.h>
-#include <unistd.h>
-#include <sys/epoll.h>
 
 #include "loop.h"
 
@@ -70,25 +68,6 @@ void loop_del(struct ctx *cx, int fd)
 	(void)cx;
 	if (i >= 0)
 		regs[i] = regs[--n_regs];
-}
-
-/* Whether a registration that poll() found ready has an event to deliver:
- * always if level-triggered; for EPOLLET, once after registering and then
- * once per write to it since the last event. The fds registered that way
- * are eventfds (kicks), which a write makes readable again, so we consume
- * the counter to see the next edge; anything else (a fuzzed fd kind) gets
- * its one event, and more only while read() finds something.
- */
-static bool reg_edge(int r)
-{
-	uint64_t v;
-
-	if (!(regs[r].events & EPOLLET))
-		return true;
-	if (read(regs[r].fd, &v, sizeof(v)) != sizeof(v) && regs[r].fired)
-		return false;
-	regs[r].fired = true;
-	return true;
 }
 
 /* Generations, as loop.c hands them out */
