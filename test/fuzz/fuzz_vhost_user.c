@@ -346,6 +346,26 @@ static void rings_reset(void)
 	log_unmap();
 }
 
+static bool log_marked(uint64_t gpa, uint64_t len);
+
+/* used->flags (NO_NOTIFY: kicks wanted or not) is a write too: logged,
+ * and never to a stopped ring (looked at before a stop is noted, too)
+ */
+static void used_flags_check(unsigned r)
+{
+	struct gring *g = &rings[r];
+	uint16_t f = get16(RING(r) + USED_OFF);
+
+	if (!g->q || f == g->used_flags)
+		return;
+	g->used_flags = f;
+	if (!clean)
+		return;
+	FZ_CHECK(!(f & ~1) && !g->stopped);
+	if (log_on)
+		FZ_CHECK(log_marked(RING(r) + USED_OFF, 2));
+}
+
 /* ---- front-end connection --------------------------------------------- */
 
 static void drain_replies_now(void);
@@ -436,6 +456,7 @@ static void drain_replies_now(void)
 				FZ_CHECK(idx < 2 && num <= UINT16_MAX);
 				rings[idx].base_hint = (int)num;
 				if (rings[idx].q) {
+					used_flags_check(idx);
 					rings[idx].stopped = true;
 					rings[idx].stop_used = get16(
 						RING(idx) + USED_OFF + 2);
@@ -1204,15 +1225,7 @@ static void reap(unsigned r)
 
 	if (!g->q)
 		return;
-	/* used->flags (NO_NOTIFY: kicks wanted or not) is a write too */
-	if (get16(RING(r) + USED_OFF) != g->used_flags) {
-		g->used_flags = get16(RING(r) + USED_OFF);
-		if (clean) {
-			FZ_CHECK(!(g->used_flags & ~1) && !g->stopped);
-			if (log_on)
-				FZ_CHECK(log_marked(RING(r) + USED_OFF, 2));
-		}
-	}
+	used_flags_check(r);
 	now = get16(RING(r) + USED_OFF + 2);
 	n = (uint16_t)(now - g->used_seen);
 	if (g->stopped && clean)
