@@ -614,7 +614,6 @@ static void msg_send(struct msg *m, uint8_t op)
 	memcpy(buf + 8, &m->size, 4);
 	memcpy(buf + 12, m->p, MIN((size_t)m->size, sizeof(m->p)));
 	len = MIN(len, sizeof(buf));
-	replies_due |= reply_possible(m->req, m->flags);
 
 	if (op & 0x80) {
 		/* Two pieces, a loop round in between; fds with either */
@@ -634,6 +633,8 @@ static void msg_send(struct msg *m, uint8_t op)
 	for (i = 0; i < m->nfds; i++)
 		close(m->fds[i]);
 	m->nfds = 0;
+	/* Only now, whole, can it have been answered */
+	replies_due |= reply_possible(m->req, m->flags);
 	loop_round();
 	drain_replies();
 }
