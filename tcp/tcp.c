@@ -1485,6 +1485,28 @@ void tcp_timer(struct ctx *c, uint64_t now)
 	}
 }
 
+/* Connections that waited for room to the guest check themselves whether
+ * their segments fit now, if there's a fair amount of room
+ */
+static void tcp_resume_blocked(struct ctx *c)
+{
+	unsigned i, span;
+
+	if (!tcp_blocked_any || tap_tx_room(c) < TCP_RESUME_ROOM)
+		return;
+	tcp_blocked_any = false;
+	span = flow_span();
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+
+		if (conn && (conn->flags & TCP_F_BLOCKED) &&
+		    !(conn->flags & TCP_F_MIGRATED)) {
+			conn->flags &= ~TCP_F_BLOCKED;
+			tcp_data_to_guest(c, conn);
+		}
+	}
+}
+
 /**
  * tcp_defer_handler() - end of a loop round: send the coalesced ACKs, and
  *			 resume connections that waited for room to the guest
@@ -1492,7 +1514,7 @@ void tcp_timer(struct ctx *c, uint64_t now)
  */
 void tcp_defer_handler(struct ctx *c)
 {
-	unsigned i, span;
+	unsigned i;
 
 	for (i = 0; i < defer_count; i++) {
 		struct tcp_conn *conn = tcp_conn_at(defer_list[i]);
@@ -1510,26 +1532,13 @@ void tcp_defer_handler(struct ctx *c)
 			tcp_ack_now(c, conn);
 	}
 
-	/* Each connection checks itself whether its segments fit now. The
-	 * guest kicks us for new buffers only while one still waits; if that
-	 * just started, buffers it posted right before weren't kicked for:
-	 * one more look.
+	/* The guest kicks us for new buffers only while a connection still
+	 * waits; if that just started, buffers it posted right before weren't
+	 * kicked for: one more look.
 	 */
-	do {
-		if (!tcp_blocked_any || tap_tx_room(c) < TCP_RESUME_ROOM)
-			continue;
-		tcp_blocked_any = false;
-		span = flow_span();
-		for (i = 0; i < span; i++) {
-			struct tcp_conn *conn = tcp_conn_at(i);
-
-			if (conn && (conn->flags & TCP_F_BLOCKED) &&
-			    !(conn->flags & TCP_F_MIGRATED)) {
-				conn->flags &= ~TCP_F_BLOCKED;
-				tcp_data_to_guest(c, conn);
-			}
-		}
-	} while (tap_rx_kicks(c, tcp_blocked_any));
+	tcp_resume_blocked(c);
+	if (tap_rx_kicks(c, tcp_blocked_any))
+		tcp_resume_blocked(c);
 
 	/* Last, when no socket can be closed any more in this round: the
 	 * ACKed bytes go, with io_uring all at once (uring_flush())

@@ -99,6 +99,7 @@ tree_corpus() {
 # long: FUZZ_RUNS executions of each harness in turn, then the table
 long() {
 	nfail=0
+	ncpu=$(nproc)
 	table="$OUT/fuzz-long.txt"
 	printf '%-12s %12s %8s %8s %8s %8s %7s\n' harness executions cov ft \
 		corpus crashes secs >"$table"
@@ -111,12 +112,12 @@ long() {
 		st=0
 		pids=""
 		j=0
+		runs=$(((FUZZ_RUNS + FUZZ_JOBS - 1) / FUZZ_JOBS))
 		while [ "$j" -lt "$FUZZ_JOBS" ]; do
 			# Job j: its share of the runs, on CPU j (mod count)
-			runs=$(((FUZZ_RUNS + FUZZ_JOBS - 1) / FUZZ_JOBS))
 			pin=""
 			command -v taskset >/dev/null &&
-				pin="taskset -c $((j % $(nproc)))"
+				pin="taskset -c $((j % ncpu))"
 			# shellcheck disable=SC2086
 			$pin "$OUT/fuzz_$n" -runs="$runs" \
 				-max_len="$(max_len "$n")" -print_final_stats=1 \
