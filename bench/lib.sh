@@ -169,7 +169,8 @@ ticks_s() {
 # control FIFO (each command is acknowledged), so the window is exactly
 # the transfer. Without perf or tracepoints, strace -c -f counts instead
 # (slower, and it makes the daemon slower: those runs are never used for
-# CPU or throughput figures anyway).
+# CPU or throughput figures anyway). With perf, the syscalls:sys_enter_*
+# tracepoints count each call apart as well: sc_calls prints the top ones.
 
 BENCH_SC_TOOL=
 # sc_probe: pick the counting tool (BENCH_SC_TOOL: perf, strace or none)
@@ -198,7 +199,8 @@ sc_start() {
 	case $BENCH_SC_TOOL in
 	perf)
 		mkfifo "$T/sc.ctl" "$T/sc.ack"
-		perf stat -e raw_syscalls:sys_enter -x, -o "$T/sc.out" -D -1 \
+		perf stat -e raw_syscalls:sys_enter -e 'syscalls:sys_enter_*' \
+			-x, -o "$T/sc.out" -D -1 \
 			--control "fifo:$T/sc.ctl,$T/sc.ack" -p "$s_pids" \
 			</dev/null >/dev/null 2>"$T/sc.err" &
 		SC_PID=$!
@@ -244,6 +246,18 @@ sc_stop() {
 		;;
 	esac
 	echo "${s_n:-FAIL}"
+}
+
+# sc_calls BYTES: the most frequent system calls of the last count, per GiB
+# of BYTES ("recvfrom 41.2k, sendto 30.1k, ..."; empty without perf)
+sc_calls() {
+	[ "$BENCH_SC_TOOL" = perf ] || return 0
+	awk -F, -v b="$1" '$3 ~ /^syscalls:sys_enter_/ && $1 ~ /^[0-9]+$/ &&
+		$1 > 0 { sub(/^syscalls:sys_enter_/, "", $3);
+			 printf "%d %s\n", $1, $3 }' "$T/sc.out" 2>/dev/null |
+		sort -rn | head -n "${BENCH_SC_TOP:-6}" |
+		awk -v b="$1" '{ printf "%s%s %.1fk", (NR > 1 ? ", " : ""), $2,
+			$1 / (b / 1073741824) / 1000 } END { if (NR) print "" }'
 }
 
 # prof_start PID: sample PID's process tree with perf record (BENCH_PROFILE

@@ -235,6 +235,8 @@ tp() {
 		[ "$t_n" = FAIL ] || t_n=$(per_gib "$t_n" "$t_bytes")
 		rec "$t_mode" "$t_mtu" "$t_d" sc "$t_b" "$t_n"
 		log "  $t_b $t_d #$t_r: $t_n system calls/GiB ($BENCH_SC_TOOL)"
+		t_err=$(sc_calls "$t_bytes")
+		[ -z "$t_err" ] || log "    by call, per GiB: $t_err"
 		return 0
 	fi
 	rec "$t_mode" "$t_mtu" "$t_d" gbps "$t_b" "$t_gbps"

@@ -18,6 +18,7 @@
 #   g2p   guest -> peer, iperf3 client in the guest; BENCH_RUNS runs
 #   p2g   peer -> guest, the same with -R
 #   g2p, p2g again, BENCH_SC_RUNS runs with the system call counter on
+#   g2p, p2g once more with perf record if BENCH_PROFILE=1 (see bench/ns.sh)
 #   rr    TCP request/response, 64 bytes, one in flight: sockperf
 #         ping-pong from the guest to a sockperf server on the peer
 #   peak  VmHWM at the end
@@ -133,6 +134,8 @@ tp() {
 	server_start
 	if [ "$t_kind" = sc ]; then
 		sc_start "$DPID" || note "$t_k: can't count system calls"
+	elif [ "$t_kind" = prof ]; then
+		prof_start "$DPID"
 	else
 		t_c0=$(cpu_ticks "$DPID")
 	fi
@@ -144,6 +147,10 @@ tp() {
 		exit \$rc" >"$t_json" 2>&1 || t_rc=$?
 	if [ "$t_kind" = sc ]; then
 		t_n=$(sc_stop)
+	elif [ "$t_kind" = prof ]; then
+		prof_stop "qemu-$t_b-$t_mode-$t_mtu-$t_d"
+		server_stop
+		return 0
 	elif alive "$DPID"; then
 		t_c1=$(cpu_ticks "$DPID")
 	fi
@@ -183,6 +190,8 @@ tp() {
 		[ "$t_n" = FAIL ] || t_n=$(per_gib "$t_n" "$t_bytes")
 		rec "$t_mode" "$t_mtu" "$t_d" sc "$t_b" "$t_n"
 		log "  $t_k $t_d #$t_r: $t_n system calls/GiB ($BENCH_SC_TOOL)"
+		t_err=$(sc_calls "$t_bytes")
+		[ -z "$t_err" ] || log "    by call, per GiB: $t_err"
 		return 0
 	fi
 	t_retr=$(jq -r '.end.sum_sent.retransmits // "-"' "$t_json")
@@ -254,6 +263,11 @@ config() {
 				tp "$c_mode" "$c_b" "$c_mtu" "$c_d" "$c_r" sc ||
 					return 1
 			done
+		done
+	fi
+	if [ "${BENCH_PROFILE:-0}" = 1 ]; then
+		for c_d in g2p p2g; do
+			tp "$c_mode" "$c_b" "$c_mtu" "$c_d" 1 prof || return 1
 		done
 	fi
 
