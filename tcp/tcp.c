@@ -116,6 +116,7 @@
 #define TCP_IOV_MAX 1024		/* buffer pieces per socket read */
 #define TCP_DEFER_MAX 1024		/* connections with a pending ACK */
 #define TCP_RESUME_ROOM (16 * 1024)	/* retry blocked ones past this room */
+#define TCP_WND_KEEP (256 * 1024)	/* measure the room below this left */
 
 #define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
 #define SEQ_LE(a, b) ((int32_t)((a) - (b)) <= 0)
@@ -263,14 +264,31 @@ uint16_t tcp_wnd_offered(const struct tcp_conn *conn)
  * socket short of room, arm EPOLLOUT: that lets the kernel grow the buffer
  * as the peer ACKs, and a window update follows once there is room. The
  * kernel only signals that after it ran out of space, so this can't spin.
+ *
+ * One measurement serves many segments: the room it found, less what the
+ * socket took from the guest since, is still there (the peer's ACKs only
+ * add to it), so the window keeps the same right edge, and the socket is
+ * asked again once half of that room is used up (or it refused data, or
+ * signalled room: tcp_window_update()). Guest to socket, that saves a
+ * getsockopt() per batch of frames. Below TCP_WND_KEEP left, every
+ * segment asks again, as before: a small buffer must be seen to run low,
+ * or it never grows (EPOLLOUT above), and a Linux sender with a window
+ * under one of its segments waits for an ACK that moves the edge (its
+ * persist timer, hundreds of ms, if nothing is in flight).
  */
 static uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 {
+	uint32_t room = conn->wnd_edge - conn->seq_from_guest;
 	bool low;
-	uint32_t room = tcp_sock_room(conn, &low);
 
-	if (low && conn->f.state == TCP_ST_ESTABLISHED)
-		tcp_out_wait(c, conn);
+	if (!conn->wnd_span || SEQ_GT(conn->seq_from_guest, conn->wnd_edge) ||
+	    room < MAX(conn->wnd_span / 2, TCP_WND_KEEP)) {
+		room = tcp_sock_room(conn, &low);
+		if (low && conn->f.state == TCP_ST_ESTABLISHED)
+			tcp_out_wait(c, conn);
+		conn->wnd_span = room;
+		conn->wnd_edge = conn->seq_from_guest + room;
+	}
 	return (uint16_t)MIN(room >> conn->ws_ours, 65535U);
 }
 
@@ -364,6 +382,7 @@ static void tcp_window_update(struct ctx *c, struct tcp_conn *conn)
 {
 	int i;
 
+	conn->wnd_span = 0;		/* measure the new room */
 	tcp_ack_now(c, conn);
 	if (!(conn->flags & TCP_F_REFUSED))
 		return;
@@ -1053,6 +1072,7 @@ static int tcp_write(struct ctx *c, struct tcp_conn *conn,
 		 * guest must send it again once there's room
 		 */
 		conn->flags |= TCP_F_REFUSED;
+		conn->wnd_span = 0;
 		trace("TCP flow %u: socket took %zi of %zu bytes",
 		      tcp_idx(conn), n, len);
 		tcp_out_wait(c, conn);

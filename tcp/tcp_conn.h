@@ -56,6 +56,9 @@ enum tcp_state {
  * @seq_isn:		our initial sequence number
  * @seq_from_guest:	next sequence number we expect from the guest
  * @wnd_guest:		guest's receive window, bytes
+ * @wnd_edge:		right edge (guest sequence number) of the window we
+ *			last measured from the socket
+ * @wnd_span:		the room that measurement found, 0: measure again
  * @timer:		deadline (ms) of the retransmission/handshake timer
  * @last_ms:		last activity, for the idle timeout
  */
@@ -74,6 +77,8 @@ struct tcp_conn {
 	uint32_t seq_isn;
 	uint32_t seq_from_guest;
 	uint32_t wnd_guest;
+	uint32_t wnd_edge;
+	uint32_t wnd_span;
 	uint64_t timer;
 	uint64_t last_ms;
 };

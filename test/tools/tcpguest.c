@@ -66,6 +66,7 @@
 #define SEQ_GT(a, b) ((int32_t)((a) - (b)) > 0)
 #define SEQ_GE(a, b) ((int32_t)((a) - (b)) >= 0)
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 enum gstate { G_NEW, G_SYN_SENT, G_EST, G_CLOSED };
 
@@ -88,7 +89,8 @@ struct conn {
 	bool manual;			/* no automatic sending at all */
 	bool ws_offer;			/* offer window scaling in our SYN */
 	uint16_t mss;			/* ours */
-	uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd;
+	bool no_split;			/* send as Linux does: see g_output() */
+	uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, max_wnd;
 	int snd_ws;			/* daemon's window scale, -1: none */
 	uint32_t rcv_nxt, rcv_wnd, rcv_adv;	/* rcv_adv: right edge sent */
 	size_t tx_total;		/* guest data to send, in bytes */
@@ -404,6 +406,8 @@ static int sock_read(void)
 	}
 }
 
+static int tx_flush(void);
+
 /* frame_queue() - add one frame to the batch written by tx_flush() */
 static void frame_queue(const uint8_t *f, size_t len)
 {
@@ -411,6 +415,8 @@ static void frame_queue(const uint8_t *f, size_t len)
 		memset(frame + len, 0, 60 - len);
 		len = 60;
 	}
+	if (tx_len + 4 + len > sizeof(txb))
+		tx_flush();		/* a window of large segments */
 	if (tx_len + 4 + len > sizeof(txb)) {
 		cfail(NULL, "transmit batch overflow");
 		return;
@@ -809,11 +815,19 @@ static void g_output(struct conn *c, uint64_t now)
 	}
 	while (tx_sent(c) < c->tx_total) {
 		uint32_t wnd = c->snd_wnd, fl = c->snd_nxt - c->snd_una;
-		size_t off = tx_sent(c);
-		size_t n = MIN((size_t)c->mss, c->tx_total - off);
+		size_t off = tx_sent(c), seg = c->mss, n;
 		uint8_t fin = 0;
 
-		if (fl >= wnd)
+		/* no_split: a Linux sender's segments are at most half the
+		 * largest window seen (the SYN-ACK's counts: unscaled, it
+		 * may be a little larger than any scaled one after it), and
+		 * it never cuts one to fit what is left of the window: it
+		 * waits for an ACK that moves the edge
+		 */
+		if (c->no_split)
+			seg = MAX(MIN(seg, (size_t)c->max_wnd / 2), (size_t)1);
+		n = MIN(seg, c->tx_total - off);
+		if (fl >= wnd || (c->no_split && n > wnd - fl))
 			break;
 		n = MIN(n, (size_t)(wnd - fl));
 		if (off + n == c->tx_total && c->fin_queued &&
@@ -944,6 +958,7 @@ static void tcp_from_daemon(struct conn *c, const uint8_t *th, size_t l4len)
 		c->rcv_adv = c->rcv_nxt;
 		c->snd_una = ack;
 		c->snd_wnd = wnd;	/* never scaled in a SYN */
+		c->max_wnd = wnd;
 		c->st = G_EST;
 		c->t_progress = now_ms();
 		c->ack_due = true;
@@ -989,6 +1004,7 @@ static void tcp_from_daemon(struct conn *c, const uint8_t *th, size_t l4len)
 		c->dupacks++;
 	}
 	c->snd_wnd = wnd << c->snd_ws;
+	c->max_wnd = MAX(c->max_wnd, c->snd_wnd);
 
 	if (len) {
 		uint32_t right = c->rcv_nxt + c->rcv_wnd;
@@ -1485,6 +1501,29 @@ static int case_data_out(int family)
 	if (!c)
 		return 1;
 	c->tx_total = 512 * 1024;
+	WAIT(c_peer_all, c, "all guest data at the peer");
+	WAIT(c_all_acked, c, "the daemon to ACK all guest data");
+	return close_guest_first(c);
+}
+
+/* Guest to peer with large segments sent the way Linux sends them: a
+ * window whose right edge stops short of a whole segment, with nothing in
+ * flight, would stall this sender for good (a real guest for its persist
+ * timer), so every ACK must leave room for one or move the edge
+ */
+static int case_no_split(int family)
+{
+	struct conn *c = conn_new(family, false);
+
+	if (!c)
+		return 1;
+	c->mss = 65000;
+	c->no_split = true;
+	g_connect(c);
+	WAIT(c_answered, c, "the SYN-ACK");
+	CHECK(!c->got_rst, c, "RST instead of SYN-ACK");
+	WAIT(c_est, c, "the peer to accept the connection");
+	c->tx_total = 16 * 1024 * 1024;
 	WAIT(c_peer_all, c, "all guest data at the peer");
 	WAIT(c_all_acked, c, "the daemon to ACK all guest data");
 	return close_guest_first(c);
@@ -2021,6 +2060,8 @@ static const struct tcase cases[] = {
 	{ "handshake", case_handshake, false,
 	  "SYN-ACK options (MSS, window scale only if offered)" },
 	{ "data-out", case_data_out, false, "512 KiB guest -> peer" },
+	{ "no-split", case_no_split, false,
+	  "16 MiB guest -> peer, 65000-byte segments never cut to fit" },
 	{ "data-in", case_data_in, false, "2 MiB peer -> guest, ACKed" },
 	{ "fin-guest", case_fin_guest, false,
 	  "guest FIN first, peer sends after it" },
