@@ -185,8 +185,8 @@ static void stream_read(struct ctx *c)
 
 	/* Bounded: let other sockets have their turn under a flood */
 	for (rounds = 0; rounds < 16 && budget; rounds++) {
-		ssize_t n = recv(c->fd_tap, in_buf + in_len,
-				 MIN(sizeof(in_buf) - in_len, budget),
+		size_t want = MIN(sizeof(in_buf) - in_len, budget);
+		ssize_t n = recv(c->fd_tap, in_buf + in_len, want,
 				 MSG_DONTWAIT);
 
 		if (n == 0) {
@@ -210,6 +210,12 @@ static void stream_read(struct ctx *c)
 		 * the next batch, or replies pile up during a flood.
 		 */
 		stream_flush(c);
+		/* A short read emptied the socket: asking again would only
+		 * return EAGAIN. The socket stays readable as far as epoll
+		 * is concerned (level-triggered) if more came meanwhile.
+		 */
+		if ((size_t)n < want)
+			return;
 	}
 }
 
