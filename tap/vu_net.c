@@ -21,11 +21,14 @@
  * memory after the header is handed to tap_input() in place: tap_input()
  * parses through bounds-checked views, so the guest changing the bytes
  * under us can confuse the parse but never make it read out of bounds.
- * A frame spread over several pieces is gathered into a static buffer
- * first. Protocols may keep pointers into the frames until
- * tap_input_end(), which we call at the end of the batch, before the
- * chains go back to the used ring (length 0) with one index update, and
- * after each gathered frame, as the next one reuses the buffer. If the budget ran out with
+ * A frame spread over several pieces (what a Linux guest sends with TSO:
+ * headers in one, payload in page fragments) is gathered into one of
+ * VU_TX_GATHER static buffers first. Protocols may keep pointers into the
+ * frames until tap_input_end(), which we call at the end of the batch,
+ * before the chains go back to the used ring (length 0) with one index
+ * update, and before a gathered frame would reuse a buffer: so
+ * VU_TX_GATHER gathered segments of a TCP stream still make one
+ * sendmsg(). If the budget ran out with
  * chains left, we write to our own kick eventfd so the loop comes back
  * to them after serving everybody else. A disabled (but started) ring is
  * drained and its frames dropped, as the spec asks.
@@ -89,8 +92,11 @@
 #define VU_FRAME_MAX (14 + 65535)
 /* Guess of the capacity of one RX chain until we've seen some */
 #define VU_RX_CAP_GUESS 1536
+/* Gather buffers for TX frames in several pieces, used in turn */
+#define VU_TX_GATHER 4
 
-static uint8_t tx_buf[VU_FRAME_MAX];
+static uint8_t tx_buf[VU_TX_GATHER][VU_FRAME_MAX];
+static unsigned tx_gathered;	/* of tx_buf, in use in this batch */
 static struct vq_elem tx_elem;
 
 static struct vq_elem rx_first, rx_elem;
@@ -134,11 +140,14 @@ static void vu_net_tx_one(struct ctx *c, const struct vq_elem *e)
 		tap_input(c, e->iov[i].base + off, len);
 		return;
 	}
-	if (vq_copy_from(e, VU_NET_HDR_LEN, tx_buf, len) != len)
+	/* All buffers hold frames of this batch: end it, they're free */
+	if (tx_gathered == VU_TX_GATHER) {
+		tap_input_end(c);
+		tx_gathered = 0;
+	}
+	if (vq_copy_from(e, VU_NET_HDR_LEN, tx_buf[tx_gathered], len) != len)
 		return;
-	tap_input(c, tx_buf, len);
-	/* The next gathered frame overwrites tx_buf: end the batch here */
-	tap_input_end(c);
+	tap_input(c, tx_buf[tx_gathered++], len);
 }
 
 /**
@@ -187,6 +196,7 @@ void vu_net_tx(struct ctx *c)
 	 * gets its buffers back
 	 */
 	tap_input_end(c);
+	tx_gathered = 0;
 	if (vq->desc)
 		vq_publish(vq, &d->mem, n);
 
