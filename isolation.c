@@ -558,7 +558,8 @@ static const struct iso_rule iso_rules[] = {
 	{ "exit_group", P_ALL, NOARG, "exit()" },
 	{ "io_uring_enter", P_ALL, NOARG,
 	  "uring_flush(): the round's socket discards and call eventfd "
-	  "writes; the ring itself only takes recv and write (uring.c)" },
+	  "writes; the ring itself only takes recv and write, and send and "
+	  "epoll_wait where the loop waits in it (uring.c)" },
 	{ "clock_gettime", P_ALL, NOARG,
 	  "now_ms(), log and pcap time stamps, where the vDSO can't" },
 	{ "unlinkat", P_ALL, NOARG,

@@ -16,7 +16,9 @@
  * new front-end connection, a new kick fd) takes a new generation and
  * registers it with the fd; an event carrying an older one is stale.
  *
- * Nothing here blocks but loop_wait().
+ * Nothing here blocks but loop_wait(). Where the kernel can (uring.c),
+ * the wait is an operation on the io_uring, submitted with the calls the
+ * round queued there.
  */
 #include <errno.h>
 #include <signal.h>
@@ -29,6 +31,7 @@
 #include "ctx.h"
 #include "log.h"
 #include "loop.h"
+#include "uring.h"
 
 static sigset_t loop_sigmask;
 static int loop_timer_fd = -1;
@@ -187,7 +190,12 @@ int loop_timer_read(void)
  */
 int loop_wait(struct ctx *c, struct epoll_event *ev, int max)
 {
-	int n = epoll_wait(c->epollfd, ev, max, -1);
+	int n;
+
+	/* With the round's queued calls, in one io_uring_enter() */
+	if (uring_waits() && (n = uring_epoll_wait(c->epollfd, ev, max)) >= 0)
+		return n;
+	n = epoll_wait(c->epollfd, ev, max, -1);
 
 	if (n < 0) {
 		if (errno == EINTR)

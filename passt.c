@@ -23,9 +23,11 @@
  *    drops stale events;
  *  - per round: after the events of one epoll_wait(), main_round_end()
  *    sends coalesced TCP ACKs, flushes frames to the guest, submits the
- *    round's queued system calls (uring.c), and only then frees the
- *    flows closed during the round (flow_defer_free()), so an index is
- *    never reused within the round that closed it;
+ *    round's queued system calls (uring.c; or the next wait submits them,
+ *    where the loop waits in the ring, before any event is handled), and
+ *    only then frees the flows closed during the round
+ *    (flow_defer_free()), so an index is never reused within the round
+ *    that closed it;
  *  - timers: the loop's tick (every LOOP_TICK_MS) calls main_timer().
  */
 #include <errno.h>
@@ -159,7 +161,9 @@ static void main_round_end(struct ctx *c)
 {
 	tcp_defer_handler(c);
 	tap_flush(c);
-	uring_flush();
+	/* Or the loop's wait submits them, from the ring: see uring.c */
+	if (!uring_waits())
+		uring_flush();
 	flow_defer_free();
 }
 

@@ -24,6 +24,7 @@
 #   BENCH_SC_RUNS   traced runs per cell for the system call count (1)
 #   BENCH_PARALLEL  iperf3 streams per throughput run (ns.sh; default 1)
 #   BENCH_NO_IO_URING=1 our daemon without io_uring (PASST_NO_IO_URING)
+#   BENCH_IO_URING_WAIT=1 our daemon waiting in the ring (PASST_IO_URING_WAIT)
 #   BENCH_PROFILE=1 one more run per throughput cell (ns.sh) under perf
 #                   record: the top symbols by self time, per back-end,
 #                   in bench/results/profile-*.txt (BENCH_PROFILE_TOP: 15);
@@ -84,10 +85,13 @@ bench_bin() {
 }
 
 # bench_env BACKEND: environment for the daemon (BENCH_NO_IO_URING=1: ours
-# with plain system calls instead of io_uring, for the comparison)
+# with plain system calls instead of io_uring, BENCH_IO_URING_WAIT=1: ours
+# waiting in the ring, for the comparison)
 bench_env() {
 	[ "$1" = ours ] && [ "${BENCH_NO_IO_URING:-0}" = 1 ] &&
 		echo PASST_NO_IO_URING=1
+	[ "$1" = ours ] && [ "${BENCH_IO_URING_WAIT:-0}" = 1 ] &&
+		echo PASST_IO_URING_WAIT=1
 	:
 }
 

@@ -25,6 +25,11 @@
  * frame is never split between buffer and socket by us: if the socket
  * takes only part of the buffer, the rest stays queued and EPOLLOUT wakes
  * us to resume exactly where the kernel stopped. The loop never blocks.
+ * Where the loop waits in the io_uring (uring.c, opt-in), that send() is queued
+ * there instead and goes with the wait (stream_flush_end()): the buffer
+ * counts as empty at once, and if the socket took less, the callback,
+ * which runs before any event is handled, puts the rest back and arms
+ * EPOLLOUT.
  * If the buffer has no room for a frame (the guest stopped reading), the
  * frame is dropped and counted, and the count is logged, rate-limited.
  */
@@ -43,6 +48,7 @@
 #include "tap/pcap.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
+#include "uring.h"
 #include "util.h"
 
 #define STREAM_IN_SIZE (4 + STREAM_FRAME_MAX + 256 * 1024)
@@ -58,6 +64,7 @@ static bool out_waiting;		/* EPOLLOUT requested */
 
 static uint64_t stream_dropped;		/* frames dropped: buffer full */
 static uint32_t stream_gen;		/* generation of the connection */
+static size_t ring_start, ring_len;	/* send() queued on the io_uring */
 
 static void stream_reset_buffers(void)
 {
@@ -370,14 +377,22 @@ size_t stream_room(const struct ctx *c)
 	return STREAM_OUT_SIZE - (out_tail - out_head);
 }
 
+/* Arm or disarm EPOLLOUT on the front-end socket */
+static void stream_out_wait(struct ctx *c, bool want_out)
+{
+	if (want_out == out_waiting)
+		return;
+	loop_mod(c, c->fd_tap, EPOLLIN | EPOLLRDHUP | (want_out ? EPOLLOUT : 0),
+		 loop_ref(REF_TAP, 0, stream_gen));
+	out_waiting = want_out;
+}
+
 /**
  * stream_flush() - write queued frames; arm EPOLLOUT for what's left
  * @c:		execution context
  */
 void stream_flush(struct ctx *c)
 {
-	bool want_out;
-
 	if (c->fd_tap < 0)
 		return;
 
@@ -398,13 +413,44 @@ void stream_flush(struct ctx *c)
 	if (out_head == out_tail)
 		out_head = out_tail = 0;
 
-	want_out = out_head != out_tail;
-	if (want_out != out_waiting) {
-		loop_mod(c, c->fd_tap,
-			 EPOLLIN | EPOLLRDHUP | (want_out ? EPOLLOUT : 0),
-			 loop_ref(REF_TAP, 0, stream_gen));
-		out_waiting = want_out;
+	stream_out_wait(c, out_head != out_tail);
+}
+
+/* The socket took less than the queued send(), or failed: what it didn't
+ * take is queued again, where it was (nothing was queued since), and
+ * EPOLLOUT armed. Errors also surface as EPOLLHUP/ERR.
+ */
+static void stream_ring_sent(struct ctx *c, uint64_t gen, int res)
+{
+	size_t sent = res > 0 ? (size_t)res : 0;
+
+	if (c->fd_tap < 0 || gen != stream_gen || out_tail)
+		return;
+	if (res < 0 && res != -EAGAIN)
+		debug("Front-end write: %s", strerror(-res));
+	out_head = ring_start + sent;
+	out_tail = ring_start + ring_len;
+	stream_out_wait(c, true);
+}
+
+/**
+ * stream_flush_end() - end of a loop round: write queued frames, with the
+ *			loop's wait where it waits in the io_uring
+ * @c:		execution context
+ */
+void stream_flush_end(struct ctx *c)
+{
+	size_t len = out_tail - out_head;
+
+	if (c->fd_tap < 0 || !len || out_waiting ||
+	    uring_send(c->fd_tap, out_buf + out_head, (uint32_t)len,
+		       stream_ring_sent, stream_gen)) {
+		stream_flush(c);
+		return;
 	}
+	ring_start = out_head;
+	ring_len = len;
+	out_head = out_tail = 0;
 }
 
 /**

@@ -470,7 +470,8 @@ bool tap_rx_kicks(struct ctx *c, bool waiting)
 }
 
 /**
- * tap_flush() - push queued frames to the front-end
+ * tap_flush() - end of a loop round: push queued frames to the front-end
+ *		 (or queue that on the io_uring, for the loop's wait)
  * @c:		execution context
  */
 void tap_flush(struct ctx *c)
@@ -478,7 +479,7 @@ void tap_flush(struct ctx *c)
 	if (c->mode == MODE_VU)
 		vu_net_flush(c);
 	else
-		stream_flush(c);
+		stream_flush_end(c);
 }
 
 static void tap_learn_mac(struct ctx *c, const uint8_t *src)

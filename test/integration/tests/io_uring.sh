@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# io_uring.sh - both paths of the system calls that end a loop round
+# io_uring.sh - the paths of the system calls that end a loop round
 # (uring.c), in both modes:
 #   ring     the default: the daemon holds an io_uring descriptor, logs
 #            that it batches, and is sandboxed with it
@@ -9,6 +9,10 @@
 #            restored at exit): the daemon logs that io_uring is
 #            unavailable, holds no ring, and makes the plain calls
 #   env      PASST_NO_IO_URING=1: the same, by choice
+#   wait     PASST_IO_URING_WAIT=1 (opt-in): on the ring, and the loop
+#            waits in it too, with the stream front-end's writes (where
+#            the kernel has IORING_OP_EPOLL_WAIT, Linux 6.15: else the
+#            daemon says it doesn't, and this is the ring case again)
 # Each time 16 MiB of a verified pattern go each way, guest -> peer and
 # peer -> guest, at once, while the guest ACKs and the round's discards
 # and (vhost-user) call eventfd writes go through the path under test.
@@ -21,7 +25,7 @@ set -eu
 . "$(dirname "$0")/../lib.sh"
 need_sockio
 
-unset PASST_NO_IO_URING	# make integration-asan sets it: this test chooses
+unset PASST_NO_IO_URING PASST_IO_URING_WAIT	# this test chooses (make integration-asan sets one)
 SYSCTL=/proc/sys/kernel/io_uring_disabled
 [ -e "$SYSCTL" ] || skip "kernel without io_uring (no $SYSCTL)"
 OLD=$(cat "$SYSCTL")
@@ -75,6 +79,12 @@ case_run() {
 		[ "$(ring_fds "$PASST_PID")" = 0 ] ||
 			fail "$_cr_name: an io_uring descriptor after all"
 	fi
+	if [ -n "${PASST_IO_URING_WAIT:-}" ] && [ "$_cr_ring" = yes ]; then
+		grep -q 'io_uring: .*the loop waits in the ring' "$PASST_ERR" ||
+			[ "$WAIT_OP" = 0 ] ||
+			fail "$_cr_name: not waiting in the ring:" \
+				"$(grep io_uring "$PASST_ERR")"
+	fi
 	log "$_cr_name: $(grep -m1 'io_uring: ' "$PASST_ERR")"
 	guest_up
 	transfer "$_cr_name"
@@ -83,19 +93,23 @@ case_run() {
 	passt_stop
 }
 
-# all3 MODE [OPTION...]: the ring, the sysctl, the environment
-all3() {
+# all_paths MODE [OPTION...]: the ring, the sysctl, the environment, the wait
+all_paths() {
 	echo 0 >"$SYSCTL"
 	case_run "$1-ring" yes "${@:2}"
 	echo 2 >"$SYSCTL"
 	case_run "$1-sysctl" no "${@:2}"
 	echo 0 >"$SYSCTL"
 	PASST_NO_IO_URING=1 case_run "$1-env" no "${@:2}"
+	PASST_IO_URING_WAIT=1 case_run "$1-wait" yes "${@:2}"
 }
 
-all3 stream
+# The kernel's release: IORING_OP_EPOLL_WAIT came with Linux 6.15
+WAIT_OP=$(uname -r | awk -F. '{ print ($1 > 6 || ($1 == 6 && $2 >= 15)) }')
+
+all_paths stream
 # vu.sh's bridge_start (vu-front) from here on
 # shellcheck source=../vu.sh
 . "$(dirname "$0")/../vu.sh"
 need_vufront
-all3 vhost-user --vhost-user
+all_paths vhost-user --vhost-user
