@@ -16,9 +16,9 @@
  * new front-end connection, a new kick fd) takes a new generation and
  * registers it with the fd; an event carrying an older one is stale.
  *
- * Nothing here blocks but loop_wait(). Where the kernel can (uring.c),
- * the wait is an operation on the io_uring, submitted with the calls the
- * round queued there.
+ * Nothing here blocks but loop_wait(). With PASST_IO_URING_WAIT=1, where
+ * the kernel can (uring.c), the wait is an operation on the io_uring,
+ * submitted with the calls the round queued there.
  */
 #include <errno.h>
 #include <signal.h>

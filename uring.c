@@ -18,9 +18,11 @@
  * read right after it, from shared memory. One that went asynchronous
  * anyway is reaped at a later flush; its slot stays taken until then.
  * A failed operation calls back its owner, with the tag it gave (a flow
- * index and generation, say), from uring_flush() only, never from inside
- * a queueing call: the owner must check that the thing still exists. Owners queue nothing that can be invalidated before the flush:
- * TCP queues its discards after the round's last close can have happened.
+ * index and generation, say), from uring_flush() (or uring_epoll_wait())
+ * only, never from inside a queueing call: the owner must check that the
+ * thing still exists. Owners queue nothing that can be invalidated before
+ * the flush: TCP queues its discards after the round's last close can
+ * have happened.
  *
  * The ring is restricted (IORING_REGISTER_RESTRICTIONS, set while it is
  * still disabled) to IORING_OP_RECV and IORING_OP_WRITE, and where the

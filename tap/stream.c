@@ -8,9 +8,10 @@
  *
  * Listening: tap/listen.c binds the UNIX socket given with -s (or the
  * first free /tmp/passt_N.socket) before daemonizing, so that whoever
- * started us can launch QEMU as soon as we return. One client at a time: an extra client
- * is accepted and closed at once. When the client goes, -1 (--one-off)
- * ends the process; otherwise we wait for the next one (QEMU's reconnect).
+ * started us can launch QEMU as soon as we return. One client at a time:
+ * an extra client is accepted and closed at once. When the client goes,
+ * -1 (--one-off) ends the process; otherwise we wait for the next one
+ * (QEMU's reconnect).
  * --fd N skips all that and uses an inherited, connected socket (one-off).
  *
  * Input: bytes are read into a buffer that holds at least one maximum
@@ -25,11 +26,11 @@
  * frame is never split between buffer and socket by us: if the socket
  * takes only part of the buffer, the rest stays queued and EPOLLOUT wakes
  * us to resume exactly where the kernel stopped. The loop never blocks.
- * Where the loop waits in the io_uring (uring.c, opt-in), that send() is queued
- * there instead and goes with the wait (stream_flush_end()): the buffer
- * counts as empty at once, and if the socket took less, the callback,
- * which runs before any event is handled, puts the rest back and arms
- * EPOLLOUT.
+ * Where the loop waits in the io_uring (uring.c, opt-in), that send() is
+ * queued there instead and goes with the wait (stream_flush_end()): the
+ * buffer counts as empty at once, and if the socket took less, the
+ * callback, which runs before any event is handled, puts the rest back
+ * and arms EPOLLOUT.
  * If the buffer has no room for a frame (the guest stopped reading), the
  * frame is dropped and counted, and the count is logged, rate-limited.
  */

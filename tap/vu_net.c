@@ -28,9 +28,9 @@
  * before the chains go back to the used ring (length 0) with one index
  * update, and before a gathered frame would reuse a buffer: so
  * VU_TX_GATHER gathered segments of a TCP stream still make one
- * sendmsg(). If the budget ran out with
- * chains left, we write to our own kick eventfd so the loop comes back
- * to them after serving everybody else. A disabled (but started) ring is
+ * sendmsg(). If the budget ran out with chains left, we write to our own
+ * kick eventfd so the loop comes back to them after serving everybody
+ * else. A disabled (but started) ring is
  * drained and its frames dropped, as the spec asks.
  *
  * RX (us to the guest, ring 0): tap_send_frame() lands in vu_net_send(),
