@@ -192,10 +192,16 @@ int loop_wait(struct ctx *c, struct epoll_event *ev, int max)
 {
 	int n;
 
-	/* With the round's queued calls, in one io_uring_enter() */
-	if (uring_waits() && (n = uring_epoll_wait(c->epollfd, ev, max)) >= 0)
-		return n;
-	n = epoll_wait(c->epollfd, ev, max, -1);
+	if (uring_waits()) {
+		/* With the round's queued calls, in one io_uring_enter() */
+		n = uring_epoll_wait(c->epollfd, ev, max);
+		if (n < 0) {
+			errno = -n;
+			n = -1;
+		}
+	} else {
+		n = epoll_wait(c->epollfd, ev, max, -1);
+	}
 
 	if (n < 0) {
 		if (errno == EINTR)

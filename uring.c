@@ -191,16 +191,16 @@ void uring_flush(void)
  * @max:	size of @ev
  *
  * The owners of failed operations are called back before this returns.
+ * An error is as fatal as one of epoll_wait() (loop_wait() dies): a wait
+ * left behind in the ring could take edge-triggered events later.
  *
- * Return: number of events, or -errno: the caller waits with epoll_wait()
+ * Return: number of events, or -errno
  */
 int uring_epoll_wait(int epfd, struct epoll_event *ev, int max)
 {
 	int res = INT32_MIN, rc;
 	struct io_uring_sqe *sqe;
 
-	if (!ring_wait)
-		return -ENOSYS;
 	if (!(sqe = io_uring_get_sqe(&ring))) {
 		uring_submit_reap();
 		if (!(sqe = io_uring_get_sqe(&ring)))
@@ -214,23 +214,16 @@ int uring_epoll_wait(int epfd, struct epoll_event *ev, int max)
 	while (rc == -EINTR)
 		rc = io_uring_submit_and_wait(&ring, 1);
 	queued = 0;
-	if (rc < 0) {
-		warn_rl("io_uring: wait: %s", strerror(-rc));
-		uring_reap(NULL);
-		uring_callbacks();
+	if (rc < 0)
 		return rc;
-	}
 	uring_reap(&res);
 	/* Something that went asynchronous came first: wait on */
 	while (res == INT32_MIN) {
 		struct io_uring_cqe *cqe;
 
 		rc = io_uring_wait_cqe(&ring, &cqe);
-		if (rc && rc != -EINTR) {
-			warn_rl("io_uring: wait: %s", strerror(-rc));
-			res = rc;
-			break;
-		}
+		if (rc && rc != -EINTR)
+			return rc;
 		uring_reap(&res);
 	}
 	uring_callbacks();
@@ -408,6 +401,14 @@ static int uring_setup(bool wait)
 	return 0;
 }
 
+/* Is the environment variable @name set, to something else than 0? */
+static bool uring_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
+
 /**
  * uring_init() - set the ring up, or settle for plain system calls
  * @c:		execution context, for the callbacks
@@ -417,17 +418,15 @@ static int uring_setup(bool wait)
  */
 void uring_init(struct ctx *c)
 {
-	const char *no = getenv("PASST_NO_IO_URING");
-	const char *wait = getenv("PASST_IO_URING_WAIT");
 	int rc;
 
 	ring_ctx = c;
-	if (no && *no && strcmp(no, "0")) {
+	if (uring_env("PASST_NO_IO_URING")) {
 		info("io_uring: not used (PASST_NO_IO_URING): plain system "
 		     "calls");
 		return;
 	}
-	if ((rc = uring_setup(wait && *wait && strcmp(wait, "0")))) {
+	if ((rc = uring_setup(uring_env("PASST_IO_URING_WAIT")))) {
 		info("io_uring: unavailable (%s): plain system calls",
 		     strerror(-rc));
 		return;
