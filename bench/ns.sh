@@ -12,7 +12,8 @@
 # plus one guest namespace per back-end (GUEST for ours, GUEST-up for
 # upstream). In stream mode tapbridge connects the guest's tap0 to the
 # daemon's UNIX socket; in vhost-user mode vu-front (our vhost-user
-# front-end, bridge case) does, through virtqueues in shared memory.
+# front-end, bridge case) does, through virtqueues in shared memory, with
+# every frame from the guest in pieces, as a Linux guest lays them out.
 #
 # For each mode and MTU, both back-ends are brought up at once and their
 # runs alternate (ours first in odd runs, upstream first in even ones),
@@ -127,7 +128,7 @@ up() {
 		ip netns exec "$u_g" "$TOOLS/tapbridge" -r 5 "$u_sock" \
 			2>"$T/$u_b-bridge.err" &
 	else
-		ip netns exec "$u_g" "$TOOLS/vu-front" -r 5 -O -m "$u_mtu" \
+		ip netns exec "$u_g" "$TOOLS/vu-front" -r 5 -O -P -m "$u_mtu" \
 			"$u_sock" bridge 2>"$T/$u_b-bridge.err" &
 	fi
 	BPID[$u_b]=$!

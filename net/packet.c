@@ -11,6 +11,13 @@
  * skipped with a bounded loop; a fragment header marks the packet as a
  * fragment, which no consumer accepts. IPv4 options are skipped via IHL.
  *
+ * pkt_parse_part() parses a frame of which only a head is readable here,
+ * the rest lying in other pieces (a guest's TSO segment: headers in one
+ * buffer, payload in page fragments): the same checks, against the
+ * frame's whole length, and every view stays inside the head. What the
+ * IP packet has beyond the head is counted in tail_len, for the one
+ * consumer that takes it (TCP data, written to its socket as it lies).
+ *
  * The parser never writes to the frame and never follows a length it has
  * not checked. It does not verify checksums: the consumers that care
  * (nobody, for guest frames; the kernel re-checks what it receives) decide.
@@ -24,7 +31,24 @@
 #define IP6_HDR_LEN 40
 #define IP6_MAX_EXT 8	/* more extension headers than this: drop */
 
-static int pkt_parse_ip4(struct pkt *p, struct pview l3)
+/* Set p->l3 to the IP packet of @tot bytes: in @l3, or (past its end, up
+ * to @extra bytes) partly in the frame's tail
+ */
+static int pkt_l3_set(struct pkt *p, struct pview l3, size_t tot,
+		      size_t extra)
+{
+	if (tot > l3.len + extra)
+		return -EINVAL;
+	if (tot > l3.len) {
+		p->l3 = l3;
+		p->tail_len = tot - l3.len;
+	} else {
+		p->l3 = pv_sub(l3, 0, tot);
+	}
+	return 0;
+}
+
+static int pkt_parse_ip4(struct pkt *p, struct pview l3, size_t extra)
 {
 	const uint8_t *h = pv_at(l3, 0, 20);
 	uint16_t tot, frag;
@@ -34,10 +58,9 @@ static int pkt_parse_ip4(struct pkt *p, struct pview l3)
 		return -EINVAL;
 	ihl = (size_t)(h[0] & 0x0f) * 4;
 	tot = (uint16_t)(h[2] << 8 | h[3]);
-	if (ihl < 20 || tot < ihl || tot > l3.len)
+	if (ihl < 20 || tot < ihl || pkt_l3_set(p, l3, tot, extra))
 		return -EINVAL;
 
-	p->l3 = pv_sub(l3, 0, tot);
 	p->family = AF_INET;
 	memcpy(&p->src4, h + 12, 4);
 	memcpy(&p->dst4, h + 16, 4);
@@ -49,7 +72,7 @@ static int pkt_parse_ip4(struct pkt *p, struct pview l3)
 	return 0;
 }
 
-static int pkt_parse_ip6(struct pkt *p, struct pview l3)
+static int pkt_parse_ip6(struct pkt *p, struct pview l3, size_t extra)
 {
 	const uint8_t *h = pv_at(l3, 0, IP6_HDR_LEN);
 	uint16_t plen;
@@ -60,10 +83,9 @@ static int pkt_parse_ip6(struct pkt *p, struct pview l3)
 	if (!h || (h[0] >> 4) != 6)
 		return -EINVAL;
 	plen = (uint16_t)(h[4] << 8 | h[5]);
-	if ((size_t)plen + IP6_HDR_LEN > l3.len)
+	if (pkt_l3_set(p, l3, (size_t)plen + IP6_HDR_LEN, extra))
 		return -EINVAL;
 
-	p->l3 = pv_sub(l3, 0, (size_t)plen + IP6_HDR_LEN);
 	p->family = AF_INET6;
 	memcpy(&p->src6, h + 8, 16);
 	memcpy(&p->dst6, h + 24, 16);
@@ -109,18 +131,11 @@ static int pkt_parse_ip6(struct pkt *p, struct pview l3)
 	return -EINVAL;
 }
 
-/**
- * pkt_parse() - parse an Ethernet frame from the guest
- * @frame:	frame start (untrusted)
- * @len:	frame length
- * @p:		filled with views into @frame
- *
- * Return: 0 if the frame is well-formed as far as we look,
- *	   -EINVAL if it is truncated or inconsistent
- */
-int pkt_parse(const void *frame, size_t len, struct pkt *p)
+/* Parse a frame of @len bytes whose first @head bytes are at @frame */
+static int pkt_parse_frame(const void *frame, size_t head, size_t len,
+			   struct pkt *p)
 {
-	struct pview f = pv_make(frame, len);
+	struct pview f = pv_make(frame, head);
 	const uint8_t *eth = pv_at(f, 0, ETH_HDR_LEN);
 
 	memset(p, 0, sizeof(*p));
@@ -134,13 +149,51 @@ int pkt_parse(const void *frame, size_t len, struct pkt *p)
 
 	switch (p->ethertype) {
 	case ETHTYPE_IP:
-		return pkt_parse_ip4(p, pv_tail(f, ETH_HDR_LEN));
+		return pkt_parse_ip4(p, pv_tail(f, ETH_HDR_LEN), len - head);
 	case ETHTYPE_IPV6:
-		return pkt_parse_ip6(p, pv_tail(f, ETH_HDR_LEN));
+		return pkt_parse_ip6(p, pv_tail(f, ETH_HDR_LEN), len - head);
 	default:
+		if (head < len)
+			return -EINVAL;
 		p->l3 = pv_tail(f, ETH_HDR_LEN);
 		return 0;
 	}
+}
+
+/**
+ * pkt_parse() - parse an Ethernet frame from the guest
+ * @frame:	frame start (untrusted)
+ * @len:	frame length
+ * @p:		filled with views into @frame
+ *
+ * Return: 0 if the frame is well-formed as far as we look,
+ *	   -EINVAL if it is truncated or inconsistent
+ */
+int pkt_parse(const void *frame, size_t len, struct pkt *p)
+{
+	return pkt_parse_frame(frame, len, len, p);
+}
+
+/**
+ * pkt_parse_part() - parse an IP frame from the guest of which only the
+ *		      start is at hand, its headers included
+ * @head:	frame start (untrusted)
+ * @hlen:	bytes at @head
+ * @len:	frame length, at least @hlen
+ * @p:		filled with views into @head; tail_len: bytes of the IP
+ *		packet past @head
+ *
+ * Return: 0 if the frame parses as IPv4 or IPv6 with its layer-4 start in
+ *	   @head, -EINVAL otherwise (not necessarily malformed: parse the
+ *	   whole frame to tell)
+ */
+int pkt_parse_part(const void *head, size_t hlen, size_t len,
+		   struct pkt *p)
+{
+	if (hlen > len || pkt_parse_frame(head, hlen, len, p) || !p->family ||
+	    !p->l4.len)
+		return -EINVAL;
+	return 0;
 }
 
 int pkt_udp(const struct pkt *p, uint16_t *sport, uint16_t *dport,

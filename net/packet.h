@@ -107,7 +107,11 @@ static inline bool pv_be32(struct pview v, size_t off, uint32_t *out)
  * @proto:	layer-4 protocol (after IPv6 extension headers)
  * @l4:		layer-4 header and payload
  * @frag:	true for IP fragments (not reassembled: dropped by users)
+ * @tail_len:	bytes of the IP packet past @frame (pkt_parse_part() only)
+ * @tail:	where they are, set by the caller: the pieces after @frame
+ * @ntail:	number of pieces at @tail
  */
+struct iovec;
 struct pkt {
 	struct pview frame;
 	const uint8_t *eth_dst, *eth_src;
@@ -120,9 +124,14 @@ struct pkt {
 	uint8_t proto;
 	struct pview l4;
 	bool frag;
+	size_t tail_len;
+	const struct iovec *tail;
+	unsigned ntail;
 };
 
 int pkt_parse(const void *frame, size_t len, struct pkt *p);
+int pkt_parse_part(const void *head, size_t hlen, size_t len,
+		   struct pkt *p);
 
 /* Offsets and sizes of the L4 headers we look at */
 #define UDP_HDR_LEN 8

@@ -19,6 +19,12 @@
  *	other UDP			-> udp_input()
  *	anything else			-> dropped and counted
  *
+ * tap_input_part() takes a TCP frame whose payload continues in further
+ * pieces (a guest's TSO segment, from the vhost-user TX ring), as long as
+ * its headers lie in the first one: TCP writes the pieces to its socket
+ * as they are, with no copy of ours. Anything else it declines, and the
+ * front-end gathers the frame for tap_input().
+ *
  * The guest's source addresses are remembered (addr_seen): inbound
  * connections go to the address the guest actually uses.
  *
@@ -58,7 +64,7 @@ static uint8_t tap_buf[ETH_HDR_LEN + IP6_HDR_LEN + TAP_IP_MAX];
 static uint16_t ip4_id;
 
 static struct {
-	uint64_t rx, rx_bad, rx_unhandled, tx, tx_fail;
+	uint64_t rx, rx_bad, rx_unhandled, rx_part, tx, tx_fail;
 } tap_stats;
 
 /**
@@ -430,11 +436,12 @@ int tap_send_ip6(struct ctx *c, const struct in6_addr *src,
  */
 void tap_log_stats(void)
 {
-	info("Frames from guest: %llu (%llu malformed, %llu not handled), "
-	     "to guest: %llu (%llu not sent)",
+	info("Frames from guest: %llu (%llu malformed, %llu not handled, "
+	     "%llu taken in pieces), to guest: %llu (%llu not sent)",
 	     (unsigned long long)tap_stats.rx,
 	     (unsigned long long)tap_stats.rx_bad,
 	     (unsigned long long)tap_stats.rx_unhandled,
+	     (unsigned long long)tap_stats.rx_part,
 	     (unsigned long long)tap_stats.tx,
 	     (unsigned long long)tap_stats.tx_fail);
 }
@@ -580,6 +587,32 @@ static bool tap_input_ip6(struct ctx *c, const struct pkt *p)
 	}
 }
 
+/* Learn from a parsed frame and hand it to its owner */
+static void tap_dispatch(struct ctx *c, const struct pkt *p)
+{
+	bool handled = false;
+
+	tap_learn_mac(c, p->eth_src);
+
+	switch (p->ethertype) {
+	case ETHTYPE_ARP:
+		arp_input(c, p);
+		handled = true;
+		break;
+	case ETHTYPE_IP:
+		handled = tap_input_ip4(c, p);
+		break;
+	case ETHTYPE_IPV6:
+		handled = tap_input_ip6(c, p);
+		break;
+	}
+	if (!handled) {
+		tap_stats.rx_unhandled++;
+		trace("Frame not handled: ethertype 0x%04x proto %u",
+		      p->ethertype, p->proto);
+	}
+}
+
 /**
  * tap_input_end() - a batch of guest frames was handed to tap_input()
  * @c:		execution context
@@ -600,7 +633,6 @@ void tap_input_end(struct ctx *c)
  */
 void tap_input(struct ctx *c, const uint8_t *frame, size_t len)
 {
-	bool handled = false;
 	struct pkt p;
 
 	tap_stats.rx++;
@@ -611,23 +643,39 @@ void tap_input(struct ctx *c, const uint8_t *frame, size_t len)
 		debug_rl("Malformed frame from guest (%zu bytes) dropped", len);
 		return;
 	}
-	tap_learn_mac(c, p.eth_src);
+	tap_dispatch(c, &p);
+}
 
-	switch (p.ethertype) {
-	case ETHTYPE_ARP:
-		arp_input(c, &p);
-		handled = true;
-		break;
-	case ETHTYPE_IP:
-		handled = tap_input_ip4(c, &p);
-		break;
-	case ETHTYPE_IPV6:
-		handled = tap_input_ip6(c, &p);
-		break;
-	}
-	if (!handled) {
-		tap_stats.rx_unhandled++;
-		trace("Frame not handled: ethertype 0x%04x proto %u",
-		      p.ethertype, p.proto);
-	}
+/**
+ * tap_input_part() - handle a TCP frame from the guest in pieces, without
+ *		      gathering it
+ * @c:		execution context
+ * @head:	start of the frame, with all its headers (untrusted)
+ * @hlen:	bytes at @head
+ * @tail:	the frame's further pieces, in order (untrusted bytes)
+ * @ntail:	number of pieces, at most TAP_TAIL_MAX
+ * @len:	frame length: @hlen plus the pieces' total
+ *
+ * Return: true if handled; false if the frame isn't TCP with its headers
+ *	   in @head: then nothing was done, and the caller gathers it for
+ *	   tap_input(), which also judges it if malformed
+ */
+bool tap_input_part(struct ctx *c, const uint8_t *head, size_t hlen,
+		    const struct iovec *tail, unsigned ntail, size_t len)
+{
+	struct pkt p;
+	uint8_t doff;
+
+	if (ntail > TAP_TAIL_MAX || pkt_parse_part(head, hlen, len, &p) ||
+	    p.proto != IPPROTO_TCP || p.frag || !pv_u8(p.l4, 12, &doff) ||
+	    (size_t)(doff >> 4) * 4 > p.l4.len)
+		return false;
+	p.tail = tail;
+	p.ntail = ntail;
+
+	tap_stats.rx++;
+	tap_stats.rx_part++;
+	pcap_frame_iov(head, hlen, tail, ntail, len - hlen);
+	tap_dispatch(c, &p);
+	return true;
 }

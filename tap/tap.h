@@ -5,7 +5,8 @@
  * Input: a front-end (stream.c, vhost_user.c) hands each complete
  * Ethernet frame from the guest to tap_input(), which records it in the
  * pcap file, learns the guest's MAC, parses it and dispatches it to the
- * service or protocol that owns it.
+ * service or protocol that owns it; a TCP frame in pieces may go to
+ * tap_input_part() instead, which takes it as it lies.
  *
  * Output: services and protocols build frames with tap_send_ip4() /
  * tap_send_ip6() (which add Ethernet and IP headers and fill in the IP
@@ -44,6 +45,10 @@ struct tap_seg {
 };
 
 void tap_input(struct ctx *c, const uint8_t *frame, size_t len);
+/* Pieces after the head tap_input_part() takes, at most */
+#define TAP_TAIL_MAX 63
+bool tap_input_part(struct ctx *c, const uint8_t *head, size_t hlen,
+		    const struct iovec *tail, unsigned ntail, size_t len);
 void tap_input_end(struct ctx *c);
 int tap_send_frame(struct ctx *c, const void *frame, size_t len);
 int tap_send_ip4(struct ctx *c, struct in_addr src, struct in_addr dst,

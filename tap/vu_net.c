@@ -22,8 +22,11 @@
  * parses through bounds-checked views, so the guest changing the bytes
  * under us can confuse the parse but never make it read out of bounds.
  * A frame spread over several pieces (what a Linux guest sends with TSO:
- * headers in one, payload in page fragments) is gathered into one of
- * VU_TX_GATHER static buffers first. Protocols may keep pointers into the
+ * headers in one, payload in page fragments) goes to tap_input_part() as
+ * it lies if it is TCP with all its headers in the first piece: TCP then
+ * writes the payload pieces to its socket straight from guest memory.
+ * Any other frame in pieces is gathered into one of VU_TX_GATHER static
+ * buffers first. Protocols may keep pointers into the
  * frames until tap_input_end(), which we call at the end of the batch,
  * before the chains go back to the used ring (length 0) with one index
  * update, and before a gathered frame would reuse a buffer: so
@@ -115,6 +118,25 @@ static void vu_net_broken(struct virtq *vq, unsigned i, const char *why)
 	vq->broken = true;
 }
 
+/* Hand a frame starting at @off into piece @i, continuing in the next
+ * ones, to tap_input_part(): true if it took it
+ */
+static bool vu_net_tx_part(struct ctx *c, const struct vq_elem *e,
+			   unsigned i, size_t off, size_t len)
+{
+	struct iovec tail[TAP_TAIL_MAX];
+	size_t hlen = e->iov[i].len - off;
+	unsigned n;
+
+	if (e->out_num - i - 1 > TAP_TAIL_MAX)
+		return false;
+	for (n = 0; i + 1 + n < e->out_num; n++) {
+		tail[n].iov_base = e->iov[i + 1 + n].base;
+		tail[n].iov_len = e->iov[i + 1 + n].len;
+	}
+	return tap_input_part(c, e->iov[i].base + off, hlen, tail, n, len);
+}
+
 /* Hand one TX chain's frame to tap_input() */
 static void vu_net_tx_one(struct ctx *c, const struct vq_elem *e)
 {
@@ -140,6 +162,9 @@ static void vu_net_tx_one(struct ctx *c, const struct vq_elem *e)
 		tap_input(c, e->iov[i].base + off, len);
 		return;
 	}
+	/* TCP with its headers in this piece: the rest as it lies */
+	if (i < e->out_num && vu_net_tx_part(c, e, i, off, len))
+		return;
 	/* All buffers hold frames of this batch: end it, they're free */
 	if (tx_gathered == VU_TX_GATHER) {
 		tap_input_end(c);

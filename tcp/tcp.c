@@ -1100,13 +1100,47 @@ int tcp_flush_pending(struct ctx *c)
 	return tcp_write(c, conn, tcp_pend.iov, tcp_pend.niov, tcp_pend.len);
 }
 
+/*
+ * tcp_payload_iov() - the payload of a guest segment as iovecs, from byte
+ * @skip on: its contiguous start @head, then the frame's further pieces
+ * (tap_input_part()), up to the IP packet's end. @iov takes at most
+ * 1 + @p->ntail entries. Return: number of entries used
+ */
+static unsigned tcp_payload_iov(struct iovec *iov, struct pview head,
+				const struct pkt *p, size_t skip)
+{
+	size_t left = p->tail_len;
+	unsigned n = 0, i;
+
+	if (skip < head.len) {
+		iov[n].iov_base = (void *)(head.p + skip);
+		iov[n++].iov_len = head.len - skip;
+		skip = 0;
+	} else {
+		skip -= head.len;
+	}
+	for (i = 0; i < p->ntail && left; i++) {
+		size_t l = MIN(p->tail[i].iov_len, left);
+
+		left -= l;
+		if (skip >= l) {
+			skip -= l;
+			continue;
+		}
+		iov[n].iov_base = (uint8_t *)p->tail[i].iov_base + skip;
+		iov[n++].iov_len = l - skip;
+		skip = 0;
+	}
+	return n;
+}
+
 /* Segment from the guest on an established connection */
 static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 				  uint32_t seq, uint32_t ack, uint8_t flags,
 				  uint32_t wnd, struct pview payload,
-				  bool progress)
+				  const struct pkt *p, bool progress)
 {
-	uint32_t plen = (uint32_t)payload.len;
+	uint32_t plen = (uint32_t)(payload.len + p->tail_len);
 
 
 	if (flags & TCP_SYN) {		/* retransmitted SYN or SYN-ACK */
@@ -1156,9 +1190,9 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 
 	/* Data: write in-order bytes to the socket, ACK what it took */
 	if (plen && tcp_pend.idx == (int)tcp_idx(conn) && seq == tcp_pend.next &&
-	    !(flags & TCP_FIN) && tcp_pend.niov < TCP_WBATCH) {
-		tcp_pend.iov[tcp_pend.niov].iov_base = (void *)payload.p;
-		tcp_pend.iov[tcp_pend.niov++].iov_len = plen;
+	    !(flags & TCP_FIN) && tcp_pend.niov + 1 + p->ntail <= TCP_WBATCH) {
+		tcp_pend.niov += tcp_payload_iov(tcp_pend.iov + tcp_pend.niov,
+						 payload, p, 0);
 		tcp_pend.len += plen;
 		tcp_pend.next += plen;
 		goto out;
@@ -1185,17 +1219,16 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 				return;
 			tcp_pend.idx = (int)tcp_idx(conn);
 			tcp_pend.gen = conn->f.gen;
-			tcp_pend.iov[0].iov_base = (void *)(payload.p + skip);
-			tcp_pend.iov[0].iov_len = plen - skip;
-			tcp_pend.niov = 1;
+			tcp_pend.niov = tcp_payload_iov(tcp_pend.iov, payload,
+							p, skip);
 			tcp_pend.len = plen - skip;
 			tcp_pend.next = seq + plen;
 			goto out;
 		} else {
-			struct iovec iov = { (void *)(payload.p + skip),
-					     plen - skip };
+			struct iovec iov[1 + TAP_TAIL_MAX];
+			unsigned n = tcp_payload_iov(iov, payload, p, skip);
 
-			if (tcp_write(c, conn, &iov, 1, plen - skip))
+			if (tcp_write(c, conn, iov, n, plen - skip))
 				return;
 		}
 	}
@@ -1263,7 +1296,7 @@ void tcp_input(struct ctx *c, const struct pkt *p)
 			tcp_conn_from_guest(c, p, &k, seq, opts);
 		else
 			tcp_rst_unknown(c, p, sport, dport, seq, ack, flags,
-					payload.len);
+					payload.len + p->tail_len);
 		return;
 	}
 	conn = &flow->tcp;
@@ -1321,12 +1354,12 @@ void tcp_input(struct ctx *c, const struct pkt *p)
 		/* The ACK may carry data or FIN already */
 		tcp_input_established(c, conn, seq, ack, flags,
 				      (uint32_t)win << conn->ws_guest, payload,
-				      true);
+				      p, true);
 		return;
 	case TCP_ST_ESTABLISHED:
 		tcp_input_established(c, conn, seq, ack, flags,
 				      (uint32_t)win << conn->ws_guest, payload,
-				      false);
+				      p, false);
 		return;
 	}
 }

@@ -13,6 +13,11 @@
  *	0x100000 RX buffers: VF_Q x VF_RX_BUF bytes
  *	TX_BASE  TX buffers: VF_TX_SLOTS x VF_TX_BUF bytes, headers before
  *
+ * TX frames are laid out three ways, in turn: header and frame in one
+ * buffer; header, then the frame; header, the frame's first 90 bytes, then
+ * the rest in pieces of up to 16 KiB (as a Linux guest sends a TSO
+ * segment: the daemon takes it without gathering, see tap_input_part()).
+ *
  * Connecting does what QEMU 10 does at start-up and device start (doc
  * §4.1, §4.2): features, protocol features (REPLY_ACK is used from then
  * on), owner, call fds, SET_FEATURES (VERSION_1, PROTOCOL_FEATURES,
@@ -56,9 +61,10 @@
  *
  * Options: -t MS timeout for every wait (default 5000), -r SECONDS retry
  * connecting, -2 two memory regions, -n TAP, -m MTU (bridge), -v verbose,
- * -O offloads (bridge): take whichever of checksum and TCP segmentation
- * offload the daemon offers, both ways, as a Linux virtio-net guest does
- * behind QEMU (GUEST_CSUM, GUEST_TSO4/6, CSUM, HOST_TSO4/6), and pass the
+ * -P every TX frame in pieces (as a Linux guest sends TSO segments; at
+ * most 21 in flight), -O offloads (bridge): take whichever of checksum
+ * and TCP segmentation offload the daemon offers, both ways, as a Linux
+ * virtio-net guest does behind QEMU (GUEST_CSUM, GUEST_TSO4/6, CSUM, HOST_TSO4/6), and pass the
  * virtio-net headers through to and from the tap (TUNSETOFFLOAD).
  *
  * Live migration, in bridge mode (what QEMU 10 does, see "migration"
@@ -137,6 +143,13 @@
 #define VF_TX_BASE (VF_MEM_SIZE / 2 - 32)
 #define HDR 12
 #define FRAME_MAX 65535
+/* Every fourth TX slot carries its frame in pieces, from descriptors of
+ * the ring's second half: the header, the first bytes (all the headers of
+ * a TCP segment), then the rest in pieces of at most 16 KiB
+ */
+#define VF_TX_SPLIT_HEAD 90
+#define VF_TX_SPLIT_PIECE 16384
+#define VF_TX_SPLIT_DESCS 6
 
 /* Protocol */
 enum {
@@ -191,6 +204,8 @@ static unsigned tx_next;		/* next TX slot */
 static uint8_t frame[FRAME_MAX + HDR];
 static uint8_t rx_flags;		/* header flags of the last RX frame */
 static bool offload;			/* -O */
+static bool split_all;			/* -P */
+static unsigned tx_slots = VF_TX_SLOTS;	/* in flight, at most */
 static uint64_t offloads;		/* of F_OFFLOADS, what was negotiated */
 static uint8_t rx_hdr[12];		/* virtio-net header of the last RX
 					 * frame (with offloads) */
@@ -734,12 +749,12 @@ static int dev_connect(uint64_t extra_features)
  */
 static int tx_frame_hdr(const uint8_t *hdr, const uint8_t *f, size_t len)
 {
-	unsigned s = tx_next % VF_TX_SLOTS, d = 2 * s;
+	unsigned s = tx_next % tx_slots, d = 2 * s;
 	uint64_t buf = VF_TX_BASE + (uint64_t)s * VF_TX_BUF;
 	uint64_t end = now_ms() + timeout_ms;
 
 	/* Wait until the slot came back */
-	while ((uint16_t)(tx.avail_idx - used_idx(&tx)) >= VF_TX_SLOTS) {
+	while ((uint16_t)(tx.avail_idx - used_idx(&tx)) >= tx_slots) {
 		if (now_ms() > end) {
 			say("TX ring not drained\n");
 			return -1;
@@ -748,12 +763,40 @@ static int tx_frame_hdr(const uint8_t *hdr, const uint8_t *f, size_t len)
 	}
 	if (len > VF_TX_BUF - HDR)
 		return -1;
-	if (s % 2) {
+	if (s % 2 && !split_all) {
 		static const uint8_t zero[HDR];
 
 		gwrite(buf, hdr ? hdr : zero, HDR);
 		gwrite(buf + HDR, f, len);
 		desc_set(&tx, d, buf, (uint32_t)(HDR + len), 0, 0);
+	} else if ((split_all || s % 4 == 2) && len > VF_TX_SPLIT_HEAD) {
+		/* As a Linux guest sends with TSO: the header, the frame's
+		 * start with its headers, then the payload in pieces
+		 */
+		uint64_t h = VF_TX_HDRS + 16 * s;
+		unsigned k = VF_Q / 2 +
+			     (split_all ? s : s / 4) * VF_TX_SPLIT_DESCS;
+		size_t off = VF_TX_SPLIT_HEAD;
+
+		if (hdr)
+			memcpy(gp(h), hdr, HDR);
+		else
+			memset(gp(h), 0, HDR);
+		gwrite(buf, f, len);
+		d = k;
+		desc_set(&tx, k, h, HDR, D_NEXT, (uint16_t)(k + 1));
+		k++;
+		desc_set(&tx, k, buf, VF_TX_SPLIT_HEAD, D_NEXT,
+			 (uint16_t)(k + 1));
+		while (off < len) {
+			size_t l = len - off < VF_TX_SPLIT_PIECE ?
+				   len - off : VF_TX_SPLIT_PIECE;
+
+			k++;
+			desc_set(&tx, k, buf + off, (uint32_t)l,
+				 off + l < len ? D_NEXT : 0, (uint16_t)(k + 1));
+			off += l;
+		}
 	} else {
 		uint64_t h = VF_TX_HDRS + 16 * s;
 
@@ -1828,7 +1871,7 @@ static int case_bridge(void)
 					 { trig_fd, POLLIN, 0 },
 					 { old_src.sock, POLLIN, 0 } };
 		/* Don't read the tap while TX slots are all in flight */
-		if ((uint16_t)(tx.avail_idx - used_idx(&tx)) >= VF_TX_SLOTS)
+		if ((uint16_t)(tx.avail_idx - used_idx(&tx)) >= tx_slots)
 			pfd[0].fd = -1;
 		if (poll(pfd, 5, 100) < 0 && errno != EINTR)
 			break;
@@ -1865,7 +1908,7 @@ static int case_bridge(void)
 		}
 		kick_wanted(&rx);
 		while ((uint16_t)(tx.avail_idx - used_idx(&tx)) <
-		       VF_TX_SLOTS) {
+		       tx_slots) {
 			/* The tap's header: with offloads, the guest
 			 * kernel's checksum and GSO requests, passed on
 			 */
@@ -2135,7 +2178,7 @@ static int tx_expect_returned(const char *what, uint16_t h)
 static int case_loop_chain(void)
 {
 	/* Use descriptors beyond those the TX slots use */
-	const unsigned b = 200;
+	const unsigned b = 240;	/* above the split TX chains (128..223) */
 	uint64_t buf = VF_TX_BASE + VF_TX_BUF;	/* slot 1 buffer */
 	uint64_t tbl = VF_TX_HDRS + 0x4000;	/* indirect table */
 
@@ -2517,7 +2560,7 @@ int main(int argc, char **argv)
 	struct sigaction sm = { .sa_handler = on_migrate_signal };
 	int opt, i;
 
-	while ((opt = getopt_long(argc, argv, "t:r:2n:m:vO", lopts,
+	while ((opt = getopt_long(argc, argv, "t:r:2n:m:vOP", lopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 't':
@@ -2540,6 +2583,13 @@ int main(int argc, char **argv)
 			break;
 		case 'O':
 			offload = true;
+			break;
+		case 'P':
+			/* Every frame in pieces: as many slots as split
+			 * chains fit the ring's second half
+			 */
+			split_all = true;
+			tx_slots = (VF_Q / 2) / VF_TX_SPLIT_DESCS;
 			break;
 		case 'T':
 			mig_to = optarg;

@@ -153,6 +153,45 @@ static void test_every_truncation_of_a_udp4_frame_is_refused(void **state)
 		assert_int_equal(pkt_parse(frame, l, &p), -EINVAL);
 }
 
+static void test_frame_in_pieces_is_parsed_from_its_head(void **state)
+{
+	size_t len = build_udp4(100), head = 14 + 20 + 8 + 10;
+	struct pkt p;
+
+	(void)state;
+	assert_int_equal(pkt_parse_part(frame, head, len, &p), 0);
+	assert_int_equal(p.family, AF_INET);
+	assert_int_equal(p.proto, IPPROTO_UDP);
+	assert_int_equal(p.l3.len, head - 14);	/* views stay in the head */
+	assert_int_equal(p.l4.len, 18);
+	assert_int_equal(p.tail_len, len - head);
+	/* Ethernet padding in the tail isn't part of the IP packet */
+	assert_int_equal(pkt_parse_part(frame, head, len + 18, &p), 0);
+	assert_int_equal(p.tail_len, len - head);
+	/* The whole frame in the head: nothing in the tail */
+	assert_int_equal(pkt_parse_part(frame, len, len, &p), 0);
+	assert_int_equal(p.tail_len, 0);
+}
+
+static void test_frame_in_pieces_without_its_headers_is_refused(void **state)
+{
+	size_t len = build_udp4(100);
+	struct pkt p;
+
+	(void)state;
+	/* No layer-4 byte in the head, or not even the IP header */
+	assert_int_equal(pkt_parse_part(frame, 14 + 20, len, &p), -EINVAL);
+	assert_int_equal(pkt_parse_part(frame, 14 + 10, len, &p), -EINVAL);
+	/* IP claims more than the whole frame */
+	assert_int_equal(pkt_parse_part(frame, 60, len - 1, &p), -EINVAL);
+	/* Head longer than the frame */
+	assert_int_equal(pkt_parse_part(frame, len + 1, len, &p), -EINVAL);
+	/* Not IP */
+	frame[12] = 0x08;
+	frame[13] = 0x06;
+	assert_int_equal(pkt_parse_part(frame, 60, len, &p), -EINVAL);
+}
+
 static void test_ipv4_lying_lengths_are_refused(void **state)
 {
 	size_t len = build_udp4(5);
@@ -293,6 +332,8 @@ int main(void)
 		cmocka_unit_test(test_udp4_frame_is_parsed),
 		cmocka_unit_test(test_ethernet_padding_is_trimmed_by_ip_length),
 		cmocka_unit_test(test_every_truncation_of_a_udp4_frame_is_refused),
+		cmocka_unit_test(test_frame_in_pieces_is_parsed_from_its_head),
+		cmocka_unit_test(test_frame_in_pieces_without_its_headers_is_refused),
 		cmocka_unit_test(test_ipv4_lying_lengths_are_refused),
 		cmocka_unit_test(test_ipv4_fragments_are_marked),
 		cmocka_unit_test(test_ipv6_extension_headers_are_skipped),
