@@ -17,6 +17,9 @@
  * buffer; header, then the frame; header, the frame's first 90 bytes, then
  * the rest in pieces of up to 16 KiB (as a Linux guest sends a TSO
  * segment: the daemon takes it without gathering, see tap_input_part()).
+ * With -P, every frame of 2 KiB or more goes in pieces, the header and
+ * the first 90 bytes sharing the first one, and smaller ones in one
+ * buffer with their header, as Linux lays them out.
  *
  * Connecting does what QEMU 10 does at start-up and device start (doc
  * §4.1, §4.2): features, protocol features (REPLY_ACK is used from then
@@ -61,8 +64,8 @@
  *
  * Options: -t MS timeout for every wait (default 5000), -r SECONDS retry
  * connecting, -2 two memory regions, -n TAP, -m MTU (bridge), -v verbose,
- * -P every TX frame in pieces (as a Linux guest sends TSO segments; at
- * most 21 in flight), -O offloads (bridge): take whichever of checksum
+ * -P every TX frame of 2 KiB or more in pieces, as a Linux guest lays
+ * out large frames (at most 21 in flight), -O offloads (bridge): take whichever of checksum
  * and TCP segmentation offload the daemon offers, both ways, as a Linux
  * virtio-net guest does behind QEMU (GUEST_CSUM, GUEST_TSO4/6, CSUM, HOST_TSO4/6), and pass the
  * virtio-net headers through to and from the tap (TUNSETOFFLOAD).
@@ -148,6 +151,7 @@
  * a TCP segment), then the rest in pieces of at most 16 KiB
  */
 #define VF_TX_SPLIT_HEAD 90
+#define VF_TX_SPLIT_MIN 2048	/* -P: smaller frames stay in one piece */
 #define VF_TX_SPLIT_PIECE 16384
 #define VF_TX_SPLIT_DESCS 6
 
@@ -763,31 +767,41 @@ static int tx_frame_hdr(const uint8_t *hdr, const uint8_t *f, size_t len)
 	}
 	if (len > VF_TX_BUF - HDR)
 		return -1;
-	if (s % 2 && !split_all) {
+	if (split_all ? len < VF_TX_SPLIT_MIN : s % 2) {
 		static const uint8_t zero[HDR];
 
 		gwrite(buf, hdr ? hdr : zero, HDR);
 		gwrite(buf + HDR, f, len);
 		desc_set(&tx, d, buf, (uint32_t)(HDR + len), 0, 0);
-	} else if ((split_all || s % 4 == 2) && len > VF_TX_SPLIT_HEAD) {
-		/* As a Linux guest sends with TSO: the header, the frame's
-		 * start with its headers, then the payload in pieces
+	} else if (split_all || (s % 4 == 2 && len > VF_TX_SPLIT_HEAD)) {
+		/* As a Linux guest lays out a large frame: the frame's start
+		 * with all its headers, then the payload in pieces. With -P
+		 * the virtio-net header goes in front of the first piece, in
+		 * the same buffer, as Linux puts it; otherwise in a buffer of
+		 * its own, a layout the daemon must handle as well
 		 */
-		uint64_t h = VF_TX_HDRS + 16 * s;
 		unsigned k = VF_Q / 2 +
 			     (split_all ? s : s / 4) * VF_TX_SPLIT_DESCS;
 		size_t off = VF_TX_SPLIT_HEAD;
+		static const uint8_t zero[HDR];
 
-		if (hdr)
-			memcpy(gp(h), hdr, HDR);
-		else
-			memset(gp(h), 0, HDR);
-		gwrite(buf, f, len);
 		d = k;
-		desc_set(&tx, k, h, HDR, D_NEXT, (uint16_t)(k + 1));
-		k++;
-		desc_set(&tx, k, buf, VF_TX_SPLIT_HEAD, D_NEXT,
-			 (uint16_t)(k + 1));
+		if (split_all) {
+			gwrite(buf, hdr ? hdr : zero, HDR);
+			gwrite(buf + HDR, f, len);
+			desc_set(&tx, k, buf, HDR + VF_TX_SPLIT_HEAD, D_NEXT,
+				 (uint16_t)(k + 1));
+			buf += HDR;
+		} else {
+			uint64_t h = VF_TX_HDRS + 16 * s;
+
+			memcpy(gp(h), hdr ? hdr : zero, HDR);
+			gwrite(buf, f, len);
+			desc_set(&tx, k, h, HDR, D_NEXT, (uint16_t)(k + 1));
+			k++;
+			desc_set(&tx, k, buf, VF_TX_SPLIT_HEAD, D_NEXT,
+				 (uint16_t)(k + 1));
+		}
 		while (off < len) {
 			size_t l = len - off < VF_TX_SPLIT_PIECE ?
 				   len - off : VF_TX_SPLIT_PIECE;
