@@ -17,9 +17,11 @@
  * buffer; header, then the frame; header, the frame's first 90 bytes, then
  * the rest in pieces of up to 16 KiB (as a Linux guest sends a TSO
  * segment: the daemon takes it without gathering, see tap_input_part()).
- * With -P, every frame of 2 KiB or more goes in pieces, the header and
- * the first 90 bytes sharing the first one, and smaller ones in one
- * buffer with their header, as Linux lays them out.
+ * With -P, as a Linux guest lays frames out: if checksum offload was
+ * negotiated (without it Linux has no scatter-gather, and linearises
+ * every frame), every frame of 2 KiB or more goes in pieces, the header
+ * and the first 90 bytes sharing the first one, the rest in pieces of 32
+ * KiB; anything else in one buffer with its header.
  *
  * Connecting does what QEMU 10 does at start-up and device start (doc
  * §4.1, §4.2): features, protocol features (REPLY_ACK is used from then
@@ -64,8 +66,8 @@
  *
  * Options: -t MS timeout for every wait (default 5000), -r SECONDS retry
  * connecting, -2 two memory regions, -n TAP, -m MTU (bridge), -v verbose,
- * -P every TX frame of 2 KiB or more in pieces, as a Linux guest lays
- * out large frames (at most 21 in flight), -O offloads (bridge): take whichever of checksum
+ * -P TX frames laid out as a Linux guest does (in pieces if 2 KiB or more
+ * and checksum offload was negotiated; at most 21 in flight), -O offloads (bridge): take whichever of checksum
  * and TCP segmentation offload the daemon offers, both ways, as a Linux
  * virtio-net guest does behind QEMU (GUEST_CSUM, GUEST_TSO4/6, CSUM, HOST_TSO4/6), and pass the
  * virtio-net headers through to and from the tap (TUNSETOFFLOAD).
@@ -153,6 +155,8 @@
 #define VF_TX_SPLIT_HEAD 90
 #define VF_TX_SPLIT_MIN 2048	/* -P: smaller frames stay in one piece */
 #define VF_TX_SPLIT_PIECE 16384
+/* -P: pieces of 32 KiB, as Linux's page fragments for socket data are */
+#define VF_TX_SPLIT_PIECE_P 32768
 #define VF_TX_SPLIT_DESCS 6
 
 /* Protocol */
@@ -767,13 +771,16 @@ static int tx_frame_hdr(const uint8_t *hdr, const uint8_t *f, size_t len)
 	}
 	if (len > VF_TX_BUF - HDR)
 		return -1;
-	if (split_all ? len < VF_TX_SPLIT_MIN : s % 2) {
+	/* A Linux guest has scatter-gather only with checksum offload */
+	bool sg = split_all && (offloads & 1ULL);
+
+	if (split_all ? !sg || len < VF_TX_SPLIT_MIN : s % 2) {
 		static const uint8_t zero[HDR];
 
 		gwrite(buf, hdr ? hdr : zero, HDR);
 		gwrite(buf + HDR, f, len);
 		desc_set(&tx, d, buf, (uint32_t)(HDR + len), 0, 0);
-	} else if (split_all || (s % 4 == 2 && len > VF_TX_SPLIT_HEAD)) {
+	} else if (sg || (s % 4 == 2 && len > VF_TX_SPLIT_HEAD)) {
 		/* As a Linux guest lays out a large frame: the frame's start
 		 * with all its headers, then the payload in pieces. With -P
 		 * the virtio-net header goes in front of the first piece, in
@@ -803,8 +810,9 @@ static int tx_frame_hdr(const uint8_t *hdr, const uint8_t *f, size_t len)
 				 (uint16_t)(k + 1));
 		}
 		while (off < len) {
-			size_t l = len - off < VF_TX_SPLIT_PIECE ?
-				   len - off : VF_TX_SPLIT_PIECE;
+			size_t piece = split_all ? VF_TX_SPLIT_PIECE_P
+						 : VF_TX_SPLIT_PIECE;
+			size_t l = len - off < piece ? len - off : piece;
 
 			k++;
 			desc_set(&tx, k, buf + off, (uint32_t)l,
