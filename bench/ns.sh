@@ -12,8 +12,9 @@
 # plus one guest namespace per back-end (GUEST for ours, GUEST-up for
 # upstream). In stream mode tapbridge connects the guest's tap0 to the
 # daemon's UNIX socket; in vhost-user mode vu-front (our vhost-user
-# front-end, bridge case) does, through virtqueues in shared memory, with
-# every frame from the guest in pieces, as a Linux guest lays them out.
+# front-end, bridge case) does, through virtqueues in shared memory,
+# laying the guest's frames out as Linux does (-P: large ones in pieces
+# where checksum offload was negotiated).
 #
 # For each mode and MTU, both back-ends are brought up at once and their
 # runs alternate (ours first in odd runs, upstream first in even ones),
