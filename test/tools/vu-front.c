@@ -67,10 +67,11 @@
  * Options: -t MS timeout for every wait (default 5000), -r SECONDS retry
  * connecting, -2 two memory regions, -n TAP, -m MTU (bridge), -v verbose,
  * -P TX frames laid out as a Linux guest does (in pieces if 2 KiB or more
- * and checksum offload was negotiated; at most 21 in flight), -O offloads (bridge): take whichever of checksum
- * and TCP segmentation offload the daemon offers, both ways, as a Linux
- * virtio-net guest does behind QEMU (GUEST_CSUM, GUEST_TSO4/6, CSUM, HOST_TSO4/6), and pass the
- * virtio-net headers through to and from the tap (TUNSETOFFLOAD).
+ * and checksum offload was negotiated; at most 21 in flight), -O offloads
+ * (bridge): take whichever of checksum and TCP segmentation offload the
+ * daemon offers, both ways, as a Linux virtio-net guest does behind QEMU
+ * (GUEST_CSUM, GUEST_TSO4/6, CSUM, HOST_TSO4/6), and pass the virtio-net
+ * headers through to and from the tap (TUNSETOFFLOAD).
  *
  * Live migration, in bridge mode (what QEMU 10 does, see "migration"
  * below). A migration starts on SIGUSR2 or on a line written to the
