@@ -17,6 +17,9 @@
  * buffer; header, then the frame; header, the frame's first 90 bytes, then
  * the rest in pieces of up to 16 KiB (as a Linux guest sends a TSO
  * segment: the daemon takes it without gathering, see tap_input_part()).
+ * The third only if the daemon offers checksum offload: Linux has no
+ * scatter-gather without it, and upstream passt, which doesn't offer it,
+ * aborts on such chains.
  * With -P, as a Linux guest lays frames out: if checksum offload was
  * negotiated (without it Linux has no scatter-gather, and linearises
  * every frame), every frame of 2 KiB or more goes in pieces, the header
@@ -216,6 +219,7 @@ static bool offload;			/* -O */
 static bool split_all;			/* -P */
 static unsigned tx_slots = VF_TX_SLOTS;	/* in flight, at most */
 static uint64_t offloads;		/* of F_OFFLOADS, what was negotiated */
+static bool dev_csum;			/* the daemon offers CSUM */
 static uint8_t rx_hdr[12];		/* virtio-net header of the last RX
 					 * frame (with offloads) */
 
@@ -658,6 +662,7 @@ static int dev_handshake(void)
 	if (get_u64(GET_FEATURES, &f))
 		return -1;
 	offloads = offload ? f & F_OFFLOADS : 0;
+	dev_csum = f & 1ULL;
 	if ((f & F_ACKED) != F_ACKED) {
 		say("features 0x%llx lack VERSION_1/PROTOCOL/MRG_RXBUF\n",
 		    (unsigned long long)f);
@@ -781,7 +786,7 @@ static int tx_frame_hdr(const uint8_t *hdr, const uint8_t *f, size_t len)
 		gwrite(buf, hdr ? hdr : zero, HDR);
 		gwrite(buf + HDR, f, len);
 		desc_set(&tx, d, buf, (uint32_t)(HDR + len), 0, 0);
-	} else if (sg || (s % 4 == 2 && len > VF_TX_SPLIT_HEAD)) {
+	} else if (sg || (s % 4 == 2 && dev_csum && len > VF_TX_SPLIT_HEAD)) {
 		/* As a Linux guest lays out a large frame: the frame's start
 		 * with all its headers, then the payload in pieces. With -P
 		 * the virtio-net header goes in front of the first piece, in
