@@ -401,7 +401,7 @@ static void tcpm_unhold(struct ctx *c, struct tcp_conn *conn)
 		setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &po,
 			   sizeof(po));
 	}
-	conn->flags &= ~TCP_F_MIGRATED;
+	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_QUIET);
 	tcpm_held--;
 	if (loop_add(c, conn->sock, EPOLLIN | EPOLLRDHUP | EPOLLET,
 		     flow_ref((union flow *)conn, REF_TCP))) {

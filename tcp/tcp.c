@@ -71,6 +71,14 @@
  * are waiting to have ACKed stays readable; progress after an ACK or a
  * window update is driven from the guest side instead. EPOLLOUT is armed
  * only while connecting or when the guest waits for send-buffer room.
+ * While the guest has at least TCP_QUIET_ON full frames in flight, input
+ * events are off altogether (tcp_quiet()): its ACKs come anyway, each
+ * makes us read what the peer sent meanwhile, and otherwise every arrival
+ * from the peer wakes us (on a slow guest, most rounds of a transfer to
+ * it). Below TCP_QUIET_OFF frames they are back on: a
+ * receiver may hold its ACK for a lone segment (delayed ACK), and with
+ * nothing in flight no ACK comes at all. EPOLLRDHUP, EPOLLERR and EPOLLHUP
+ * always stay on, and the retransmission timer runs as ever.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -117,6 +125,9 @@
 #define TCP_DEFER_MAX 1024		/* connections with a pending ACK */
 #define TCP_RESUME_ROOM (16 * 1024)	/* retry blocked ones past this room */
 #define TCP_WND_KEEP (256 * 1024)	/* measure the room below this left */
+#define TCP_QUIET_ON 3			/* no input events from this many
+					 * frames in flight */
+#define TCP_QUIET_OFF 2			/* input events again below this */
 
 #define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
 #define SEQ_LE(a, b) ((int32_t)((a) - (b)) <= 0)
@@ -225,11 +236,17 @@ static uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low)
 	return MIN(room, (uint32_t)65535 << conn->ws_ours);
 }
 
-void tcp_conn_events(struct ctx *c, struct tcp_conn *conn,
-			    uint32_t extra)
+/* The socket's events, from the flags: EPOLLOUT while the guest waits for
+ * room, EPOLLIN unless its ACKs drive our reads (TCP_F_QUIET)
+ */
+static void tcp_conn_events(struct ctx *c, struct tcp_conn *conn)
 {
-	uint32_t ev = EPOLLIN | EPOLLRDHUP | EPOLLET | extra;
+	uint32_t ev = EPOLLRDHUP | EPOLLET;
 
+	if (!(conn->flags & TCP_F_QUIET))
+		ev |= EPOLLIN;
+	if (conn->flags & TCP_F_OUT_WAIT)
+		ev |= EPOLLOUT;
 	loop_mod(c, conn->sock, ev, flow_ref((union flow *)conn, REF_TCP));
 }
 
@@ -239,7 +256,28 @@ static void tcp_out_wait(struct ctx *c, struct tcp_conn *conn)
 	if (conn->flags & TCP_F_OUT_WAIT)
 		return;
 	conn->flags |= TCP_F_OUT_WAIT;
-	tcp_conn_events(c, conn, EPOLLOUT);
+	tcp_conn_events(c, conn);
+}
+
+/*
+ * tcp_quiet() - input events off while the guest has plenty in flight,
+ * back on once it has little: see "Epoll" above
+ */
+static void tcp_quiet(struct ctx *c, struct tcp_conn *conn)
+{
+	uint32_t inflight = conn->seq_to_guest - conn->seq_acked;
+	uint32_t fmax = (uint32_t)tap_seg_tcp_max(c, conn->f.key.family,
+						  conn->mss);
+	bool quiet = conn->f.state == TCP_ST_ESTABLISHED &&
+		     !(conn->flags & TCP_F_MIGRATED) &&
+		     inflight >= fmax * ((conn->flags & TCP_F_QUIET) ?
+					 TCP_QUIET_OFF : TCP_QUIET_ON);
+
+	if (quiet == !!(conn->flags & TCP_F_QUIET) ||
+	    (conn->flags & TCP_F_MIGRATED))
+		return;
+	conn->flags ^= TCP_F_QUIET;
+	tcp_conn_events(c, conn);
 }
 
 /**
@@ -728,6 +766,8 @@ int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn)
 		full = false;
 		rc = tcp_data_batch(c, conn, &full);
 	} while (!rc && full);
+	if (!rc)
+		tcp_quiet(c, conn);
 	return rc;
 }
 
@@ -1030,7 +1070,7 @@ static void tcp_connect_failed(struct ctx *c, struct tcp_conn *conn, int e)
 /* tcp_connect_done() - the remote answered: SYN-ACK to the guest */
 static void tcp_connect_done(struct ctx *c, struct tcp_conn *conn)
 {
-	tcp_conn_events(c, conn, 0);
+	tcp_conn_events(c, conn);
 	conn->f.state = TCP_ST_SYNACK_TO_GUEST;
 	conn->retries = 0;
 	tcp_send_ctl(c, conn, TCP_SYN | TCP_ACK, conn->seq_isn);
@@ -1168,6 +1208,9 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 		conn->timer = 0;
 		if (conn->seq_acked != conn->seq_to_guest)
 			tcp_timer_arm(conn, now_ms());
+		/* Listed, tcp_defer_handler() looks at the rest in flight */
+		if (!(conn->flags & TCP_F_DEFERRED))
+			tcp_quiet(c, conn);
 		progress = true;
 	} else if (ack == conn->seq_acked && !plen && !(flags & TCP_FIN) &&
 		   conn->seq_to_guest != conn->seq_acked &&
@@ -1407,7 +1450,7 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 
 	if ((events & EPOLLOUT) && (conn->flags & TCP_F_OUT_WAIT)) {
 		conn->flags &= ~TCP_F_OUT_WAIT;
-		tcp_conn_events(c, conn, 0);
+		tcp_conn_events(c, conn);
 		if (conn->f.state == TCP_ST_ESTABLISHED)
 			tcp_window_update(c, conn);
 	}
@@ -1604,6 +1647,7 @@ void tcp_defer_handler(struct ctx *c)
 		conn->flags &= ~TCP_F_DEFERRED;	/* even if listed again above */
 		if (conn->acked_unread)
 			tcp_sock_discard(c, conn);
+		tcp_quiet(c, conn);
 	}
 	defer_count = 0;
 }

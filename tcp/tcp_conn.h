@@ -36,6 +36,8 @@ enum tcp_state {
 #define TCP_F_DATA_DUE		(1U << 11) /* guest ACK or window: send more
 					    * at the end of the round */
 #define TCP_F_DEFERRED		(1U << 12) /* on the end-of-round list */
+#define TCP_F_QUIET		(1U << 13) /* EPOLLIN off: guest ACKs drive
+					    * reads (tcp.c, tcp_quiet()) */
 
 /**
  * struct tcp_conn - a TCP connection between the guest and a host socket

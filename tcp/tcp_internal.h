@@ -22,7 +22,6 @@ extern bool tcp_peek_offset_ok;
 
 struct tcp_conn *tcp_conn_at(unsigned idx);
 uint16_t tcp_wnd_offered(const struct tcp_conn *conn);
-void tcp_conn_events(struct ctx *c, struct tcp_conn *conn, uint32_t extra);
 int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 		 uint32_t seq);
 void tcp_ack_now(struct ctx *c, struct tcp_conn *conn);

@@ -96,6 +96,10 @@ struct conn {
 	size_t tx_total;		/* guest data to send, in bytes */
 	bool fin_queued, fin_sent, fin_acked;
 	bool synack_seen, got_fin, got_rst, sent_rst, ack_due;
+	bool ack_lazy;			/* ACK only every 2 full segments... */
+	bool ack_now;			/* ...unless this says otherwise */
+	uint32_t rcv_acked;		/* rcv_nxt in the last ACK sent */
+	unsigned rx_dups;		/* segments we had all of already */
 	uint8_t rst_flags;
 	uint32_t rst_seq, rst_ack;
 	uint16_t synack_mss;
@@ -557,8 +561,10 @@ static void g_seg(struct conn *c, uint32_t seq, uint8_t flags,
 	if ((flags & F_ACK) && !(flags & F_RST) &&
 	    SEQ_GT(c->rcv_nxt + MIN(wnd, 65535U), c->rcv_adv))
 		c->rcv_adv = c->rcv_nxt + MIN(wnd, 65535U);
-	if (flags & F_ACK)
-		c->ack_due = false;
+	if (flags & F_ACK) {
+		c->ack_due = c->ack_now = false;
+		c->rcv_acked = c->rcv_nxt;
+	}
 	frame_queue(frame, o + (c->family == AF_INET ? IP4_HLEN : IP6_HLEN) +
 		    l4len);
 }
@@ -1026,10 +1032,13 @@ static void tcp_from_daemon(struct conn *c, const uint8_t *th, size_t l4len)
 			}
 		}
 		c->ack_due = true;
-		if (SEQ_GT(seq, c->rcv_nxt))
-			return;		/* out of order: ACK what we have */
 		if (SEQ_LE(seq + (uint32_t)len, c->rcv_nxt))
-			return;		/* duplicate */
+			c->rx_dups++;
+		if (SEQ_GT(seq, c->rcv_nxt) ||
+		    SEQ_LE(seq + (uint32_t)len, c->rcv_nxt)) {
+			c->ack_now = true;	/* out of order, duplicate: */
+			return;			/* ACK what we have */
+		}
 		skip = c->rcv_nxt - seq;
 		take = len - skip;
 		if (SEQ_GT(c->rcv_nxt + (uint32_t)take, right))
@@ -1048,7 +1057,7 @@ static void tcp_from_daemon(struct conn *c, const uint8_t *th, size_t l4len)
 			c->rcv_nxt++;
 			vlog("conn %u: FIN after %zu bytes", c->id, c->rx);
 		}
-		c->ack_due = true;
+		c->ack_due = c->ack_now = true;
 	}
 }
 
@@ -1209,7 +1218,9 @@ static void pump(int wait_ms)
 		if (c->p.fd >= 0 && !c->p.closed)
 			peer_write(c);
 		g_output(c, now);
-		if (c->ack_due && c->st == G_EST)
+		if (c->ack_due && c->st == G_EST &&
+		    (!c->ack_lazy || c->ack_now ||
+		     c->rcv_nxt - c->rcv_acked >= 2U * c->mss))
 			g_ack(c);
 	}
 	tx_flush();
@@ -1537,6 +1548,40 @@ static int case_data_in(int family)
 		return 1;
 	c->p.tx_total = 2 * 1024 * 1024;
 	WAIT(c_guest_all, c, "all peer data at the guest");
+	CHECK(!c->got_fin && !c->got_rst, c, "FIN or RST before the data");
+	return close_peer_first(c);
+}
+
+/* Peer to guest, with a guest that ACKs only once it holds two full
+ * segments unacknowledged (or a duplicate, or a FIN): a delayed-ACK
+ * receiver whose timer never fires. The daemon stops asking for the
+ * socket's input events while the guest has plenty in flight, since its
+ * ACKs bring it back anyway (tcp.c, tcp_quiet()); it must never count on
+ * the ACK of less than two segments, which wouldn't come. First a bulk
+ * transfer, then writes of 1.4 segments, each awaited at the guest: every
+ * second one finds a segment and a bit unACKed, and only its retransmission
+ * timer (a second) would get a daemon that waits for that ACK going again.
+ */
+static int case_lazy_ack(int family)
+{
+	struct conn *c = open_conn(family);
+	unsigned dups;
+	int i;
+
+	if (!c)
+		return 1;
+	c->ack_lazy = true;
+	c->p.tx_total = 2 * 1024 * 1024;
+	WAIT(c_guest_all, c, "all peer data at the guest");
+	dups = c->rx_dups;
+	for (i = 0; i < 40; i++) {
+		c->p.tx_total += c->mss * 7 / 5;
+		WAIT(c_guest_all, c, "the next 1.4 segments at the guest");
+	}
+	/* A retransmission or two may come from a stall of this machine */
+	CHECK(c->rx_dups - dups <= 2, c, "%u retransmissions in 40 small "
+	      "writes: the daemon held new data back waiting for an ACK",
+	      c->rx_dups - dups);
 	CHECK(!c->got_fin && !c->got_rst, c, "FIN or RST before the data");
 	return close_peer_first(c);
 }
@@ -2063,6 +2108,8 @@ static const struct tcase cases[] = {
 	{ "no-split", case_no_split, false,
 	  "16 MiB guest -> peer, 65000-byte segments never cut to fit" },
 	{ "data-in", case_data_in, false, "2 MiB peer -> guest, ACKed" },
+	{ "lazy-ack", case_lazy_ack, false,
+	  "2 MiB peer -> guest, ACKed every 2 segments; then small writes" },
 	{ "fin-guest", case_fin_guest, false,
 	  "guest FIN first, peer sends after it" },
 	{ "fin-peer", case_fin_peer, false,

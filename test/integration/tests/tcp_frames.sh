@@ -6,16 +6,17 @@
 # frames and keeps its own sequence numbers) and the peers in ROUTER (one
 # listening port per connection). Each case is a separate tcpguest run:
 # handshake options, data both ways (one way as a Linux sender cuts its
-# segments), FIN from either side first, RST from
-# either side, zero window and window update, duplicate and overlapping
-# segments, a segment after a gap, a SYN to a closed port. After each case
-# the daemon must be back to its baseline of flows and file descriptors.
+# segments; the other also to a guest that ACKs only every second
+# segment), FIN from either side first, RST from either side, zero window
+# and window update, duplicate and overlapping segments, a segment after
+# a gap, a SYN to a closed port. After each case the daemon must be back
+# to its baseline of flows and file descriptors.
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-CASES=${TCP_FRAMES_CASES:-"handshake data-out no-split data-in fin-guest fin-peer
+CASES=${TCP_FRAMES_CASES:-"handshake data-out no-split data-in lazy-ack fin-guest fin-peer
 	rst-guest rst-peer zero-window retransmit out-of-order closed-port"}
 
 tcpguest_start
