@@ -75,10 +75,10 @@
  * events are off altogether (tcp_quiet()): its ACKs come anyway, each
  * makes us read what the peer sent meanwhile, and otherwise every arrival
  * from the peer wakes us (on a slow guest, most rounds of a transfer to
- * it). Below TCP_QUIET_OFF frames they are back on: a
- * receiver may hold its ACK for a lone segment (delayed ACK), and with
- * nothing in flight no ACK comes at all. EPOLLRDHUP, EPOLLERR and EPOLLHUP
- * always stay on, and the retransmission timer runs as ever.
+ * it). Below TCP_QUIET_OFF frames they are back on: a receiver may hold
+ * its ACK for a lone segment (delayed ACK), and with nothing in flight no
+ * ACK comes at all. EPOLLRDHUP, EPOLLERR and EPOLLHUP always stay on, and
+ * the retransmission timer runs as ever.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -269,12 +269,12 @@ static void tcp_quiet(struct ctx *c, struct tcp_conn *conn)
 	uint32_t fmax = (uint32_t)tap_seg_tcp_max(c, conn->f.key.family,
 						  conn->mss);
 	bool quiet = conn->f.state == TCP_ST_ESTABLISHED &&
-		     !(conn->flags & TCP_F_MIGRATED) &&
 		     inflight >= fmax * ((conn->flags & TCP_F_QUIET) ?
 					 TCP_QUIET_OFF : TCP_QUIET_ON);
 
-	if (quiet == !!(conn->flags & TCP_F_QUIET) ||
-	    (conn->flags & TCP_F_MIGRATED))
+	/* A held socket is out of the loop: tcp/migrate.c re-adds it */
+	if (conn->sock < 0 || (conn->flags & TCP_F_MIGRATED) ||
+	    quiet == !!(conn->flags & TCP_F_QUIET))
 		return;
 	conn->flags ^= TCP_F_QUIET;
 	tcp_conn_events(c, conn);
