@@ -1032,12 +1032,14 @@ static void tcp_from_daemon(struct conn *c, const uint8_t *th, size_t l4len)
 			}
 		}
 		c->ack_due = true;
-		if (SEQ_LE(seq + (uint32_t)len, c->rcv_nxt))
-			c->rx_dups++;
-		if (SEQ_GT(seq, c->rcv_nxt) ||
-		    SEQ_LE(seq + (uint32_t)len, c->rcv_nxt)) {
-			c->ack_now = true;	/* out of order, duplicate: */
-			return;			/* ACK what we have */
+		if (SEQ_LE(seq + (uint32_t)len, c->rcv_nxt)) {
+			c->rx_dups++;		/* duplicate */
+			c->ack_now = true;
+			return;
+		}
+		if (SEQ_GT(seq, c->rcv_nxt)) {
+			c->ack_now = true;	/* out of order: ACK what we have */
+			return;
 		}
 		skip = c->rcv_nxt - seq;
 		take = len - skip;

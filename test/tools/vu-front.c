@@ -21,10 +21,10 @@
  * scatter-gather without it, and upstream passt, which doesn't offer it,
  * aborts on such chains.
  * With -P, as a Linux guest lays frames out: if checksum offload was
- * negotiated (without it Linux has no scatter-gather, and linearises
- * every frame), every frame of 2 KiB or more goes in pieces, the header
- * and the first 90 bytes sharing the first one, the rest in pieces of 32
- * KiB; anything else in one buffer with its header.
+ * negotiated, every frame of 2 KiB or more goes in pieces, the header and
+ * the first 90 bytes sharing the first one, the rest in pieces of 32 KiB;
+ * anything else (and everything without checksum offload: Linux then
+ * linearises every frame) in one buffer with its header.
  *
  * Connecting does what QEMU 10 does at start-up and device start (doc
  * §4.1, §4.2): features, protocol features (REPLY_ACK is used from then
@@ -173,6 +173,7 @@ enum {
 	SET_DEVICE_STATE_FD = 42, CHECK_DEVICE_STATE,
 };
 #define NEED_REPLY 0x8
+#define F_CSUM (1ULL << 0)
 #define F_MRG (1ULL << 15)
 #define F_OFFLOADS ((1ULL << 0) | (1ULL << 1) | (1ULL << 7) | (1ULL << 8) | \
 		    (1ULL << 11) | (1ULL << 12))	/* CSUM, GUEST_CSUM,
@@ -662,7 +663,7 @@ static int dev_handshake(void)
 	if (get_u64(GET_FEATURES, &f))
 		return -1;
 	offloads = offload ? f & F_OFFLOADS : 0;
-	dev_csum = f & 1ULL;
+	dev_csum = f & F_CSUM;
 	if ((f & F_ACKED) != F_ACKED) {
 		say("features 0x%llx lack VERSION_1/PROTOCOL/MRG_RXBUF\n",
 		    (unsigned long long)f);
@@ -758,11 +759,12 @@ static int dev_connect(uint64_t extra_features)
 
 /* ---- frames ---------------------------------------------------------- */
 
-/* Put a frame on TX (header + frame), alternating one/two descriptors;
- * the header is @hdr (offloads), or zero
+/* Put a frame on TX (header + frame) in one of the layouts above; the
+ * header is @hdr (offloads), or zero
  */
 static int tx_frame_hdr(const uint8_t *hdr, const uint8_t *f, size_t len)
 {
+	static const uint8_t zero[HDR];
 	unsigned s = tx_next % tx_slots, d = 2 * s;
 	uint64_t buf = VF_TX_BASE + (uint64_t)s * VF_TX_BUF;
 	uint64_t end = now_ms() + timeout_ms;
@@ -778,11 +780,9 @@ static int tx_frame_hdr(const uint8_t *hdr, const uint8_t *f, size_t len)
 	if (len > VF_TX_BUF - HDR)
 		return -1;
 	/* A Linux guest has scatter-gather only with checksum offload */
-	bool sg = split_all && (offloads & 1ULL);
+	bool sg = split_all && (offloads & F_CSUM);
 
 	if (split_all ? !sg || len < VF_TX_SPLIT_MIN : s % 2) {
-		static const uint8_t zero[HDR];
-
 		gwrite(buf, hdr ? hdr : zero, HDR);
 		gwrite(buf + HDR, f, len);
 		desc_set(&tx, d, buf, (uint32_t)(HDR + len), 0, 0);
@@ -795,8 +795,9 @@ static int tx_frame_hdr(const uint8_t *hdr, const uint8_t *f, size_t len)
 		 */
 		unsigned k = VF_Q / 2 +
 			     (split_all ? s : s / 4) * VF_TX_SPLIT_DESCS;
+		size_t piece = split_all ? VF_TX_SPLIT_PIECE_P
+					 : VF_TX_SPLIT_PIECE;
 		size_t off = VF_TX_SPLIT_HEAD;
-		static const uint8_t zero[HDR];
 
 		d = k;
 		if (split_all) {
@@ -816,8 +817,6 @@ static int tx_frame_hdr(const uint8_t *hdr, const uint8_t *f, size_t len)
 				 (uint16_t)(k + 1));
 		}
 		while (off < len) {
-			size_t piece = split_all ? VF_TX_SPLIT_PIECE_P
-						 : VF_TX_SPLIT_PIECE;
 			size_t l = len - off < piece ? len - off : piece;
 
 			k++;
@@ -828,10 +827,7 @@ static int tx_frame_hdr(const uint8_t *hdr, const uint8_t *f, size_t len)
 	} else {
 		uint64_t h = VF_TX_HDRS + 16 * s;
 
-		if (hdr)
-			memcpy(gp(h), hdr, HDR);
-		else
-			memset(gp(h), 0, HDR);
+		memcpy(gp(h), hdr ? hdr : zero, HDR);
 		desc_set(&tx, d, h, HDR, D_NEXT, (uint16_t)(d + 1));
 		gwrite(buf, f, len);
 		desc_set(&tx, d + 1, buf, (uint32_t)len, 0, 0);
@@ -1187,7 +1183,7 @@ static int tap_open(void)
 		/* What the guest kernel may send us: as negotiated */
 		unsigned long tf = 0;
 
-		if (offloads & (1ULL << 0)) {
+		if (offloads & F_CSUM) {
 			tf |= TUN_F_CSUM;
 			if (offloads & (1ULL << 11))
 				tf |= TUN_F_TSO4;
