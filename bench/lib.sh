@@ -173,8 +173,13 @@ ticks_s() {
 # control FIFO (each command is acknowledged), so the window is exactly
 # the transfer. Without perf or tracepoints, strace -c -f counts instead
 # (slower, and it makes the daemon slower: those runs are never used for
-# CPU or throughput figures anyway). With perf, the syscalls:sys_enter_*
-# tracepoints count each call apart as well: sc_calls prints the top ones.
+# CPU or throughput figures anyway). With perf, the syscalls:sys_enter_NAME
+# tracepoints count each call of BENCH_SC_CALLS apart as well: sc_calls
+# prints the top ones. Only those: opening all ~360 of them takes perf
+# 13 s on some kernels (6.18 here), longer than the control FIFO waits.
+BENCH_SC_CALLS=${BENCH_SC_CALLS:-read write readv writev recvfrom recvmsg \
+recvmmsg sendto sendmsg sendmmsg splice epoll_wait epoll_pwait epoll_ctl \
+io_uring_enter timerfd_settime ioctl getsockopt setsockopt accept4 close}
 
 BENCH_SC_TOOL=
 # sc_probe: pick the counting tool (BENCH_SC_TOOL: perf, strace or none)
@@ -197,13 +202,18 @@ sc_probe() {
 SC_PID=
 # sc_start PID: start counting the system calls of PID's process tree
 sc_start() {
-	local s_pids
+	local s_pids s_ev=() s_call
 	s_pids=$(ptree "$1" | paste -sd, -)
+	for s_call in $BENCH_SC_CALLS; do   # those this kernel has
+		[ -d "/sys/kernel/tracing/events/syscalls/sys_enter_$s_call" ] ||
+			continue
+		s_ev+=(-e "syscalls:sys_enter_$s_call")
+	done
 	rm -f "$T/sc.out" "$T/sc.ctl" "$T/sc.ack"
 	case $BENCH_SC_TOOL in
 	perf)
 		mkfifo "$T/sc.ctl" "$T/sc.ack"
-		perf stat -e raw_syscalls:sys_enter -e 'syscalls:sys_enter_*' \
+		perf stat -e raw_syscalls:sys_enter "${s_ev[@]}" \
 			-x, -o "$T/sc.out" -D -1 \
 			--control "fifo:$T/sc.ctl,$T/sc.ack" -p "$s_pids" \
 			</dev/null >/dev/null 2>"$T/sc.err" &
