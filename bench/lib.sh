@@ -182,12 +182,24 @@ recvmmsg sendto sendmsg sendmmsg splice epoll_wait epoll_pwait epoll_ctl \
 io_uring_enter timerfd_settime ioctl getsockopt setsockopt accept4 close}
 
 BENCH_SC_TOOL=
-# sc_probe: pick the counting tool (BENCH_SC_TOOL: perf, strace or none)
+SC_EVENTS=()
+# sc_probe: pick the counting tool (BENCH_SC_TOOL: perf, strace or none);
+# with perf, SC_EVENTS: the BENCH_SC_CALLS this kernel has tracepoints for
 sc_probe() {
+	local s_call s_dir
 	if command -v perf >/dev/null &&
 	   perf stat -e raw_syscalls:sys_enter -x, -- true 2>&1 |
 	   grep -qE '^[0-9]+,.*raw_syscalls:sys_enter'; then
 		BENCH_SC_TOOL=perf
+		for s_call in $BENCH_SC_CALLS; do
+			for s_dir in /sys/kernel/tracing \
+				     /sys/kernel/debug/tracing; do
+				[ -d "$s_dir/events/syscalls/sys_enter_$s_call" ] ||
+					continue
+				SC_EVENTS+=(-e "syscalls:sys_enter_$s_call")
+				break
+			done
+		done
 	elif command -v strace >/dev/null; then
 		BENCH_SC_TOOL=strace
 		log "warning: perf can't count raw_syscalls:sys_enter here:" \
@@ -202,18 +214,13 @@ sc_probe() {
 SC_PID=
 # sc_start PID: start counting the system calls of PID's process tree
 sc_start() {
-	local s_pids s_ev=() s_call
+	local s_pids
 	s_pids=$(ptree "$1" | paste -sd, -)
-	for s_call in $BENCH_SC_CALLS; do   # those this kernel has
-		[ -d "/sys/kernel/tracing/events/syscalls/sys_enter_$s_call" ] ||
-			continue
-		s_ev+=(-e "syscalls:sys_enter_$s_call")
-	done
 	rm -f "$T/sc.out" "$T/sc.ctl" "$T/sc.ack"
 	case $BENCH_SC_TOOL in
 	perf)
 		mkfifo "$T/sc.ctl" "$T/sc.ack"
-		perf stat -e raw_syscalls:sys_enter "${s_ev[@]}" \
+		perf stat -e raw_syscalls:sys_enter "${SC_EVENTS[@]}" \
 			-x, -o "$T/sc.out" -D -1 \
 			--control "fifo:$T/sc.ctl,$T/sc.ack" -p "$s_pids" \
 			</dev/null >/dev/null 2>"$T/sc.err" &
