@@ -185,14 +185,21 @@ int loop_timer_read(void)
  * @c:		execution context
  * @ev:		events, filled in
  * @max:	size of @ev
+ * @sleep:	false to return at once if there are none
  *
- * Return: number of events, 0 if interrupted; dies on other errors
+ * Return: number of events, 0 if interrupted (or none, not sleeping);
+ *	   dies on other errors
  */
-int loop_wait(struct ctx *c, struct epoll_event *ev, int max)
+int loop_wait(struct ctx *c, struct epoll_event *ev, int max, bool sleep)
 {
 	int n;
 
-	if (uring_waits()) {
+	if (!sleep) {
+		/* What the round queued on the ring goes now, by itself */
+		if (uring_waits())
+			uring_flush();
+		n = epoll_wait(c->epollfd, ev, max, 0);
+	} else if (uring_waits()) {
 		/* With the round's queued calls, in one io_uring_enter() */
 		n = uring_epoll_wait(c->epollfd, ev, max);
 		if (n < 0) {

@@ -174,7 +174,14 @@ static void main_loop(struct ctx *c)
 	int n, i;
 
 	while (!c->quit) {
-		n = loop_wait(c, ev, LOOP_EVENTS);
+		/* Frames already read, left by the last round's budget:
+		 * look at the other events without sleeping, then go on
+		 */
+		bool backlog = tap_backlog(c);
+
+		n = loop_wait(c, ev, LOOP_EVENTS, !backlog);
+		if (backlog)
+			tap_resume(c);
 		for (i = 0; i < n && !c->quit; i++) {
 			union epoll_ref ref = { .u64 = ev[i].data.u64 };
 

@@ -15,8 +15,14 @@
  * --fd N skips all that and uses an inherited, connected socket (one-off).
  *
  * Input: bytes are read into a buffer that holds at least one maximum
- * frame plus its prefix; complete frames are handed to tap_input() in
- * place, a partial one is moved to the front and completed by later reads.
+ * frame plus its prefix, as much as the socket has, in as few recv()
+ * calls as we can; complete frames are handed to tap_input() in place, a
+ * partial one is moved to the front and completed by later reads. A loop
+ * round takes at most STREAM_ROUND_FRAMES frames (the bound on what a
+ * flood can open and close in a round, see flow.c): whole frames read
+ * beyond that are left in the buffer, and the loop, seeing that
+ * (stream_backlog()), doesn't sleep before the next round, which starts
+ * with them (stream_resume()).
  * A length below 14 or above 65535 cannot be resynchronised (the stream
  * has no markers), so the connection is reset, as QEMU itself does for
  * oversized frames.
@@ -57,7 +63,8 @@
 #define STREAM_SOCKBUF (4 * 1024 * 1024)
 
 static uint8_t in_buf[STREAM_IN_SIZE];
-static size_t in_len;
+static size_t in_start, in_end;		/* unparsed bytes: [in_start, in_end) */
+static unsigned round_frames;		/* frames parsed in this loop round */
 
 static uint8_t out_buf[STREAM_OUT_SIZE];
 static size_t out_head, out_tail;	/* pending bytes: [out_head, out_tail) */
@@ -67,9 +74,15 @@ static uint64_t stream_dropped;		/* frames dropped: buffer full */
 static uint32_t stream_gen;		/* generation of the connection */
 static size_t ring_start, ring_len;	/* send() queued on the io_uring */
 
+/* Frames taken from the front-end in one loop round, at most: this bounds
+ * the flows a flood of small frames can open, and close, in one round,
+ * while entries closed in it are not free yet (see flow.c, Reclaim)
+ */
+#define STREAM_ROUND_FRAMES 2048
+
 static void stream_reset_buffers(void)
 {
-	in_len = 0;
+	in_start = in_end = 0;
 	out_head = out_tail = 0;
 	out_waiting = false;
 }
@@ -149,17 +162,16 @@ static void stream_disconnect(struct ctx *c)
 	}
 }
 
-/* Hand every complete frame in in_buf to tap_input(). Return -1 on a
- * length prefix we can't resynchronise after.
+/* Hand complete frames from in_buf to tap_input(), until the round's
+ * frame budget is spent. Return -1 on a length prefix we can't
+ * resynchronise after.
  */
 static int stream_parse(struct ctx *c)
 {
-	size_t off = 0;
-
-	while (in_len - off >= 4) {
+	while (in_end - in_start >= 4 && round_frames < STREAM_ROUND_FRAMES) {
 		uint32_t flen;
 
-		memcpy(&flen, in_buf + off, 4);
+		memcpy(&flen, in_buf + in_start, 4);
 		flen = ntohl(flen);
 		if (flen < STREAM_FRAME_MIN || flen > STREAM_FRAME_MAX) {
 			warn_rl("Bad frame length %u from front-end, "
@@ -167,36 +179,72 @@ static int stream_parse(struct ctx *c)
 			tap_input_end(c);
 			return -1;
 		}
-		if (in_len - off - 4 < flen)
+		if (in_end - in_start - 4 < flen)
 			break;
-		tap_input(c, in_buf + off + 4, flen);
-		off += 4 + flen;
+		tap_input(c, in_buf + in_start + 4, flen);
+		in_start += 4 + flen;
+		round_frames++;
 	}
 	tap_input_end(c);
-	if (off) {
-		memmove(in_buf, in_buf + off, in_len - off);
-		in_len -= off;
-	}
+	if (in_start == in_end)
+		in_start = in_end = 0;
 	return 0;
 }
 
-/* Input taken from the front-end in one loop round, at most: this bounds
- * the flows a flood of small frames can open, and close, in one round,
- * while entries closed in it are not free yet (see flow.c, Reclaim)
+/* Does in_buf hold a whole frame (or a bad prefix) not parsed yet? */
+static bool stream_whole_frame(void)
+{
+	uint32_t flen;
+
+	if (in_end - in_start < 4)
+		return false;
+	memcpy(&flen, in_buf + in_start, 4);
+	flen = ntohl(flen);
+	return flen < STREAM_FRAME_MIN || flen > STREAM_FRAME_MAX ||
+	       in_end - in_start - 4 >= flen;
+}
+
+/* Bytes read from the front-end in one loop round, at most, so that other
+ * sockets have their turn while the guest sends large frames
  */
-#define STREAM_READ_BUDGET (128 * 1024)
+#define STREAM_READ_BUDGET (1024 * 1024)
 
 static void stream_read(struct ctx *c)
 {
 	size_t budget = STREAM_READ_BUDGET;
-	int rounds;
+	bool drained = false;
+	int reads;
 
-	/* Bounded: let other sockets have their turn under a flood */
-	for (rounds = 0; rounds < 16 && budget; rounds++) {
-		size_t want = MIN(sizeof(in_buf) - in_len, budget);
-		ssize_t n = recv(c->fd_tap, in_buf + in_len, want,
-				 MSG_DONTWAIT);
+	for (reads = 0; ; reads++) {
+		size_t want;
+		ssize_t n;
 
+		if (stream_parse(c)) {
+			stream_disconnect(c);
+			return;
+		}
+		/* Everything parsed must be flushed before the guest sends
+		 * the next batch, or replies pile up during a flood.
+		 */
+		stream_flush(c);
+		/* A short read emptied the socket: asking again would only
+		 * return EAGAIN (epoll, level-triggered, tells us if more
+		 * came meanwhile). Frames left over once the round's frame
+		 * budget is spent wait for the next round: stream_backlog()
+		 * keeps the loop from sleeping meanwhile.
+		 */
+		if (drained || round_frames >= STREAM_ROUND_FRAMES ||
+		    !budget || reads == 16)
+			return;
+
+		/* Only a partial frame is left: move it to the front */
+		if (in_start) {
+			memmove(in_buf, in_buf + in_start, in_end - in_start);
+			in_end -= in_start;
+			in_start = 0;
+		}
+		want = MIN(sizeof(in_buf) - in_end, budget);
+		n = recv(c->fd_tap, in_buf + in_end, want, MSG_DONTWAIT);
 		if (n == 0) {
 			stream_disconnect(c);
 			return;
@@ -208,23 +256,31 @@ static void stream_read(struct ctx *c)
 			stream_disconnect(c);
 			return;
 		}
-		in_len += n;
+		in_end += (size_t)n;
 		budget -= (size_t)n;
-		if (stream_parse(c)) {
-			stream_disconnect(c);
-			return;
-		}
-		/* Everything parsed must be flushed before the guest sends
-		 * the next batch, or replies pile up during a flood.
-		 */
-		stream_flush(c);
-		/* A short read emptied the socket: asking again would only
-		 * return EAGAIN. The socket stays readable as far as epoll
-		 * is concerned (level-triggered) if more came meanwhile.
-		 */
-		if ((size_t)n < want)
-			return;
+		drained = (size_t)n < want;
 	}
+}
+
+/**
+ * stream_backlog() - are frames already read waiting for the next round?
+ * @c:		execution context
+ *
+ * Return: true if so: the loop must not sleep, and calls stream_resume()
+ */
+bool stream_backlog(const struct ctx *c)
+{
+	return c->fd_tap >= 0 && stream_whole_frame();
+}
+
+/**
+ * stream_resume() - parse frames left from the last round, and read on
+ * @c:		execution context
+ */
+void stream_resume(struct ctx *c)
+{
+	if (stream_backlog(c))
+		stream_read(c);
 }
 
 /**
@@ -436,13 +492,15 @@ static void stream_ring_sent(struct ctx *c, uint64_t gen, int res)
 
 /**
  * stream_flush_end() - end of a loop round: write queued frames, with the
- *			loop's wait where it waits in the io_uring
+ *			loop's wait where it waits in the io_uring; the next
+ *			round takes a new frame budget
  * @c:		execution context
  */
 void stream_flush_end(struct ctx *c)
 {
 	size_t len = out_tail - out_head;
 
+	round_frames = 0;
 	if (c->fd_tap < 0 || !len || out_waiting ||
 	    uring_send(c->fd_tap, out_buf + out_head, (uint32_t)len,
 		       stream_ring_sent, stream_gen)) {

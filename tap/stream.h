@@ -20,6 +20,8 @@ void stream_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 int stream_queue(struct ctx *c, const void *frame, size_t len);
 void stream_flush(struct ctx *c);
 void stream_flush_end(struct ctx *c);
+bool stream_backlog(const struct ctx *c);
+void stream_resume(struct ctx *c);
 size_t stream_room(const struct ctx *c);
 unsigned stream_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 			    unsigned n, struct tap_seg *seg, struct iovec *iov,

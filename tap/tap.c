@@ -477,6 +477,27 @@ bool tap_rx_kicks(struct ctx *c, bool waiting)
 }
 
 /**
+ * tap_backlog() - is input already read waiting for the next loop round?
+ * @c:		execution context
+ *
+ * Return: true if so: the loop must not sleep, and calls tap_resume()
+ */
+bool tap_backlog(const struct ctx *c)
+{
+	return c->mode != MODE_VU && stream_backlog(c);
+}
+
+/**
+ * tap_resume() - take the input left over from the last loop round
+ * @c:		execution context
+ */
+void tap_resume(struct ctx *c)
+{
+	if (c->mode != MODE_VU)
+		stream_resume(c);
+}
+
+/**
  * tap_flush() - end of a loop round: push queued frames to the front-end
  *		 (or queue that on the io_uring, for the loop's wait)
  * @c:		execution context

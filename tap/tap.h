@@ -69,6 +69,8 @@ int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
 		 size_t l4hlen, size_t plen, uint16_t gso_size);
 size_t tap_seg_tcp_max(const struct ctx *c, int family, size_t mss);
 void tap_seg_done(struct ctx *c);
+bool tap_backlog(const struct ctx *c);
+void tap_resume(struct ctx *c);
 void tap_flush(struct ctx *c);
 void tap_log_stats(void);
 /* tap_connected() - a guest front-end is attached and can take frames */

@@ -13,8 +13,8 @@
 #   FLOOD_DGRAM_MAX  UDP + ICMP echo flows: FLOW_DGRAM_MAX (16384)
 #   FLOOD_HALF_OPEN  half-open TCP connections: TCP_HALF_OPEN_MAX (4096)
 #   FLOOD_ROUND      entries closed in one loop round and not yet free: at
-#                    most the frames of one round's input (128 KiB of the
-#                    smallest frames, about 2100), counted in "flows: N"
+#                    most the frames of one round's input (2048 on the
+#                    stream front-end), counted in "flows: N"
 #   FLOOD_RSS_KB     growth of the daemon's RSS over its baseline (64 MiB:
 #                    the flow table is static, so this is the table's
 #                    pages being touched, not allocations)

@@ -21,7 +21,11 @@
  *   "reconnect" and a probe.
  *
  * - control cases: arp-probe (ARP request for the gateway, wait for the
- *   reply), dhcp-probe (DHCPDISCOVER, wait for the OFFER), expect-close
+ *   reply), arp-burst (N ARP requests in one send(), wait for N replies:
+ *   with -S, the daemon is stopped meanwhile, so that it finds them all
+ *   in the socket at once, more frames than it takes in one loop round,
+ *   and must come back for the rest by itself), dhcp-probe (DHCPDISCOVER, wait for the
+ *   OFFER), expect-close
  *   (wait for the daemon to close the connection), reconnect, garbage
  *   (N seeded pseudo-random frames: valid templates with random mutations
  *   and truncations, plus pure noise).
@@ -37,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +53,7 @@
 #include <unistd.h>
 
 #define FRAME_MAX 65535
+#define FRAME_MAX_ARP (14 + 28)	/* arp_build(f, 6, 4) */
 #define ETH_HLEN 14
 #define IP4_HLEN 20
 #define IP6_HLEN 40
@@ -71,6 +77,7 @@ static int timeout_ms = 5000;
 static unsigned garbage_count = 1000;
 static uint64_t rng_state;
 static bool verbose;
+static pid_t stop_pid;		/* -S: stopped during arp-burst's send() */
 
 typedef size_t (*build_fn)(uint8_t *f);
 
@@ -82,6 +89,7 @@ static uint8_t frame[FRAME_MAX];
 static uint8_t rx_buf[1 << 20];
 static size_t rx_len;
 static size_t rx_consumed;	/* frame handed out by frame_recv() */
+static unsigned rx_arp_skipped;	/* ARP replies rx_compact() let go */
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -988,13 +996,17 @@ static int sock_open(void)
 	}
 
 	setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
+	setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
 	fcntl(sock, F_SETFL, O_NONBLOCK);
 	rx_len = rx_consumed = 0;
 	return 0;
 }
 
+static bool is_arp_reply(const uint8_t *f, size_t len);
+
 /* rx_compact() - forget the frame frame_recv() handed out last, and if the
- * buffer is getting full, frames nobody waited for: keep any partial frame
+ * buffer is getting full, frames nobody waited for (counting ARP replies):
+ * keep any partial frame
  */
 static void rx_compact(void)
 {
@@ -1007,6 +1019,7 @@ static void rx_compact(void)
 
 			if (rx_len - off < 4 + (size_t)len)
 				break;
+			rx_arp_skipped += is_arp_reply(rx_buf + off + 4, len);
 			off += 4 + len;
 		}
 	}
@@ -1200,6 +1213,73 @@ static int probe(bool arp)
 	}
 }
 
+/* arp_burst() - garbage_count ARP requests for the gateway in one send(),
+ * then wait for as many replies
+ *
+ * Return: 0 if all came, 1 if not
+ */
+static int arp_burst(void)
+{
+	uint64_t deadline;
+	unsigned i, got = 0;
+	size_t off = 0;
+	uint8_t *buf;
+	int rc = 1;
+
+	buf = malloc((size_t)garbage_count * (4 + FRAME_MAX_ARP));
+	if (!buf) {
+		perror("framesend: malloc");
+		return 1;
+	}
+	for (i = 0; i < garbage_count; i++) {
+		size_t n = arp_build(buf + off + 4, 6, 4);
+
+		put32(buf + off, n);
+		off += 4 + n;
+	}
+
+	/* Replies to earlier cases don't count */
+	if (sock_drain())
+		goto closed;
+	rx_len = rx_consumed = 0;
+	rx_arp_skipped = 0;
+
+	if (stop_pid && kill(stop_pid, SIGSTOP)) {
+		perror("framesend: -S: SIGSTOP");
+		goto out;
+	}
+	i = sock_send(buf, off);
+	if (stop_pid && kill(stop_pid, SIGCONT)) {
+		perror("framesend: -S: SIGCONT");
+		goto out;
+	}
+	if (i)
+		goto closed;
+	deadline = now_ms() + timeout_ms;
+	while (got + rx_arp_skipped < garbage_count) {
+		const uint8_t *f;
+		ssize_t len = frame_recv(&f, deadline);
+
+		if (len < 0)
+			goto closed;
+		if (!len) {
+			fprintf(stderr, "framesend: %u of %u ARP replies "
+				"within %d ms\n", got + rx_arp_skipped,
+				garbage_count, timeout_ms);
+			goto out;
+		}
+		got += is_arp_reply(f, len);
+	}
+	rc = 0;
+	goto out;
+closed:
+	fprintf(stderr, "framesend: connection closed by the daemon during "
+		"the ARP burst\n");
+out:
+	free(buf);
+	return rc;
+}
+
 /* expect_close() - wait for the daemon to close or reset the connection
  *
  * Return: 0 if it did before the deadline, 1 if not
@@ -1230,14 +1310,17 @@ static void usage(const char *name)
 		"Usage: %s [OPTIONS] SOCKPATH CASE...\n"
 		"  -t SECONDS  deadline for each wait (default 5)\n"
 		"  -s SEED     seed for garbage (default 1)\n"
-		"  -n COUNT    frames sent by garbage (default 1000)\n"
+		"  -n COUNT    frames sent by garbage, arp-burst (default 1000)\n"
 		"  -a ADDR     guest IPv4 address (default 192.0.2.2)\n"
 		"  -g ADDR     gateway IPv4 address (default 192.0.2.1)\n"
 		"  -p ADDR     remote IPv4 peer (default 203.0.113.7)\n"
 		"  -P ADDR     remote IPv6 peer (default 2001:db8:2::7)\n"
+		"  -S PID      arp-burst: stop PID (the daemon) while sending\n"
 		"  -v          name each case as it is sent\n"
 		"\nControl cases:\n"
 		"  arp-probe     ARP request for the gateway; fail if no reply\n"
+		"  arp-burst     COUNT ARP requests in one send(); fail unless\n"
+		"                COUNT replies\n"
 		"  dhcp-probe    DHCPDISCOVER; fail if no DHCPOFFER\n"
 		"  expect-close  fail unless the daemon closes the connection\n"
 		"  reconnect     close and connect again\n"
@@ -1274,6 +1357,8 @@ static int run_case(const char *name)
 
 	if (!strcmp(name, "arp-probe"))
 		return probe(true);
+	if (!strcmp(name, "arp-burst"))
+		return arp_burst();
 	if (!strcmp(name, "dhcp-probe"))
 		return probe(false);
 	if (!strcmp(name, "expect-close"))
@@ -1343,7 +1428,7 @@ int main(int argc, char **argv)
 	inet_pton(AF_INET6, "ff02::1:ff00:1", &ip6_snm);
 	rng_state = 1;
 
-	while ((opt = getopt(argc, argv, "t:s:n:a:g:p:P:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "t:s:n:a:g:p:P:S:vh")) != -1) {
 		switch (opt) {
 		case 't':
 			timeout_ms = atoi(optarg) * 1000;
@@ -1370,6 +1455,9 @@ int main(int argc, char **argv)
 			if (inet_pton(AF_INET6, optarg, &ip6_peer) != 1)
 				usage(argv[0]);
 			break;
+		case 'S':
+			stop_pid = (pid_t)strtol(optarg, NULL, 0);
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -1387,7 +1475,7 @@ int main(int argc, char **argv)
 		const struct prefix_case *pc;
 		bool known = false;
 		static const char *const ctl[] = {
-			"arp-probe", "dhcp-probe", "expect-close",
+			"arp-probe", "arp-burst", "dhcp-probe", "expect-close",
 			"reconnect", "garbage", "all-frames",
 		};
 		unsigned j;

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # bad_input.sh - malformed frames from the guest are dropped and the
-# daemon goes on serving on the same connection; broken framing resets
+# daemon goes on serving on the same connection; a burst of more frames
+# than a loop round takes is all answered; broken framing resets
 # the connection (frames < 14 or > 65535 bytes cannot be resynchronised) and a new
 # client is served. The log stays bounded (rate-limited warnings).
 set -eu
@@ -19,6 +20,14 @@ passt_start
 # Every crafted frame, then the daemon must still answer ARP and DHCP
 "$FS" -t 10 "$SOCK" all-frames arp-probe dhcp-probe 2>"$T/fs1.log" ||
 	fail "after crafted frames: $(tail -n 3 "$T/fs1.log")"
+passt_check_alive
+
+# 4000 ARP requests written while the daemon is stopped: it finds them
+# all in one read, more than a loop round takes (2048 frames), and must
+# come back for the rest without the guest sending anything more
+"$FS" -t 10 -n 4000 -S "$PASST_PID" "$SOCK" arp-burst arp-probe \
+	2>"$T/fs-burst.log" ||
+	fail "ARP burst: $(tail -n 3 "$T/fs-burst.log")"
 passt_check_alive
 
 # 1000 seeded random frames: same, and at most a few log lines
