@@ -17,7 +17,8 @@
  * Input: bytes are read into a buffer that holds at least one maximum
  * frame plus its prefix, as much as the socket has, in as few recv()
  * calls as we can; complete frames are handed to tap_input() in place, a
- * partial one is moved to the front and completed by later reads. A loop
+ * partial one is completed by later reads, behind it, and moved to the
+ * front only when that's cheap or the room behind runs short. A loop
  * round takes at most STREAM_ROUND_FRAMES frames (the bound on what a
  * flood can open and close in a round, see flow.c): whole frames read
  * beyond that are left in the buffer, and the loop, seeing that
@@ -58,7 +59,11 @@
 #include "uring.h"
 #include "util.h"
 
-#define STREAM_IN_SIZE (4 + STREAM_FRAME_MAX + 256 * 1024)
+/* Room for one read, at least: a sender's default socket buffer holds
+ * about 210 KiB, so that's what one recv() can take, at most
+ */
+#define STREAM_READ_ROOM (256 * 1024)
+#define STREAM_IN_SIZE (4 + STREAM_FRAME_MAX + 4 * STREAM_READ_ROOM)
 #define STREAM_OUT_SIZE (8 * 1024 * 1024)
 #define STREAM_SOCKBUF (4 * 1024 * 1024)
 
@@ -237,8 +242,11 @@ static void stream_read(struct ctx *c)
 		    !budget || reads == 16)
 			return;
 
-		/* Only a partial frame is left: move it to the front */
-		if (in_start) {
+		/* Only a partial frame is left: move it to the front if
+		 * that's cheap, or if the room behind it is short
+		 */
+		if (in_start && (in_end - in_start <= 4096 ||
+				 sizeof(in_buf) - in_end < STREAM_READ_ROOM)) {
 			memmove(in_buf, in_buf + in_start, in_end - in_start);
 			in_end -= in_start;
 			in_start = 0;
