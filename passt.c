@@ -28,6 +28,10 @@
  *    only then frees the flows closed during the round
  *    (flow_defer_free()), so an index is never reused within the round
  *    that closed it;
+ *  - backlog: the stream front-end takes at most a round's worth of
+ *    frames (the bound flow.c relies on) and may keep whole frames it has
+ *    read for the next round: while it does (tap_backlog()), the wait
+ *    doesn't sleep, and the next round starts with them (tap_resume());
  *  - timers: the loop's tick (every LOOP_TICK_MS) calls main_timer().
  */
 #include <errno.h>
