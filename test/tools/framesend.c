@@ -24,9 +24,9 @@
  *   reply), arp-burst (N ARP requests in one send(), wait for N replies:
  *   with -S, the daemon is stopped meanwhile, so that it finds them all
  *   in the socket at once, more frames than it takes in one loop round,
- *   and must come back for the rest by itself), dhcp-probe (DHCPDISCOVER, wait for the
- *   OFFER), expect-close
- *   (wait for the daemon to close the connection), reconnect, garbage
+ *   and must come back for the rest by itself), dhcp-probe (DHCPDISCOVER,
+ *   wait for the OFFER), expect-close (wait for the daemon to close the
+ *   connection), reconnect, garbage
  *   (N seeded pseudo-random frames: valid templates with random mutations
  *   and truncations, plus pure noise).
  *
@@ -1224,7 +1224,7 @@ static int arp_burst(void)
 	unsigned i, got = 0;
 	size_t off = 0;
 	uint8_t *buf;
-	int rc = 1;
+	int rc = 1, sent;
 
 	buf = malloc((size_t)garbage_count * (4 + FRAME_MAX_ARP));
 	if (!buf) {
@@ -1248,12 +1248,12 @@ static int arp_burst(void)
 		perror("framesend: -S: SIGSTOP");
 		goto out;
 	}
-	i = sock_send(buf, off);
+	sent = sock_send(buf, off);
 	if (stop_pid && kill(stop_pid, SIGCONT)) {
 		perror("framesend: -S: SIGCONT");
 		goto out;
 	}
-	if (i)
+	if (sent)
 		goto closed;
 	deadline = now_ms() + timeout_ms;
 	while (got + rx_arp_skipped < garbage_count) {
