@@ -167,46 +167,44 @@ static void stream_disconnect(struct ctx *c)
 	}
 }
 
+/* The next frame in in_buf: 1 if it's all there (its length in @flen),
+ * 0 if not (or no prefix yet), -1 if its length prefix is one we can't
+ * resynchronise after
+ */
+static int stream_next(uint32_t *flen)
+{
+	if (in_end - in_start < 4)
+		return 0;
+	memcpy(flen, in_buf + in_start, 4);
+	*flen = ntohl(*flen);
+	if (*flen < STREAM_FRAME_MIN || *flen > STREAM_FRAME_MAX)
+		return -1;
+	return in_end - in_start - 4 >= *flen;
+}
+
 /* Hand complete frames from in_buf to tap_input(), until the round's
- * frame budget is spent. Return -1 on a length prefix we can't
- * resynchronise after.
+ * frame budget is spent. Return -1 on a bad length prefix.
  */
 static int stream_parse(struct ctx *c)
 {
-	while (in_end - in_start >= 4 && round_frames < STREAM_ROUND_FRAMES) {
-		uint32_t flen;
+	uint32_t flen;
+	int rc = 0;
 
-		memcpy(&flen, in_buf + in_start, 4);
-		flen = ntohl(flen);
-		if (flen < STREAM_FRAME_MIN || flen > STREAM_FRAME_MAX) {
-			warn_rl("Bad frame length %u from front-end, "
-				"resetting connection", flen);
-			tap_input_end(c);
-			return -1;
-		}
-		if (in_end - in_start - 4 < flen)
-			break;
+	while (round_frames < STREAM_ROUND_FRAMES &&
+	       (rc = stream_next(&flen)) == 1) {
 		tap_input(c, in_buf + in_start + 4, flen);
 		in_start += 4 + flen;
 		round_frames++;
 	}
 	tap_input_end(c);
+	if (rc < 0) {
+		warn_rl("Bad frame length %u from front-end, "
+			"resetting connection", flen);
+		return -1;
+	}
 	if (in_start == in_end)
 		in_start = in_end = 0;
 	return 0;
-}
-
-/* Does in_buf hold a whole frame (or a bad prefix) not parsed yet? */
-static bool stream_whole_frame(void)
-{
-	uint32_t flen;
-
-	if (in_end - in_start < 4)
-		return false;
-	memcpy(&flen, in_buf + in_start, 4);
-	flen = ntohl(flen);
-	return flen < STREAM_FRAME_MIN || flen > STREAM_FRAME_MAX ||
-	       in_end - in_start - 4 >= flen;
 }
 
 /* Bytes read from the front-end in one loop round, at most, so that other
@@ -218,9 +216,11 @@ static void stream_read(struct ctx *c)
 {
 	size_t budget = STREAM_READ_BUDGET;
 	bool drained = false;
-	int reads;
 
-	for (reads = 0; ; reads++) {
+	/* Ends: every read but a short (last) one fills its room, which is
+	 * at least STREAM_READ_ROOM, or the rest of the budget
+	 */
+	for (;;) {
 		size_t want;
 		ssize_t n;
 
@@ -238,8 +238,7 @@ static void stream_read(struct ctx *c)
 		 * budget is spent wait for the next round: stream_backlog()
 		 * keeps the loop from sleeping meanwhile.
 		 */
-		if (drained || round_frames >= STREAM_ROUND_FRAMES ||
-		    !budget || reads == 16)
+		if (drained || round_frames >= STREAM_ROUND_FRAMES || !budget)
 			return;
 
 		/* Only a partial frame is left: move it to the front if
@@ -278,7 +277,10 @@ static void stream_read(struct ctx *c)
  */
 bool stream_backlog(const struct ctx *c)
 {
-	return c->fd_tap >= 0 && stream_whole_frame();
+	uint32_t flen;
+
+	/* A bad prefix counts: the next round resets the connection */
+	return c->fd_tap >= 0 && stream_next(&flen);
 }
 
 /**
