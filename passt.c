@@ -32,7 +32,10 @@
  *    frames (the bound flow.c relies on) and may keep whole frames it has
  *    read for the next round: while it does (tap_backlog()), the wait
  *    doesn't sleep, and the next round starts with them (tap_resume());
- *  - timers: the loop's tick (every LOOP_TICK_MS) calls main_timer().
+ *  - timers: the loop's tick (every LOOP_TICK_MS) calls main_timer();
+ *    ACKs that TCP holds (Delayed ACK in tcp.c) are due sooner than a
+ *    tick: while there are any, the wait ends by the earliest deadline
+ *    (tcp_hold_wait_ms()), and the round's end sends those that are due.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -87,6 +90,7 @@ static void main_signal(struct ctx *c)
 		case SIGUSR1:
 			flow_log_stats();
 			tap_log_stats();
+			tcp_log_stats();
 			break;
 		default:
 			debug("Signal %i ignored", sig);
@@ -183,7 +187,9 @@ static void main_loop(struct ctx *c)
 		 */
 		bool backlog = tap_backlog(c);
 
-		n = loop_wait(c, ev, LOOP_EVENTS, !backlog);
+		/* ...and held ACKs (tcp.c) bound the sleep */
+		n = loop_wait(c, ev, LOOP_EVENTS,
+			      backlog ? 0 : tcp_hold_wait_ms());
 		if (backlog)
 			tap_resume(c);
 		for (i = 0; i < n && !c->quit; i++) {
@@ -307,6 +313,7 @@ int main(int argc, char **argv)
 	main_loop(c);
 
 	tap_log_stats();
+	tcp_log_stats();
 	if (c->mode == MODE_VU) {
 		vu_cleanup(c);
 		repair_cleanup(c);
