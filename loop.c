@@ -185,23 +185,20 @@ int loop_timer_read(void)
  * @c:		execution context
  * @ev:		events, filled in
  * @max:	size of @ev
- * @timeout:	longest wait in ms, -1 for none, 0 to return at once if
- *		there are no events
+ * @sleep:	false to return at once if there are none
  *
- * Return: number of events, 0 if interrupted (or none came in time);
+ * Return: number of events, 0 if interrupted (or none, not sleeping);
  *	   dies on other errors
  */
-int loop_wait(struct ctx *c, struct epoll_event *ev, int max, int timeout)
+int loop_wait(struct ctx *c, struct epoll_event *ev, int max, bool sleep)
 {
 	int n;
 
-	if (timeout >= 0) {
-		/* What the round queued on the ring goes now, by itself: the
-		 * ring's wait has no timeout
-		 */
+	if (!sleep) {
+		/* What the round queued on the ring goes now, by itself */
 		if (uring_waits())
 			uring_flush();
-		n = epoll_wait(c->epollfd, ev, max, timeout);
+		n = epoll_wait(c->epollfd, ev, max, 0);
 	} else if (uring_waits()) {
 		/* With the round's queued calls, in one io_uring_enter() */
 		n = uring_epoll_wait(c->epollfd, ev, max);

@@ -32,10 +32,7 @@
  *    frames (the bound flow.c relies on) and may keep whole frames it has
  *    read for the next round: while it does (tap_backlog()), the wait
  *    doesn't sleep, and the next round starts with them (tap_resume());
- *  - timers: the loop's tick (every LOOP_TICK_MS) calls main_timer();
- *    ACKs that TCP holds (Delayed ACK in tcp.c) are due sooner than a
- *    tick: while there are any, the wait ends by the earliest deadline
- *    (tcp_hold_wait_ms()), and the round's end sends those that are due.
+ *  - timers: the loop's tick (every LOOP_TICK_MS) calls main_timer().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -90,7 +87,6 @@ static void main_signal(struct ctx *c)
 		case SIGUSR1:
 			flow_log_stats();
 			tap_log_stats();
-			tcp_log_stats();
 			break;
 		default:
 			debug("Signal %i ignored", sig);
@@ -187,9 +183,7 @@ static void main_loop(struct ctx *c)
 		 */
 		bool backlog = tap_backlog(c);
 
-		/* ...and held ACKs (tcp.c) bound the sleep */
-		n = loop_wait(c, ev, LOOP_EVENTS,
-			      backlog ? 0 : tcp_hold_wait_ms());
+		n = loop_wait(c, ev, LOOP_EVENTS, !backlog);
 		if (backlog)
 			tap_resume(c);
 		for (i = 0; i < n && !c->quit; i++) {
@@ -313,7 +307,6 @@ int main(int argc, char **argv)
 	main_loop(c);
 
 	tap_log_stats();
-	tcp_log_stats();
 	if (c->mode == MODE_VU) {
 		vu_cleanup(c);
 		repair_cleanup(c);

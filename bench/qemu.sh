@@ -312,8 +312,6 @@ config() {
 	# Our daemon's totals at exit
 	c_f=$(grep 'Frames from guest' "$PASST_ERR" | tail -n 1) || :
 	[ -z "$c_f" ] || note "$c_k daemon: ${c_f#info: }"
-	c_f=$(grep 'TCP ACKs to guest' "$PASST_ERR" | tail -n 1) || :
-	[ -z "$c_f" ] || note "$c_k daemon: ${c_f#info: }"
 	log "  $c_k: daemon log $(wc -l <"$PASST_ERR") lines"
 }
 

@@ -778,7 +778,6 @@ static int tcpm_flow_new(struct ctx *c, int s, const struct mig_flow_in *f,
 	conn->mss = (uint16_t)MIN(MAX(b->tap_mss, 536U), 65535U);
 	conn->seq_acked = b->seq_ack_from_tap;
 	conn->seq_from_guest = b->seq_from_tap;
-	conn->seq_isn_guest = conn->seq_from_guest;
 	conn->seq_isn = b->seq_ack_from_tap - 1;
 	/* Everything the guest hasn't ACKed is sent again from the queue */
 	conn->seq_to_guest = conn->seq_acked;

@@ -29,30 +29,13 @@
  *  guest -> socket: in-order segments are written to the socket, those of
  *	one batch of frames with a single sendmsg() (tcp_flush_pending());
  *	we ACK to the guest exactly what the kernel took into its send
- *	queue, never more, at the end of the round or a little later (see
- *	Delayed ACK below). The window we advertise is the room the kernel
+ *	queue, never more. The window we advertise is the room the kernel
  *	is sure to have (SO_MEMINFO: buffer size minus queued memory, less a
  *	margin for overhead), so the guest practically never sends what
  *	can't be taken; if it does, the rest isn't ACKed, and once there is
  *	room a window update and three duplicate ACKs make the guest
  *	retransmit it at once. Out-of-order segments are dropped with a
  *	duplicate ACK.
- *
- * Delayed ACK: an ACK per round of guest data costs a write to the
- * front-end, and the guest a wake-up, for every batch of frames, which on
- * a slow (emulated) guest is a few frames. So, like any TCP receiver
- * (RFC 9293 3.8.6.3), we may hold the ACK for written data while:
- *  - less than TCP_HOLD_BYTES, and less than a quarter of the window we
- *    last advertised, is unacknowledged (the guest is never short of
- *    window for it),
- *  - no segment of the batch carried PSH (the guest's write ended: it may
- *    wait for the ACK, Nagle),
- *  - the connection is past its first TCP_HOLD_AFTER bytes (slow start:
- *    the guest's congestion window is still small).
- * A held ACK goes out when one of those stops being true, with data to
- * the guest, or TCP_HOLD_MS after it was first held: the hold list
- * (tcp_hold_wait_ms()) shortens the loop's wait to that deadline. FIN,
- * duplicate and window-update ACKs are never held.
  *
  * Sequence numbers towards the guest are our own (RFC 6528: a keyed hash
  * of the four-tuple plus a 4 µs clock); sequence numbers from the guest
@@ -145,10 +128,6 @@
 #define TCP_QUIET_ON 3			/* no input events from this many
 					 * frames in flight */
 #define TCP_QUIET_OFF 2			/* input events again below this */
-#define TCP_HOLD_MAX 64			/* connections holding an ACK */
-#define TCP_HOLD_BYTES (64 * 1024)	/* ACK at once from this many owed */
-#define TCP_HOLD_AFTER (256 * 1024)	/* ...or this early in a connection */
-#define TCP_HOLD_MS 1			/* deadline, now_ms() ticks: about 1 ms */
 
 #define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
 #define SEQ_LE(a, b) ((int32_t)((a) - (b)) <= 0)
@@ -178,27 +157,11 @@ static struct {
 	uint32_t gen;			/* generation of that flow */
 	uint32_t next;			/* sequence number that may follow */
 	unsigned niov;
-	bool push;			/* some segment carried PSH */
 	size_t len;
 	struct iovec iov[TCP_WBATCH];
 } tcp_pend = { .idx = -1 };
 static uint32_t defer_list[TCP_DEFER_MAX];
 static unsigned defer_count;
-
-/* Held ACKs, oldest first (see Delayed ACK above) */
-static struct {
-	uint32_t idx;			/* flow index */
-	uint32_t gen;			/* generation of that flow */
-	uint64_t deadline;		/* now_ms() by which the ACK goes */
-} tcp_hold[TCP_HOLD_MAX];
-static unsigned tcp_hold_count;
-
-/* Pure ACKs to the guest (tcp_log_stats()) */
-static struct {
-	unsigned long long sent;	/* frames */
-	unsigned long long held;	/* put on the hold list */
-	unsigned long long expired;	/* sent at their deadline */
-} tcp_ack_stats;
 static bool tcp_blocked_any;		/* some connection waits for room */
 
 /* Connection at a flow index, NULL if it's gone (closed in this round) */
@@ -437,8 +400,6 @@ int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 		w16 = 0;
 	}
 	tcp_fill_hdr(th, conn, seq, flags, w16, hlen);
-	if (flags & TCP_ACK)
-		conn->ack_sent = conn->seq_from_guest;
 
 	return tap_send_l4(c, conn->f.key.family, tcp_raddr(conn),
 			   tcp_gaddr(conn), IPPROTO_TCP, tcp_ctl_frame, hlen);
@@ -446,8 +407,7 @@ int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 
 void tcp_ack_now(struct ctx *c, struct tcp_conn *conn)
 {
-	conn->flags &= ~(TCP_F_ACK_DUE | TCP_F_ACK_HELD);
-	tcp_ack_stats.sent++;
+	conn->flags &= ~TCP_F_ACK_DUE;
 	tcp_send_ctl(c, conn, TCP_ACK, conn->seq_to_guest);
 }
 
@@ -484,105 +444,13 @@ static bool tcp_defer(struct tcp_conn *conn)
 /* Ask for an ACK at the end of this loop round (coalesces many) */
 static void tcp_ack_later(struct ctx *c, struct tcp_conn *conn)
 {
+	if (conn->flags & TCP_F_ACK_DUE)
+		return;
 	if (!tcp_defer(conn)) {
 		tcp_ack_now(c, conn);
 		return;
 	}
-	conn->flags &= ~TCP_F_ACK_HELD;	/* its entry is stale now */
 	conn->flags |= TCP_F_ACK_DUE;
-}
-
-/*
- * tcp_ack_hold() - the ACK for guest data just written may wait (Delayed
- * ACK above): on the hold list, unless it must go at the end of the round
- */
-static void tcp_ack_hold(struct ctx *c, struct tcp_conn *conn, bool push)
-{
-	uint32_t owed = conn->seq_from_guest - conn->ack_sent;
-	uint32_t wnd = 0;		/* the guest's window since our last ACK */
-
-	if ((conn->flags & TCP_F_ACK_DUE) && !(conn->flags & TCP_F_ACK_HELD))
-		return;			/* due at the end of the round anyway */
-	if (conn->wnd_span && SEQ_GT(conn->wnd_edge, conn->seq_from_guest))
-		wnd = conn->wnd_edge - conn->ack_sent;
-	if (push || owed >= MIN(TCP_HOLD_BYTES, wnd / 4) ||
-	    conn->seq_from_guest - conn->seq_isn_guest < TCP_HOLD_AFTER ||
-	    conn->f.state != TCP_ST_ESTABLISHED) {
-		tcp_ack_later(c, conn);
-		return;
-	}
-	if (conn->flags & TCP_F_ACK_HELD)
-		return;			/* the first held byte's deadline */
-	if (tcp_hold_count == TCP_HOLD_MAX) {
-		tcp_ack_later(c, conn);
-		return;
-	}
-	tcp_hold[tcp_hold_count].idx = tcp_idx(conn);
-	tcp_hold[tcp_hold_count].gen = conn->f.gen;
-	tcp_hold[tcp_hold_count++].deadline = now_ms() + TCP_HOLD_MS;
-	conn->flags |= TCP_F_ACK_DUE | TCP_F_ACK_HELD;
-	tcp_ack_stats.held++;
-}
-
-/* The connection a hold list entry stands for, NULL if it's stale */
-static struct tcp_conn *tcp_hold_conn(unsigned i)
-{
-	struct tcp_conn *conn = tcp_conn_at(tcp_hold[i].idx);
-
-	if (!conn || conn->f.gen != tcp_hold[i].gen ||
-	    !(conn->flags & TCP_F_ACK_HELD))
-		return NULL;
-	return conn;
-}
-
-/* Send the held ACKs that are due, drop stale entries, keep the order */
-static void tcp_hold_expire(struct ctx *c)
-{
-	uint64_t now;
-	unsigned i, n = 0;
-
-	if (!tcp_hold_count)
-		return;
-	now = now_ms();
-	for (i = 0; i < tcp_hold_count; i++) {
-		struct tcp_conn *conn = tcp_hold_conn(i);
-
-		if (!conn)
-			continue;
-		if (conn->flags & TCP_F_MIGRATED) {
-			/* The guest is someone else's now */
-			conn->flags &= ~(TCP_F_ACK_DUE | TCP_F_ACK_HELD);
-			continue;
-		}
-		if (now >= tcp_hold[i].deadline) {
-			tcp_ack_stats.expired++;
-			tcp_ack_now(c, conn);
-			continue;
-		}
-		tcp_hold[n++] = tcp_hold[i];
-	}
-	tcp_hold_count = n;
-}
-
-/**
- * tcp_hold_wait_ms() - how long the loop may sleep for the hold list
- *
- * Return: milliseconds until the earliest held ACK is due (at least 1),
- *	   -1 if none is held
- */
-int tcp_hold_wait_ms(void)
-{
-	uint64_t now;
-	unsigned i;
-
-	for (i = 0; i < tcp_hold_count && !tcp_hold_conn(i); i++)
-		;
-	if (i == tcp_hold_count)
-		return -1;
-	now = now_ms();
-	if (tcp_hold[i].deadline <= now)
-		return 1;
-	return (int)MIN(tcp_hold[i].deadline - now, (uint64_t)TCP_HOLD_MS);
 }
 
 /*
@@ -611,7 +479,7 @@ static void tcp_conn_free(struct tcp_conn *conn)
 
 	if (tcp_pend.idx == (int)tcp_idx(conn))
 		tcp_pend.idx = -1;
-	conn->flags &= ~(TCP_F_ACK_DUE | TCP_F_ACK_HELD);
+	conn->flags &= ~TCP_F_ACK_DUE;
 	flow_close(flow);
 }
 
@@ -849,9 +717,7 @@ static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 			break;
 		}
 		conn->seq_to_guest += len;
-		/* Data carries the ACK */
-		conn->flags &= ~(TCP_F_ACK_DUE | TCP_F_ACK_HELD);
-		conn->ack_sent = conn->seq_from_guest;
+		conn->flags &= ~TCP_F_ACK_DUE; /* data carries the ACK */
 		off += len;
 	}
 	tap_seg_done(c);
@@ -873,7 +739,7 @@ fin:
 				     conn->seq_to_guest);
 			conn->seq_to_guest++;
 			conn->flags |= TCP_F_FIN_SENT;
-			conn->flags &= ~(TCP_F_ACK_DUE | TCP_F_ACK_HELD);
+			conn->flags &= ~TCP_F_ACK_DUE;
 			if (!conn->timer)
 				tcp_timer_arm(conn, now_ms());
 		}
@@ -1161,7 +1027,6 @@ static void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 		conn->ws_ours = TCP_WS_OURS;
 	}
 	conn->seq_from_guest = seq + 1;
-	conn->seq_isn_guest = conn->seq_from_guest;
 	conn->seq_isn = tcp_isn(k);
 	conn->seq_to_guest = conn->seq_isn;
 	conn->seq_acked = conn->seq_isn;
@@ -1224,13 +1089,11 @@ static void tcp_established(struct tcp_conn *conn)
 }
 
 /*
- * tcp_write() - write guest data to the socket, ACK (later) what it took;
- * @push: some segment of it carried PSH (the ACK isn't held then)
+ * tcp_write() - write guest data to the socket, ACK (later) what it took
  * Return: 0, or -1 if the connection was reset and is gone
  */
 static int tcp_write(struct ctx *c, struct tcp_conn *conn,
-		     const struct iovec *iov, unsigned niov, size_t len,
-		     bool push)
+		     const struct iovec *iov, unsigned niov, size_t len)
 {
 	struct msghdr mh = { .msg_iov = (struct iovec *)iov,
 			     .msg_iovlen = niov };
@@ -1253,10 +1116,8 @@ static int tcp_write(struct ctx *c, struct tcp_conn *conn,
 		trace("TCP flow %u: socket took %zi of %zu bytes",
 		      tcp_idx(conn), n, len);
 		tcp_out_wait(c, conn);
-		tcp_ack_later(c, conn);
-		return 0;
 	}
-	tcp_ack_hold(c, conn, push);
+	tcp_ack_later(c, conn);
 	return 0;
 }
 
@@ -1276,8 +1137,7 @@ int tcp_flush_pending(struct ctx *c)
 	tcp_pend.idx = -1;
 	if (!conn || conn->f.gen != tcp_pend.gen)
 		return 0;
-	return tcp_write(c, conn, tcp_pend.iov, tcp_pend.niov, tcp_pend.len,
-			 tcp_pend.push);
+	return tcp_write(c, conn, tcp_pend.iov, tcp_pend.niov, tcp_pend.len);
 }
 
 /*
@@ -1378,7 +1238,6 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 						 payload, p, 0);
 		tcp_pend.len += plen;
 		tcp_pend.next += plen;
-		tcp_pend.push |= !!(flags & TCP_PSH);
 		goto out;
 	}
 	if (tcp_pend.idx == (int)tcp_idx(conn) && tcp_flush_pending(c))
@@ -1407,13 +1266,12 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 							p, skip);
 			tcp_pend.len = plen - skip;
 			tcp_pend.next = seq + plen;
-			tcp_pend.push = !!(flags & TCP_PSH);
 			goto out;
 		} else {
 			struct iovec iov[1 + TAP_TAIL_MAX];
 			unsigned n = tcp_payload_iov(iov, payload, p, skip);
 
-			if (tcp_write(c, conn, iov, n, plen - skip, true))
+			if (tcp_write(c, conn, iov, n, plen - skip))
 				return;
 		}
 	}
@@ -1519,7 +1377,6 @@ void tcp_input(struct ctx *c, const struct pkt *p)
 			conn->ws_ours = 0;
 		}
 		conn->seq_from_guest = seq + 1;
-		conn->seq_isn_guest = conn->seq_from_guest;
 		conn->seq_acked = ack;
 		conn->wnd_guest = win;
 		tcp_ack_now(c, conn);
@@ -1767,11 +1624,9 @@ void tcp_defer_handler(struct ctx *c)
 			    tcp_data_to_guest(c, conn))
 				continue;
 		}
-		if ((conn->flags & TCP_F_ACK_DUE) &&
-		    !(conn->flags & TCP_F_ACK_HELD))
+		if (conn->flags & TCP_F_ACK_DUE)
 			tcp_ack_now(c, conn);
 	}
-	tcp_hold_expire(c);
 
 	/* The guest kicks us for new buffers only while a connection still
 	 * waits; if that just started, buffers it posted right before weren't
@@ -1795,16 +1650,6 @@ void tcp_defer_handler(struct ctx *c)
 		tcp_quiet(c, conn);
 	}
 	defer_count = 0;
-}
-
-/**
- * tcp_log_stats() - report ACK counters (SIGUSR1, and at exit)
- */
-void tcp_log_stats(void)
-{
-	info("TCP ACKs to guest: %llu sent, %llu held, %llu of those at "
-	     "their deadline", tcp_ack_stats.sent, tcp_ack_stats.held,
-	     tcp_ack_stats.expired);
 }
 
 /**

@@ -18,8 +18,6 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 void tcp_listen_handler(struct ctx *c, union epoll_ref ref);
 void tcp_timer(struct ctx *c, uint64_t now);
 void tcp_defer_handler(struct ctx *c);
-int tcp_hold_wait_ms(void);
-void tcp_log_stats(void);
 int tcp_flush_pending(struct ctx *c);
 
 #endif /* TCP_TCP_H */

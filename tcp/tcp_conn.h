@@ -38,8 +38,6 @@ enum tcp_state {
 #define TCP_F_DEFERRED		(1U << 12) /* on the end-of-round list */
 #define TCP_F_QUIET		(1U << 13) /* EPOLLIN off: guest ACKs drive
 					    * reads (tcp.c, tcp_quiet()) */
-#define TCP_F_ACK_HELD		(1U << 14) /* the pending ACK waits on the
-					    * hold list (tcp.c, Delayed ACK) */
 
 /**
  * struct tcp_conn - a TCP connection between the guest and a host socket
@@ -59,10 +57,6 @@ enum tcp_state {
  *			tcp_sock_sync(), once per round)
  * @seq_isn:		our initial sequence number
  * @seq_from_guest:	next sequence number we expect from the guest
- * @seq_isn_guest:	the guest's first data byte (after its SYN), or where
- *			a migration resumed: ACKs are never held before
- *			TCP_HOLD_AFTER bytes past it
- * @ack_sent:		the last acknowledgement number we sent the guest
  * @wnd_guest:		guest's receive window, bytes
  * @wnd_edge:		right edge (guest sequence number) of the window we
  *			last measured from the socket
@@ -84,8 +78,6 @@ struct tcp_conn {
 	uint32_t acked_unread;
 	uint32_t seq_isn;
 	uint32_t seq_from_guest;
-	uint32_t seq_isn_guest;
-	uint32_t ack_sent;
 	uint32_t wnd_guest;
 	uint32_t wnd_edge;
 	uint32_t wnd_span;

@@ -90,7 +90,6 @@ struct conn {
 	bool ws_offer;			/* offer window scaling in our SYN */
 	uint16_t mss;			/* ours */
 	bool no_split;			/* send as Linux does: see g_output() */
-	bool no_push;			/* data segments without PSH */
 	uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, max_wnd;
 	int snd_ws;			/* daemon's window scale, -1: none */
 	uint32_t rcv_nxt, rcv_wnd, rcv_adv;	/* rcv_adv: right edge sent */
@@ -577,7 +576,7 @@ static void g_data(struct conn *c, size_t off, size_t len, uint8_t flags)
 	uint32_t seq = c->iss + 1 + (uint32_t)off;
 
 	pat_fill(buf, 'C', c->id, off, len);
-	g_seg(c, seq, F_ACK | (c->no_push ? 0 : F_PSH) | flags, buf, len);
+	g_seg(c, seq, F_ACK | F_PSH | flags, buf, len);
 	if (SEQ_GT(seq + (uint32_t)len, c->snd_max))
 		c->snd_max = seq + (uint32_t)len;
 }
@@ -1589,48 +1588,6 @@ static int case_lazy_ack(int family)
 	return close_peer_first(c);
 }
 
-/* Guest to peer without PSH, as a Linux sender cuts a long write: the
- * daemon may hold its ACKs (tcp.c, Delayed ACK), but never for long. First
- * 1 MiB (past the quick start), then small segments one at a time, each
- * with nothing else in flight: only the hold's deadline can ACK those, and
- * it must, well before the daemon's 100 ms tick would (the ACK delays'
- * median; tcp_frames.sh checks in the daemon's counters that ACKs were
- * held and went at their deadline)
- */
-static int case_held_ack(int family)
-{
-	struct conn *c = open_conn(family);
-	unsigned d[20], i, j;
-
-	if (!c)
-		return 1;
-	c->no_push = true;
-	c->tx_total = 1024 * 1024;
-	WAIT(c_peer_all, c, "all guest data at the peer");
-	WAIT(c_all_acked, c, "the daemon to ACK all guest data");
-	for (i = 0; i < 20; i++) {
-		uint64_t t0;
-
-		c->tx_total += 1000;
-		pump(0);		/* sends it */
-		t0 = now_ms();
-		WAIT(c_all_acked, c, "the ACK of a lone segment without PSH");
-		d[i] = (unsigned)(now_ms() - t0);
-		for (j = i; j > 0 && d[j - 1] > d[j]; j--) {
-			unsigned t = d[j];
-
-			d[j] = d[j - 1];
-			d[j - 1] = t;
-		}
-	}
-	printf("tcpguest: %s: lone segments ACKed after %u to %u ms, median "
-	       "%u ms\n", cur_case, d[0], d[19], d[10]);
-	CHECK(d[10] < 25, c, "a lone segment's ACK took %u ms (median of 20): "
-	      "held past its deadline, until a timer tick", d[10]);
-	WAIT(c_peer_all, c, "all guest data at the peer");
-	return close_guest_first(c);
-}
-
 static int case_fin_guest(int family)
 {
 	struct conn *c = open_conn(family);
@@ -2155,8 +2112,6 @@ static const struct tcase cases[] = {
 	{ "data-in", case_data_in, false, "2 MiB peer -> guest, ACKed" },
 	{ "lazy-ack", case_lazy_ack, false,
 	  "2 MiB peer -> guest, ACKed every 2 segments; then small writes" },
-	{ "held-ack", case_held_ack, false,
-	  "1 MiB guest -> peer without PSH, then lone segments: ACKed soon" },
 	{ "fin-guest", case_fin_guest, false,
 	  "guest FIN first, peer sends after it" },
 	{ "fin-peer", case_fin_peer, false,

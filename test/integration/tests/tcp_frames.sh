@@ -7,8 +7,7 @@
 # listening port per connection). Each case is a separate tcpguest run:
 # handshake options, data both ways (one way as a Linux sender cuts its
 # segments; the other also to a guest that ACKs only every second
-# segment), guest data without PSH (ACKs held, but not for long), FIN from
-# either side first, RST from either side, zero window
+# segment), FIN from either side first, RST from either side, zero window
 # and window update, duplicate and overlapping segments, a segment after
 # a gap, a SYN to a closed port. After each case the daemon must be back
 # to its baseline of flows and file descriptors.
@@ -17,7 +16,7 @@ set -eu
 # shellcheck source=lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-CASES=${TCP_FRAMES_CASES:-"handshake data-out no-split data-in lazy-ack held-ack fin-guest fin-peer
+CASES=${TCP_FRAMES_CASES:-"handshake data-out no-split data-in lazy-ack fin-guest fin-peer
 	rst-guest rst-peer zero-window retransmit out-of-order closed-port"}
 
 tcpguest_start
@@ -47,18 +46,4 @@ for c in $CASES; do
 	settle "$c"
 done
 [ -z "$failed" ] || fail "failed cases:$failed"
-
-# held-ack: the daemon did hold ACKs (nothing else sends without PSH), and
-# those of the lone segments went at their deadline, not with something else
-case " $(echo $CASES) " in
-*" held-ack "*)
-	acks=$(grep 'TCP ACKs to guest:' "$PASST_ERR" | tail -n 1)
-	log "daemon: ${acks#*: }"
-	held=$(echo "$acks" | sed -n 's/.* \([0-9][0-9]*\) held.*/\1/p')
-	late=$(echo "$acks" | sed -n 's/.* \([0-9][0-9]*\) of those at.*/\1/p')
-	[ "${held:-0}" -gt 0 ] || fail "held-ack: no ACK was held ($acks)"
-	[ "${late:-0}" -ge 20 ] ||
-		fail "held-ack: fewer than 20 held ACKs went at their deadline ($acks)"
-	;;
-esac
 passt_stop
