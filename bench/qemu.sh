@@ -11,17 +11,20 @@
 # Usage: bench/qemu.sh          (as root, after make; make bench runs it)
 #
 # For each mode (stream, vhost-user), MTU (65520, 1500: the daemon gets
-# -m MTU, the guest takes it from DHCP) and back-end (ours, then Debian
-# 13's upstream passt: the two back-ends of a mode and MTU run back to
-# back), one guest boot, then, as in bench/ns.sh:
-#   idle  VmRSS once the guest is up, before any traffic
-#   g2p   guest -> peer, iperf3 client in the guest; BENCH_RUNS runs
+# -m MTU, the guest takes it from DHCP) and back-end (ours and Debian 13's
+# upstream passt), guest boots in the order ours, upstream, ours: ours
+# runs the first half of the runs, upstream all of them, ours the rest
+# (see part() below). In each boot, as in bench/ns.sh (* only in a
+# back-end's first boot):
+#   idle* VmRSS once the guest is up, before any traffic
+#   g2p   guest -> peer, iperf3 client in the guest; the boot's runs
 #   p2g   peer -> guest, the same with -R
-#   g2p, p2g again, BENCH_SC_RUNS runs with the system call counter on
-#   g2p, p2g once more with perf record if BENCH_PROFILE=1 (see bench/ns.sh)
+#   g2p, p2g again*, BENCH_SC_RUNS runs with the system call counter on
+#   g2p, p2g once more* with perf record if BENCH_PROFILE=1 (bench/ns.sh)
 #   rr    TCP request/response, 64 bytes, one in flight: sockperf
-#         ping-pong from the guest to a sockperf server on the peer
-#   peak  VmHWM at the end
+#         ping-pong from the guest to a sockperf server on the peer; the
+#         boot's runs
+#   peak* VmHWM at the end
 # CPU: the daemon's utime+stime (its whole process tree, /proc/PID/stat)
 # over the run, per GiB received. Records go to BENCH_RECORDS (see
 # bench/lib.sh); run alone, the script prints the table of bench/report.sh,
@@ -226,9 +229,12 @@ rr() {
 	log "  $r_k rr #$r_r: RTT p50 $r_p50 us"
 }
 
-# config MODE BACKEND MTU: daemon, guest boot, all the runs
+# config MODE BACKEND MTU FIRST LAST ONCE: daemon, guest boot, throughput
+# and latency runs FIRST to LAST; if ONCE is 1, also the figures taken
+# once per back-end (idle RSS, system call counts, profiles, peak HWM)
 config() {
-	local c_mode=$1 c_b=$2 c_mtu=$3 c_k c_f c_sp c_r c_d c_n
+	local c_mode=$1 c_b=$2 c_mtu=$3 c_first=$4 c_last=$5 c_once=$6
+	local c_k c_f c_sp c_r c_d c_n
 	c_k="$c_mode $c_b $c_mtu"
 	E2E_MODE=$c_mode
 	PASST=$(bench_bin "$c_b")
@@ -250,14 +256,16 @@ config() {
 	c_f=$(g_run 'cat /sys/class/net/eth0/device/features' | tr -d '\r') ||
 		c_f=
 	[ -n "$c_f" ] && echo "$c_k guest $(bits_hex "$c_f")" >>"$FEAT"
-	rec "$c_mode" "$c_mtu" idle rss "$c_b" "$(status_mib "$DPID" VmRSS)"
+	[ "$c_once" = 1 ] &&
+		rec "$c_mode" "$c_mtu" idle rss "$c_b" \
+			"$(status_mib "$DPID" VmRSS)"
 
-	for c_r in $(seq 1 "$BENCH_RUNS"); do
+	for c_r in $(seq "$c_first" "$c_last"); do
 		for c_d in g2p p2g; do
 			tp "$c_mode" "$c_b" "$c_mtu" "$c_d" "$c_r" cpu || return 1
 		done
 	done
-	if [ "$BENCH_SC_TOOL" != none ]; then
+	if [ "$c_once" = 1 ] && [ "$BENCH_SC_TOOL" != none ]; then
 		for c_r in $(seq 1 "$BENCH_SC_RUNS"); do
 			for c_d in g2p p2g; do
 				tp "$c_mode" "$c_b" "$c_mtu" "$c_d" "$c_r" sc ||
@@ -265,7 +273,7 @@ config() {
 			done
 		done
 	fi
-	if [ "${BENCH_PROFILE:-0}" = 1 ]; then
+	if [ "$c_once" = 1 ] && [ "${BENCH_PROFILE:-0}" = 1 ]; then
 		for c_d in g2p p2g; do
 			tp "$c_mode" "$c_b" "$c_mtu" "$c_d" 1 prof || return 1
 		done
@@ -285,14 +293,16 @@ config() {
 		fi
 	fi
 	if [ "$c_sp" != 0 ]; then
-		for c_r in $(seq 1 "$BENCH_RUNS"); do
+		for c_r in $(seq "$c_first" "$c_last"); do
 			rr "$c_mode" "$c_b" "$c_mtu" "$c_r"
 		done
 		kill -KILL "$c_sp" 2>/dev/null || :
 		wait "$c_sp" 2>/dev/null || :
 	fi
 	alive "$DPID" || { note "$c_k: DAEMON DIED"; return 1; }
-	rec "$c_mode" "$c_mtu" peak hwm "$c_b" "$(status_mib "$DPID" VmHWM)"
+	[ "$c_once" = 1 ] &&
+		rec "$c_mode" "$c_mtu" peak hwm "$c_b" \
+			"$(status_mib "$DPID" VmHWM)"
 
 	qemu_stop
 	kill -TERM "$DPID" 2>/dev/null || :
@@ -326,29 +336,51 @@ killall_tracked() {
 	rm -f "$SOCK" "$PIDFILE"
 }
 
+# part MODE BACKEND MTU FIRST LAST ONCE: one config() in a subshell (a
+# failure ends that part only), logged and timed
+part() {
+	local p_t0 p_st
+	log "QEMU, $1, $2 ($(bench_bin "$2")), MTU $3, runs $4 to $5"
+	p_t0=$(date +%s)
+	set +e
+	(
+		set -e
+		config "$@"
+	)
+	p_st=$?
+	set -e
+	if [ "$p_st" -ne 0 ]; then
+		note "$1 $2 $3 runs $4-$5: configuration failed (status $p_st)"
+		killall_tracked
+	fi
+	log "  ($(($(date +%s) - p_t0)) s)"
+}
+
+# The order of the boots, with two back-ends A and B: A takes the first
+# half of the runs, B all of them, A the second half (A-B-A), so that a
+# load that rises or falls steadily over the minutes of a configuration
+# weighs on both alike; each back-end's once-only figures come from its
+# first boot
 setup_ns
 START=$(date +%s)
+read -r _a _b _rest <<<"$BENCH_BACKENDS"
+_half=$(((BENCH_RUNS + 1) / 2))
 for _mode in $BENCH_MODES; do
 	case $_mode in stream | vhost-user) ;; *) fail "unknown mode $_mode" ;; esac
 	for _m in $BENCH_MTUS; do
-		for _b in $BENCH_BACKENDS; do
-			log "QEMU, $_mode, $_b ($(bench_bin "$_b")), MTU $_m"
-			_t0=$(date +%s)
-			# A subshell: a failure ends this configuration only
-			set +e
-			(
-				set -e
-				config "$_mode" "$_b" "$_m"
-			)
-			_st=$?
-			set -e
-			if [ "$_st" -ne 0 ]; then
-				note "$_mode $_b $_m: configuration failed" \
-					"(status $_st)"
-				killall_tracked
-			fi
-			rec_missing "$_mode" "$_m" "$_b"
-			log "  ($(($(date +%s) - _t0)) s)"
+		if [ -n "$_b" ] && [ -z "$_rest" ]; then
+			part "$_mode" "$_a" "$_m" 1 "$_half" 1
+			part "$_mode" "$_b" "$_m" 1 "$BENCH_RUNS" 1
+			[ "$_half" -ge "$BENCH_RUNS" ] ||
+				part "$_mode" "$_a" "$_m" $((_half + 1)) \
+					"$BENCH_RUNS" 0
+		else
+			for _k in $BENCH_BACKENDS; do
+				part "$_mode" "$_k" "$_m" 1 "$BENCH_RUNS" 1
+			done
+		fi
+		for _k in $BENCH_BACKENDS; do
+			rec_missing "$_mode" "$_m" "$_k"
 		done
 	done
 done
