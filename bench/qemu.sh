@@ -255,10 +255,11 @@ config() {
 		note "$c_k: the guest's MTU is '$G_MTU', expected $c_mtu"
 	c_f=$(g_run 'cat /sys/class/net/eth0/device/features' | tr -d '\r') ||
 		c_f=
-	[ -n "$c_f" ] && echo "$c_k guest $(bits_hex "$c_f")" >>"$FEAT"
-	[ "$c_once" = 1 ] &&
+	if [ "$c_once" = 1 ]; then
+		[ -n "$c_f" ] && echo "$c_k guest $(bits_hex "$c_f")" >>"$FEAT"
 		rec "$c_mode" "$c_mtu" idle rss "$c_b" \
 			"$(status_mib "$DPID" VmRSS)"
+	fi
 
 	for c_r in $(seq "$c_first" "$c_last"); do
 		for c_d in g2p p2g; do
