@@ -20,7 +20,10 @@
  *     the kernel neither ACKs what the peer sends (a socket in repair mode
  *     would) nor answers it with a RST: the peer retransmits until the
  *     fabric delivers to the target. The flow is marked TCP_F_MIGRATED.
- *  2. TCP_REPAIR goes on for all of them (migrate/repair.c), and each
+ *  2. TCP_REPAIR goes on for all of them (migrate/repair.c). A socket that
+ *     still owes its peer a delayed ACK leaves repair mode for a moment
+ *     (tcpm_flush_acks()): the kernel's timer would send that ACK later,
+ *     from the source, repair mode or not. Then each
  *     socket is dumped: TCP_INFO, MSS, timestamp, window, both queues and
  *     their sequence numbers. Towards the guest, what it hasn't ACKed is
  *     written as never sent, so any target sends it again at once. The
@@ -375,6 +378,78 @@ static int tcpm_dump(int s, struct mig_tcp_ext *e, uint8_t **sndq,
 	return 0;
 }
 
+/*
+ * Does @s (in repair mode) owe its peer an ACK that a window probe can
+ * clear? The kernel sets rcv_wup to rcv_nxt with every segment it sends,
+ * so they differ exactly while data came in that no ACK has covered yet: a
+ * delayed ACK is pending. The kernel sends probes in ESTABLISHED only
+ */
+static bool tcpm_ack_owed(int s)
+{
+	struct tcp_info ti;
+	struct tcpm_window w;
+	socklen_t sl = sizeof(ti);
+	uint32_t rcv_nxt;
+	bool owed;
+
+	if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &sl) ||
+	    ti.tcpi_state != TCP_ESTABLISHED)
+		return false;
+	sl = sizeof(w);
+	if (tcpm_queue(s, TCPM_QUEUE_RECV))
+		return true;
+	owed = tcpm_get_u32(s, TCP_QUEUE_SEQ, &rcv_nxt) ||
+	       getsockopt(s, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, &sl) ||
+	       w.rcv_wup != rcv_nxt;
+	tcpm_queue(s, TCPM_QUEUE_NONE);
+	return owed;
+}
+
+/*
+ * Held sockets in repair mode may still owe their peer a delayed ACK, and
+ * the kernel's timer sends it (pure ACKs don't look at repair mode) up to
+ * 200 ms later: from the source, after the migration, advancing the peer's
+ * snd_una. So those sockets leave repair mode once and go back in it:
+ * TCP_REPAIR_OFF sends a window probe, and any segment sent counts as the
+ * ACK owed, which clears the pending one. The probe's sequence number is
+ * an old one, so the peer doesn't take its ACK (it answers with its own,
+ * which the filter drops): what the ACK would have covered stays unacked
+ * at the peer, to be sent again to the target.
+ * The repair helper's "off" takes the drop-all filter away for that
+ * moment: ours goes back at once (@refilter), and the helper's "on"
+ * attaches it again. More data may come in meanwhile, hence the rounds.
+ * Return: 0, or -errno from repair_set() (some may be out of repair mode)
+ */
+static int tcpm_flush_acks(struct ctx *c, int *fds, unsigned n,
+			   bool refilter)
+{
+	unsigned i, k, round;
+	int rc;
+
+	for (round = 0; round < 3; round++) {
+		for (i = 0, k = 0; i < n; i++) {
+			if (tcpm_ack_owed(fds[i]))
+				fds[k++] = fds[i];
+		}
+		if (!k)
+			return 0;
+		debug("Migration: %u held connection(s) owe an ACK, clearing "
+		      "it with a window probe (round %u)", k, round + 1);
+		if ((rc = repair_set(c, fds, k, REPAIR_OFF)))
+			return rc;
+		for (i = 0; refilter && i < k; i++) {
+			if (!tcpm_filtered(fds[i]))
+				tcpm_filter_attach(fds[i]);
+		}
+		if ((rc = repair_set(c, fds, k, REPAIR_ON)))
+			return rc;
+		n = k;
+	}
+	warn("Migration: %u held connection(s) may still owe an ACK, which "
+	     "the source would send after the migration", n);
+	return 0;
+}
+
 /* Every held connection's socket, in flow order; returns how many */
 static unsigned tcpm_held_fds(int *fds, unsigned max)
 {
@@ -458,6 +533,10 @@ int tcp_migrate_source_hold(struct ctx *c)
 	}
 	n = tcpm_held_fds(fds, tcpm_held);
 	rc = repair_set(c, fds, n, REPAIR_ON);
+	if (!rc) {
+		rc = tcpm_flush_acks(c, fds, n, !attach_err);
+		n = tcpm_held_fds(fds, tcpm_held);
+	}
 	if (rc) {
 		/* Some may be in repair mode: take them out silently */
 		repair_set(c, fds, n, REPAIR_OFF_NO_WP);

@@ -4,9 +4,14 @@
 # migrate_silence.sh - the source's linger is silent (migrate-lib.sh
 # topology). Three pattern streams run between the peer on the FABRIC and
 # the guest: "down" (peer -> guest, IPv4, port 7001), "up" (guest ->
-# peer, IPv4, port 7002) and "zw" (guest -> peer, IPv4, port 7003, the
+# peer, IPv4, port 7002), "zw" (guest -> peer, IPv4, port 7003, the
 # peer not reading until the end: a zero window, so that the source holds
-# unsent data with its persist timer running). The guest migrates from
+# unsent data with its persist timer running) and "dz" (peer -> guest,
+# IPv4, port 7004, slowly, the guest not reading until the end: the
+# source's socket never empties, so the kernel delays its ACKs for the
+# peer's small segments, and one is nearly always pending when the
+# sockets are frozen: the source must not send it later, from its delayed
+# ACK timer, as a socket in repair mode would). The guest migrates from
 # SRC to DST, and the fabric keeps routing the pod address to SRC for
 # MIG_HOLD_MS (default 3000, and at least 2 samples) afterwards, while the
 # source daemon holds the migrated sockets.
@@ -41,6 +46,7 @@ MIG_HOLD_MS=${MIG_HOLD_MS:-3000}
 DPORT=7001
 UPORT=7002
 ZPORT=7003
+DZPORT=7004
 
 mig_setup
 # A long linger: on a loaded machine the checks take a while, and the
@@ -55,6 +61,7 @@ mig_repair_ready src "$src_sock"
 mig_stream down down4 "$DPORT" --rate 1024
 mig_stream up up4 "$UPORT" --rate 1024
 mig_stream zw up4 "$ZPORT" --rate 1024 --pause-rx --rcvbuf 16384
+mig_stream dz down4 "$DZPORT" --rate 32 --pause-rx --rcvbuf 16384
 for s in down up; do
 	mig_flowing "$s" 65536 10 ||
 		fail "stream $s does not flow: $(cat "$T/$s".*.err)"
@@ -64,6 +71,10 @@ done
 # blocked, the source's socket holding unsent data
 wait_for "[ \$(mig_prog zw c tx) -ge 131072 ]" 15 ||
 	fail "stream zw does not fill up: $(cat "$T"/zw.*.err)"
+# The stream the guest doesn't read: well past the guest's buffer, so that
+# the source's socket holds what the guest can't take
+wait_for "[ \$(mig_prog dz l tx) -ge 65536 ]" 15 ||
+	fail "stream dz does not fill up: $(cat "$T"/dz.*.err)"
 log "zw in SRC before: $(mig_ss_info "$SRC" "( dport = :$ZPORT )" |
 	grep -o 'snd_wnd:[0-9]*\|notsent:[0-9]*\|unacked:[0-9]*\|backoff:[0-9]*' | tr '\n' ' ')"
 
@@ -140,11 +151,11 @@ mig_cap_stop "$cap"
 # and during the hold (t_hold .. t_switch)
 mig_cap_text srcout >"$T/srcout.txt"
 awk -v th="$t_hold" -v ts="$t_switch" -v tt="$t_trig" \
-    -v dp="$DPORT" -v up="$UPORT" -v zp="$ZPORT" '
+    -v dp="$DPORT" -v up="$UPORT" -v zp="$ZPORT" -v dzp="$DZPORT" '
 function port(a) { sub(/:$/, "", a); sub(/.*\./, "", a); return a }
 {
 	t = $1 * 1000; p = port($5)
-	if (p != dp && p != up && p != zp)
+	if (p != dp && p != up && p != zp && p != dzp)
 		next
 	f = ""; ack = ""; len = 0; seq = ""
 	if (match($0, /Flags \[[^]]*\]/))
@@ -185,8 +196,8 @@ function port(a) { sub(/:$/, "", a); sub(/.*\./, "", a); return a }
 		pure[p]++
 }
 END {
-	for (i = 0; i < 3; i++) {
-		p = i == 0 ? dp : i == 1 ? up : zp
+	for (i = 0; i < 4; i++) {
+		p = i == 0 ? dp : i == 1 ? up : i == 2 ? zp : dzp
 		s = ""
 		for (k in fl) {
 			split(k, kk, SUBSEP)
@@ -194,11 +205,11 @@ END {
 				s = s " [" kk[2] "]x" fl[k]
 		}
 		printf "hold: SRC -> peer port %s (%s): %d segment(s)%s, %d data bytes, %d retransmission(s), %d new data bytes, %d pure ACK(s) (window probes), %d RST, %d FIN, %d ACK(s) beyond %s; %d segment(s) between the trigger and the end of the migration\n",
-			p, p == dp ? "down: peer sends" : p == up ? "up: guest sends" : "zw: guest sends, zero window",
+			p, p == dp ? "down: peer sends" : p == up ? "up: guest sends" : p == zp ? "zw: guest sends, zero window" : "dz: peer sends, guest not reading",
 			n[p], s, bytes[p], rexmit[p], newdata[p], pure[p], rst[p],
 			fin[p], adv[p], (p in maxack) ? sprintf("%.0f", maxack[p]) : "-", mig[p]
 		bad += rst[p] + adv[p] + fin[p]
-		if (p == dp)
+		if (p == dp || p == dzp)
 			bad += newdata[p]
 	}
 	exit bad ? 1 : 0
@@ -221,7 +232,7 @@ sanitizer_check "$src_log"
 for s in down up; do
 	mig_flowing "$s" 32768 15 || fail "stream $s stops after SIGUSR2"
 done
-mig_streams_verify down up zw
+mig_streams_verify down up zw dz
 rst_src=$(($(mig_rsts "$SRC") - rst_src0))
 rst_dst=$(($(mig_rsts "$DST") - rst_dst0))
 [ "$rst_src" -eq 0 ] || fail "SRC sent $rst_src RSTs"
