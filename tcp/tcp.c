@@ -215,13 +215,14 @@ static uint32_t tcp_isn(const struct flow_key *k)
  * writable, which is also when it grows the buffer (autotuning) and
  * signals EPOLLOUT once there is room again.
  */
-static uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low)
+static uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low,
+			      bool *idle)
 {
 	uint32_t mi[SK_MEMINFO_VARS];
 	socklen_t sl = sizeof(mi);
 	uint32_t sndbuf, queued, room;
 
-	*low = false;
+	*low = *idle = false;
 	if (getsockopt(conn->sock, SOL_SOCKET, SO_MEMINFO, mi, &sl) ||
 	    sl < (SK_MEMINFO_WMEM_QUEUED + 1) * sizeof(uint32_t))
 		return 0;
@@ -229,6 +230,7 @@ static uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low)
 	queued = mi[SK_MEMINFO_WMEM_QUEUED];
 	room = sndbuf > queued ? sndbuf - queued : 0;
 	*low = room < queued / 2;
+	*idle = !queued;
 	/* Segments cost the kernel more than their payload: keep a margin,
 	 * or the last segment of a window would be refused
 	 */
@@ -289,9 +291,9 @@ static void tcp_quiet(struct ctx *c, struct tcp_conn *conn)
  */
 uint16_t tcp_wnd_offered(const struct tcp_conn *conn)
 {
-	bool low;
+	bool low, idle;
 
-	return (uint16_t)MIN(tcp_sock_room(conn, &low) >> conn->ws_ours,
+	return (uint16_t)MIN(tcp_sock_room(conn, &low, &idle) >> conn->ws_ours,
 			     65535U);
 }
 
@@ -313,19 +315,29 @@ uint16_t tcp_wnd_offered(const struct tcp_conn *conn)
  * or it never grows (EPOLLOUT above), and a Linux sender with a window
  * under one of its segments waits for an ACK that moves the edge (its
  * persist timer, hundreds of ms, if nothing is in flight).
+ * Except while the socket took nothing since a measurement that found its
+ * send queue empty (TCP_F_WND_IDLE): then nothing can run low, and the
+ * kernel grows the buffer only as the peer ACKs data, so the room is what
+ * it was. That saves a getsockopt() per batch towards a guest that only
+ * receives (the buffer then keeps its first, small size).
  */
 static uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 {
 	uint32_t room = conn->wnd_edge - conn->seq_from_guest;
-	bool low;
+	bool low, idle;
 
 	if (!conn->wnd_span || SEQ_GT(conn->seq_from_guest, conn->wnd_edge) ||
-	    room < MAX(conn->wnd_span / 2, TCP_WND_KEEP)) {
-		room = tcp_sock_room(conn, &low);
+	    (room < MAX(conn->wnd_span / 2, TCP_WND_KEEP) &&
+	     !((conn->flags & TCP_F_WND_IDLE) && room == conn->wnd_span))) {
+		room = tcp_sock_room(conn, &low, &idle);
 		if (low && conn->f.state == TCP_ST_ESTABLISHED)
 			tcp_out_wait(c, conn);
 		conn->wnd_span = room;
 		conn->wnd_edge = conn->seq_from_guest + room;
+		if (idle)
+			conn->flags |= TCP_F_WND_IDLE;
+		else
+			conn->flags &= ~TCP_F_WND_IDLE;
 	}
 	return (uint16_t)MIN(room >> conn->ws_ours, 65535U);
 }
@@ -389,11 +401,12 @@ int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 			hlen += TCP_OPT_SYN_LEN;
 		else
 			hlen += 4;
-		bool low;
+		bool low, idle;
 
 		/* The window in a SYN is never scaled */
-		w16 = (uint16_t)MIN(conn->sock >= 0 ? tcp_sock_room(conn, &low)
-						    : 65535U, 65535U);
+		w16 = (uint16_t)MIN(conn->sock >= 0 ?
+				    tcp_sock_room(conn, &low, &idle) : 65535U,
+				    65535U);
 	} else if (!(flags & TCP_RST) && conn->sock >= 0) {
 		w16 = tcp_wnd_to_guest(c, conn);
 	} else {

@@ -38,6 +38,8 @@ enum tcp_state {
 #define TCP_F_DEFERRED		(1U << 12) /* on the end-of-round list */
 #define TCP_F_QUIET		(1U << 13) /* EPOLLIN off: guest ACKs drive
 					    * reads (tcp.c, tcp_quiet()) */
+#define TCP_F_WND_IDLE		(1U << 14) /* the window's measurement found
+					    * the send queue empty */
 
 /**
  * struct tcp_conn - a TCP connection between the guest and a host socket
