@@ -181,6 +181,14 @@ static int tcpm_get_u32(int s, int opt, uint32_t *v)
 	return getsockopt(s, IPPROTO_TCP, opt, v, &sl) ? -errno : 0;
 }
 
+static int tcpm_get_window(int s, struct tcpm_window *w)
+{
+	socklen_t sl = sizeof(*w);
+
+	return getsockopt(s, IPPROTO_TCP, TCP_REPAIR_WINDOW, w, &sl) ?
+	       -errno : 0;
+}
+
 /* Is our FIN in the send queue's sequence space? */
 static bool tcpm_fin_sent(uint8_t st)
 {
@@ -312,9 +320,8 @@ static int tcpm_dump(int s, struct mig_tcp_ext *e, uint8_t **sndq,
 	if ((ti.tcpi_options & TCPI_OPT_TIMESTAMPS) &&
 	    (rc = tcpm_get_u32(s, TCP_TIMESTAMP, &e->timestamp)))
 		return rc;
-	sl = sizeof(w);
-	if (getsockopt(s, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, &sl))
-		return -errno;
+	if ((rc = tcpm_get_window(s, &w)))
+		return rc;
 	e->snd_wl1 = w.snd_wl1;
 	e->snd_wnd = w.snd_wnd;
 	e->max_window = w.max_window;
@@ -395,12 +402,10 @@ static bool tcpm_ack_owed(int s)
 	if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &sl) ||
 	    ti.tcpi_state != TCP_ESTABLISHED)
 		return false;
-	sl = sizeof(w);
 	if (tcpm_queue(s, TCPM_QUEUE_RECV))
 		return true;
 	owed = tcpm_get_u32(s, TCP_QUEUE_SEQ, &rcv_nxt) ||
-	       getsockopt(s, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, &sl) ||
-	       w.rcv_wup != rcv_nxt;
+	       tcpm_get_window(s, &w) || w.rcv_wup != rcv_nxt;
 	tcpm_queue(s, TCPM_QUEUE_NONE);
 	return owed;
 }

@@ -324,11 +324,12 @@ uint16_t tcp_wnd_offered(const struct tcp_conn *conn)
 static uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 {
 	uint32_t room = conn->wnd_edge - conn->seq_from_guest;
+	/* Idle at the measurement, and the socket took nothing since */
+	bool keep = (conn->flags & TCP_F_WND_IDLE) && room == conn->wnd_span;
 	bool low, idle;
 
 	if (!conn->wnd_span || SEQ_GT(conn->seq_from_guest, conn->wnd_edge) ||
-	    (room < MAX(conn->wnd_span / 2, TCP_WND_KEEP) &&
-	     !((conn->flags & TCP_F_WND_IDLE) && room == conn->wnd_span))) {
+	    (!keep && room < MAX(conn->wnd_span / 2, TCP_WND_KEEP))) {
 		room = tcp_sock_room(conn, &low, &idle);
 		if (low && conn->f.state == TCP_ST_ESTABLISHED)
 			tcp_out_wait(c, conn);

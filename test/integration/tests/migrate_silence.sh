@@ -9,12 +9,12 @@
 # unsent data with its persist timer running) and "dz" (peer -> guest,
 # IPv4, port 7004, slowly, the guest not reading until the end: the
 # source's socket never empties, so the kernel delays its ACKs for the
-# peer's small segments, and one is nearly always pending when the
-# sockets are frozen: the source must not send it later, from its delayed
-# ACK timer, as a socket in repair mode would). The guest migrates from
-# SRC to DST, and the fabric keeps routing the pod address to SRC for
-# MIG_HOLD_MS (default 3000, and at least 2 samples) afterwards, while the
-# source daemon holds the migrated sockets.
+# peer's small segments, and one is pending when the sockets are frozen
+# at about every other migration: the source must not send it later, from
+# its delayed ACK timer, as a socket in repair mode would). The guest
+# migrates from SRC to DST, and the fabric keeps routing the pod address
+# to SRC for MIG_HOLD_MS (default 3000, and at least 2 samples)
+# afterwards, while the source daemon holds the migrated sockets.
 #
 # During the hold:
 #   - the peer's bytes_acked on the "down" connection (ss -tin in
