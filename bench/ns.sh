@@ -129,7 +129,7 @@ up() {
 		ip netns exec "$u_g" "$TOOLS/tapbridge" -r 5 "$u_sock" \
 			2>"$T/$u_b-bridge.err" &
 	else
-		ip netns exec "$u_g" "$TOOLS/vu-front" -r 5 -O -P -m "$u_mtu" \
+		ip netns exec "$u_g" "$TOOLS/vu-front" -r 5 -O -P -e -m "$u_mtu" \
 			"$u_sock" bridge 2>"$T/$u_b-bridge.err" &
 	fi
 	BPID[$u_b]=$!

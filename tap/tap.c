@@ -444,6 +444,7 @@ void tap_log_stats(void)
 	     (unsigned long long)tap_stats.rx_part,
 	     (unsigned long long)tap_stats.tx,
 	     (unsigned long long)tap_stats.tx_fail);
+	vu_net_log_stats();
 }
 
 /**

@@ -443,6 +443,15 @@ static int vu_set_features(struct ctx *c, const struct vu_msg *m)
 	}
 	vu_dev.features = f;
 	vu_dev.mem.log_on = !!(f & (1ULL << VHOST_F_LOG_ALL));
+	for (i = 0; i < VU_QUEUES; i++) {
+		struct virtq *vq = &vu_dev.vq[i];
+		bool ev = !!(f & (1ULL << VIRTIO_RING_F_EVENT_IDX));
+
+		if (vq->event_idx == ev)
+			continue;
+		vq->event_idx = ev;
+		vq_notify_reset(vq);
+	}
 	debug("vhost-user: features 0x%llx", (unsigned long long)f);
 	if (!(f & (1ULL << VHOST_USER_F_PROTOCOL_FEATURES))) {
 		for (i = 0; i < VU_QUEUES; i++)
@@ -797,6 +806,7 @@ static int vu_set_vring_kick(struct ctx *c, const struct vu_msg *m)
 	vq->kick_fd = fd;
 	vq->started = true;
 	vq->broken = false;
+	vq_notify_reset(vq);
 	if (!(vu_dev.features & (1ULL << VHOST_USER_F_PROTOCOL_FEATURES)))
 		vq->enabled = true;
 	debug("vhost-user: ring %u started at %u", i, vq->last_avail);

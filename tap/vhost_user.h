@@ -41,7 +41,8 @@ struct ctx;
 	 (1ULL << VHOST_F_LOG_ALL) | (1ULL << VIRTIO_NET_F_MRG_RXBUF) |   \
 	 (1ULL << VIRTIO_NET_F_GUEST_CSUM) | (1ULL << VIRTIO_NET_F_CSUM) |  \
 	 (1ULL << VIRTIO_NET_F_HOST_TSO4) | (1ULL << VIRTIO_NET_F_HOST_TSO6) |  \
-	 (1ULL << VIRTIO_NET_F_GUEST_TSO4) | (1ULL << VIRTIO_NET_F_GUEST_TSO6))
+	 (1ULL << VIRTIO_NET_F_GUEST_TSO4) | (1ULL << VIRTIO_NET_F_GUEST_TSO6) | \
+	 (1ULL << VIRTIO_RING_F_EVENT_IDX))
 #define VU_PROTOCOL_FEATURES                                           \
 	((1ULL << VHOST_USER_PROTOCOL_F_LOG_SHMFD) |                   \
 	 (1ULL << VHOST_USER_PROTOCOL_F_RARP) |                        \
@@ -124,6 +125,7 @@ int vu_net_send(struct ctx *c, const void *frame, size_t len);
 size_t vu_net_room(const struct ctx *c);
 bool vu_net_rx_kicks(struct ctx *c, bool on);
 void vu_net_flush(struct ctx *c);
+void vu_net_log_stats(void);
 int vu_net_connected(const struct ctx *c);
 struct tap_seg;
 struct iovec;

@@ -42,11 +42,26 @@
  * Completing: vq_fill() writes used entries after the published used->idx
  * and vq_publish() makes n of them visible with one release barrier and
  * one idx store. vq_unpop() gives back chains taken but not filled (RX
- * frames that didn't fit). We don't negotiate VIRTIO_RING_F_EVENT_IDX, so
- * notification only honours avail->flags NO_INTERRUPT, and the driver's
- * kicks are asked for or not with used->flags NO_NOTIFY (vq_kicks()): on
- * the RX ring, only while some flow waits for buffers (vu_net_rx_kicks());
- * on the TX ring, not while we are taking frames out of it anyway.
+ * frames that didn't fit).
+ *
+ * Notifications (VIRTIO 1.x, 2.7.7 and 2.7.10): the driver's kicks are
+ * wanted on the RX ring only while some flow waits for buffers
+ * (vu_net_rx_kicks()), on the TX ring not while we are taking frames out
+ * of it anyway (vq_kicks()). Without VIRTIO_RING_F_EVENT_IDX that is
+ * used->flags NO_NOTIFY, and we interrupt the driver unless avail->flags
+ * has NO_INTERRUPT. With it, the flags mean nothing to either side:
+ *  - kicks: avail_event, at the end of the used ring, is the avail->idx
+ *    after which the driver kicks. Turning kicks on moves it to the index
+ *    the driver has published so far, and again until that stands still
+ *    after a full barrier, so its next entry kicks us whatever it raced
+ *    with. Turning them off writes nothing: the index stays behind, and
+ *    at most one more kick comes when the driver passes it.
+ *  - interrupts (vq_notify_wanted()): used_event, at the end of the
+ *    available ring, is the used->idx after which the driver wants one.
+ *    We interrupt if our used->idx moved past it since the last time we
+ *    decided (@signalled), and always the first time after the ring was
+ *    set up. A Linux guest moves used_event far ahead on its TX ring,
+ *    so it hears of sent frames in batches.
  *
  * Dirty logging: while logging is on (VHOST_F_LOG_ALL and a log mapped),
  * vq_copy_to() marks every page it writes, and vq_fill()/vq_publish() the
@@ -137,6 +152,20 @@ void vu_log_write(struct vu_mem *m, uint64_t gpa, uint64_t len)
 }
 
 /**
+ * vq_notify_reset() - forget what we told the driver about notifications
+ * @vq:		queue
+ *
+ * For a new ring, a (re)started one, or a change of EVENT_IDX: the next
+ * vq_kicks() writes whatever it wants, and the next vq_notify_wanted()
+ * says yes.
+ */
+void vq_notify_reset(struct virtq *vq)
+{
+	vq->used_flags = vq->avail_event = -1;
+	vq->signalled_ok = false;
+}
+
+/**
  * vq_reset() - forget everything about a queue (fds must be closed first)
  * @vq:		queue
  */
@@ -144,7 +173,7 @@ void vq_reset(struct virtq *vq)
 {
 	memset(vq, 0, sizeof(*vq));
 	vq->kick_fd = vq->call_fd = vq->err_fd = -1;
-	vq->used_flags = -1;
+	vq_notify_reset(vq);
 }
 
 /* Translate @len bytes at @qva, contiguous and @align-aligned, or NULL */
@@ -172,7 +201,7 @@ int vq_translate(struct virtq *vq, const struct vu_mem *m)
 	uint64_t q = vq->size;
 
 	vq->desc = vq->avail = vq->used = NULL;
-	vq->used_flags = -1;	/* a new ring: whatever the driver left there */
+	vq_notify_reset(vq);	/* a new ring: whatever the driver left */
 	if (!vq->size || !vq->addr_set)
 		return -EINVAL;
 	vq->desc = vq_map_area(m, vq->desc_qva, VQ_DESC_LEN * q, 16);
@@ -424,20 +453,61 @@ void vq_publish(struct virtq *vq, struct vu_mem *m, unsigned n)
  * vq_notify_wanted() - does the driver want an interrupt for new entries?
  * @vq:		ready queue
  *
- * Return: true unless avail->flags has NO_INTERRUPT
+ * With EVENT_IDX, the answer counts as given: the next call only looks at
+ * entries published after this one.
+ *
+ * Return: true unless avail->flags has NO_INTERRUPT, or with EVENT_IDX, if
+ *	   used->idx passed used_event since the last call
  */
-bool vq_notify_wanted(const struct virtq *vq)
+bool vq_notify_wanted(struct virtq *vq)
 {
-	/* Our used->idx store before the driver's flags */
+	uint16_t old = vq->signalled, ev;
+	bool known = vq->signalled_ok;
+
+	/* Our used->idx store before the driver's flags or used_event */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return !(vq_load16(vq->avail) & VQ_AVAIL_F_NO_INTERRUPT);
+	if (!vq->event_idx)
+		return !(vq_load16(vq->avail) & VQ_AVAIL_F_NO_INTERRUPT);
+
+	vq->signalled = vq->used_idx;
+	vq->signalled_ok = true;
+	if (!known)
+		return true;
+	ev = vq_load16(vq->avail + 4 + 2 * (size_t)vq->size);
+	/* used_event in [old, used_idx): entry used_event + 1 is new */
+	return (uint16_t)(vq->used_idx - ev - 1) <
+	       (uint16_t)(vq->used_idx - old);
+}
+
+/* vq_kicks() with EVENT_IDX: see "Notifications" above */
+static bool vq_kicks_event(struct virtq *vq, struct vu_mem *m, bool on)
+{
+	uint64_t gpa = vq->log_gpa + 4 + 8 * (uint64_t)vq->size;
+	uint16_t a = vq_avail_idx(vq);
+	bool moved = false;
+	int tries;
+
+	if (!on)
+		return false;
+	/* A driver that keeps moving its index only delays its own kick */
+	for (tries = 0; tries < 4 && vq->avail_event != a; tries++) {
+		vq_store16(vq->used + 4 + 8 * (size_t)vq->size, a);
+		vu_log_write(m, gpa, 2);
+		vq->avail_event = a;
+		moved = true;
+		/* Our avail_event store before our next load of avail->idx */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		a = vq_avail_idx(vq);
+	}
+	return moved;
 }
 
 /**
  * vq_kicks() - ask the driver to kick us for new available entries, or not
  * @vq:		ready queue
  * @m:		guest memory (dirty log)
- * @on:		true: kicks wanted (used->flags 0), false: NO_NOTIFY
+ * @on:		true: kicks wanted (used->flags 0, or avail_event at the
+ *		driver's avail->idx), false: NO_NOTIFY (or nothing)
  *
  * Only a hint (VIRTIO 1.x, 2.7.10): a driver may kick anyway, and one that
  * looked at the flags just before we turned kicks on won't kick for what
@@ -450,6 +520,8 @@ bool vq_kicks(struct virtq *vq, struct vu_mem *m, bool on)
 {
 	int want = on ? 0 : VQ_USED_F_NO_NOTIFY;
 
+	if (vq->event_idx)
+		return vq_kicks_event(vq, m, on);
 	if (vq->used_flags == want)
 		return false;
 	vq_store16(vq->used, (uint16_t)want);

@@ -27,6 +27,8 @@
 /* avail->flags */
 #define VQ_AVAIL_F_NO_INTERRUPT 1
 #define VQ_USED_F_NO_NOTIFY	1
+/* Feature bit: used_event and avail_event instead of the flags */
+#define VIRTIO_RING_F_EVENT_IDX 29
 
 /**
  * struct vu_region - one mapped guest memory region
@@ -110,6 +112,11 @@ struct vq_elem {
  * @kick_gen:	generation of @kick_fd's epoll reference
  * @need_call:	used entries published since the last interrupt
  * @cap_est:	estimated writable bytes per chain (RX room)
+ * @used_flags:	what we last wrote to used->flags, -1: nothing yet
+ * @event_idx:	VIRTIO_RING_F_EVENT_IDX negotiated
+ * @avail_event: what we last wrote to avail_event, -1: nothing yet
+ * @signalled:	used_idx when we last decided about an interrupt
+ * @signalled_ok: @signalled is meaningful (false: interrupt regardless)
  */
 struct virtq {
 	unsigned size;
@@ -123,7 +130,11 @@ struct virtq {
 	uint32_t kick_gen;
 	bool need_call;
 	uint32_t cap_est;
-	int used_flags;		/* what we last wrote there, -1: nothing yet */
+	int used_flags;
+	bool event_idx;
+	int avail_event;
+	uint16_t signalled;
+	bool signalled_ok;
 };
 
 void *vu_gpa_to_va(const struct vu_mem *m, uint64_t gpa, uint64_t *len);
@@ -133,6 +144,7 @@ void vu_log_write(struct vu_mem *m, uint64_t gpa, uint64_t len);
 void vq_reset(struct virtq *vq);
 int vq_translate(struct virtq *vq, const struct vu_mem *m);
 bool vq_ready(const struct virtq *vq);
+void vq_notify_reset(struct virtq *vq);
 int vq_avail_count(const struct virtq *vq);
 int vq_pop(struct virtq *vq, const struct vu_mem *m, struct vq_elem *e);
 void vq_unpop(struct virtq *vq, unsigned n);
@@ -140,7 +152,7 @@ void vq_fill(struct virtq *vq, struct vu_mem *m, unsigned off,
 	     uint16_t head, uint32_t len);
 void vq_publish(struct virtq *vq, struct vu_mem *m, unsigned n);
 uint16_t vq_used_idx_guest(const struct virtq *vq);
-bool vq_notify_wanted(const struct virtq *vq);
+bool vq_notify_wanted(struct virtq *vq);
 bool vq_kicks(struct virtq *vq, struct vu_mem *m, bool on);
 size_t vq_copy_to(struct vu_mem *m, const struct vq_elem *e, size_t off,
 		  const void *buf, size_t len);

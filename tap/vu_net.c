@@ -108,6 +108,7 @@ static uint32_t rx_lens[VQ_MAX_SIZE];
 
 static struct {
 	uint64_t tx_bad, tx_dropped, rx_nobufs;
+	uint64_t calls[VU_QUEUES], held[VU_QUEUES];
 } vu_stats;
 
 /* Mark a ring broken: ignore it until it is set up again */
@@ -387,6 +388,21 @@ size_t vu_net_room(const struct ctx *c)
 }
 
 /**
+ * vu_net_log_stats() - report interrupt counters (SIGUSR1, exit), if any
+ */
+void vu_net_log_stats(void)
+{
+	const uint64_t *k = vu_stats.calls, *h = vu_stats.held;
+
+	if (!k[VU_RX_Q] && !k[VU_TX_Q] && !h[VU_RX_Q] && !h[VU_TX_Q])
+		return;
+	info("vhost-user: interrupts to the guest: RX %llu, TX %llu; not "
+	     "wanted (used_event, NO_INTERRUPT): RX %llu, TX %llu",
+	     (unsigned long long)k[VU_RX_Q], (unsigned long long)k[VU_TX_Q],
+	     (unsigned long long)h[VU_RX_Q], (unsigned long long)h[VU_TX_Q]);
+}
+
+/**
  * vu_net_flush() - interrupt the guest for rings with new used entries,
  *		    and tell QEMU about dirty pages
  * @c:		execution context
@@ -404,8 +420,13 @@ void vu_net_flush(struct ctx *c)
 		if (!vq->need_call || !vq_ready(vq))
 			continue;
 		vq->need_call = false;
-		if (vq->call_fd < 0 || !vq_notify_wanted(vq))
+		if (vq->call_fd < 0)
 			continue;
+		if (!vq_notify_wanted(vq)) {
+			vu_stats.held[i]++;
+			continue;
+		}
+		vu_stats.calls[i]++;
 		/* With the round's socket discards, in one io_uring_enter() */
 		if (uring_write(vq->call_fd, &one, sizeof(one)) &&
 		    write(vq->call_fd, &one, sizeof(one)) < 0)

@@ -263,6 +263,8 @@ static struct gring {
 	bool stopped;		/* GET_VRING_BASE answered, no KICK since */
 	uint16_t stop_used;
 	uint16_t used_flags;	/* used->flags as last seen */
+	uint16_t avail_event;	/* avail_event as last seen... */
+	unsigned ev_q;		/* ...for this ring size (0: not yet) */
 	int kick, call, err;	/* our ends of the eventfds */
 	bool desc_busy[QMAX];
 	bool head_busy[QMAX];
@@ -348,15 +350,32 @@ static void rings_reset(void)
 
 static bool log_marked(uint64_t gpa, uint64_t len);
 
-/* used->flags (NO_NOTIFY: kicks wanted or not) is a write too: logged,
+/* used->flags (NO_NOTIFY: kicks wanted or not), and avail_event after
+ * the used entries (the same, with EVENT_IDX), are writes too: logged,
  * and never to a stopped ring (looked at before a stop is noted, too)
  */
 static void used_flags_check(unsigned r)
 {
 	struct gring *g = &rings[r];
-	uint16_t f = get16(RING(r) + USED_OFF);
+	uint16_t f = get16(RING(r) + USED_OFF), ev;
+	uint64_t ev_off;
 
-	if (!g->q || f == g->used_flags)
+	if (!g->q)
+		return;
+	ev_off = RING(r) + USED_OFF + 4 + 8 * (uint64_t)g->q;
+	ev = get16(ev_off);
+	if (g->ev_q != g->q) {		/* another place: look from now on */
+		g->ev_q = g->q;
+		g->avail_event = ev;
+	} else if (ev != g->avail_event) {
+		g->avail_event = ev;
+		if (clean) {
+			FZ_CHECK(!g->stopped);
+			if (log_on)
+				FZ_CHECK(log_marked(ev_off, 2));
+		}
+	}
+	if (f == g->used_flags)
 		return;
 	g->used_flags = f;
 	if (!clean)
@@ -668,6 +687,11 @@ static uint64_t features_pick(uint8_t v)
 		f |= (1ULL << VIRTIO_NET_F_CSUM) |
 		     (1ULL << VIRTIO_NET_F_HOST_TSO4) |
 		     (1ULL << VIRTIO_NET_F_HOST_TSO6);
+	/* Bit 7 picks a raw payload instead: EVENT_IDX goes with two
+	 * others, so that half the picks have it
+	 */
+	if (!(v & 2) != !(v & 4))
+		f |= 1ULL << VIRTIO_RING_F_EVENT_IDX;
 	return f;
 }
 

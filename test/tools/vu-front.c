@@ -74,7 +74,11 @@
  * (bridge): take whichever of checksum and TCP segmentation offload the
  * daemon offers, both ways, as a Linux virtio-net guest does behind QEMU
  * (GUEST_CSUM, GUEST_TSO4/6, CSUM, HOST_TSO4/6), and pass the virtio-net
- * headers through to and from the tap (TUNSETOFFLOAD).
+ * headers through to and from the tap (TUNSETOFFLOAD). -e takes
+ * VIRTIO_RING_F_EVENT_IDX if offered, as a Linux guest does: kicks only
+ * when avail->idx passes the daemon's avail_event; in bridge mode, RX
+ * interrupts asked for with used_event once the ring is drained, none for
+ * TX (the Linux driver pushes its TX used_event far ahead).
  *
  * Live migration, in bridge mode (what QEMU 10 does, see "migration"
  * below). A migration starts on SIGUSR2 or on a line written to the
@@ -180,6 +184,7 @@ enum {
 							 * GUEST_TSO4/6,
 							 * HOST_TSO4/6 */
 #define F_LOG_ALL (1ULL << 26)
+#define F_EVIDX (1ULL << 29)	/* VIRTIO_RING_F_EVENT_IDX */
 #define F_PROTO (1ULL << 30)
 #define F_V1 (1ULL << 32)
 #define PF_LOG_SHMFD (1ULL << 1)
@@ -218,6 +223,8 @@ static uint8_t frame[FRAME_MAX + HDR];
 static uint8_t rx_flags;		/* header flags of the last RX frame */
 static bool offload;			/* -O */
 static bool split_all;			/* -P */
+static bool want_evidx;			/* -e */
+static bool evidx;			/* EVENT_IDX negotiated */
 static unsigned tx_slots = VF_TX_SLOTS;	/* in flight, at most */
 static uint64_t offloads;		/* of F_OFFLOADS, what was negotiated */
 static bool dev_csum;			/* the daemon offers CSUM */
@@ -349,7 +356,7 @@ static void ring_init(struct ring *r, uint64_t gpa)
 	r->avail = gp(gpa + 16 * VF_Q);
 	r->used = gp(gpa + 0x4000);
 	memset(r->desc, 0, 0x8000);
-	r->avail_idx = r->used_seen = 0;
+	r->avail_idx = r->used_seen = r->kicked_idx = 0;
 }
 
 static uint64_t ring_desc_gpa(const struct ring *r)
@@ -384,27 +391,50 @@ static void kick(struct ring *r)
 		perror("vu-front: kick");
 }
 
-/* Kick for what was published since the last call, unless the device
- * said it doesn't need kicks (used->flags NO_NOTIFY), as the Linux driver
- * does without EVENT_IDX: a full barrier between our avail->idx store and
- * the load of the flags
- */
-static void kick_wanted(struct ring *r)
-{
-	if (r->avail_idx == r->kicked_idx)
-		return;
-	r->kicked_idx = r->avail_idx;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (!(get16(r->used) & 1))
-		kick(r);
-}
-
 static uint16_t used_idx(const struct ring *r)
 {
 	uint16_t v = get16(r->used + 2);
 
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return v;
+}
+
+/* Kick for what was published since the last call, unless the device
+ * said it doesn't need kicks, as the Linux driver does: a full barrier
+ * between our avail->idx store and the load of used->flags (NO_NOTIFY),
+ * or with EVENT_IDX of avail_event (kick if our index passed it)
+ */
+static void kick_wanted(struct ring *r)
+{
+	uint16_t old = r->kicked_idx, ev;
+
+	if (r->avail_idx == old)
+		return;
+	r->kicked_idx = r->avail_idx;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (evidx) {
+		ev = get16(r->used + 4 + 8 * r->q);
+		if ((uint16_t)(r->avail_idx - ev - 1) <
+		    (uint16_t)(r->avail_idx - old))
+			kick(r);
+		return;
+	}
+	if (!(get16(r->used) & 1))
+		kick(r);
+}
+
+/* With EVENT_IDX, ask for an interrupt at the next used entry of @r, as
+ * the Linux driver does once it has drained a ring (used_event); true if
+ * entries came meanwhile (drain again)
+ */
+static bool used_event_arm(struct ring *r)
+{
+	if (!evidx)
+		return false;
+	put16(r->avail + 4 + 2 * r->q, r->used_seen);
+	/* Our used_event store before the load of used->idx */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return used_idx(r) != r->used_seen;
 }
 
 /* ---- messages -------------------------------------------------------- */
@@ -648,6 +678,14 @@ static void rx_post_all(void)
 /* Features we ack in SET_FEATURES (LOG_ALL added while logging) */
 #define F_ACKED (F_V1 | F_PROTO | F_MRG)
 
+/* What SET_FEATURES carries, as QEMU's, whose dirty-log start sends the
+ * same again with LOG_ALL: F_ACKED and what we took of the offer
+ */
+static uint64_t features_acked(void)
+{
+	return F_ACKED | offloads | (evidx ? F_EVIDX : 0);
+}
+
 /*
  * The connect sequence of QEMU (doc §4.1): features, protocol features,
  * owner, features again, call fds. New kick/call eventfds for this
@@ -663,6 +701,7 @@ static int dev_handshake(void)
 	if (get_u64(GET_FEATURES, &f))
 		return -1;
 	offloads = offload ? f & F_OFFLOADS : 0;
+	evidx = want_evidx && (f & F_EVIDX);
 	dev_csum = f & F_CSUM;
 	if ((f & F_ACKED) != F_ACKED) {
 		say("features 0x%llx lack VERSION_1/PROTOCOL/MRG_RXBUF\n",
@@ -707,7 +746,7 @@ static int dev_start(uint64_t extra_features, bool fresh,
 	uint64_t st;
 	int len;
 
-	if (send_u64(SET_FEATURES, F_ACKED | offloads | extra_features))
+	if (send_u64(SET_FEATURES, features_acked() | extra_features))
 		return -1;
 	len = mem_table_msg(mt);
 	if (acked(SET_MEM_TABLE, mt, (uint32_t)len, memfd, two_regions ? 2 : 1,
@@ -1293,7 +1332,7 @@ static int mig_log_start(void)
 		return -1;
 	}
 	close(fd);
-	if (send_u64(SET_FEATURES, F_ACKED | F_LOG_ALL))
+	if (send_u64(SET_FEATURES, features_acked() | F_LOG_ALL))
 		return -1;
 	for (i = 0; i < 2; i++) {
 		addr_fill(&a, i ? &tx : &rx, i, 1);
@@ -1887,7 +1926,8 @@ static int case_bridge(void)
 			return -1;
 		}
 	}
-	say("bridge: connected, %s up\n", tap_name);
+	say("bridge: connected, %s up%s\n", tap_name,
+	    evidx ? ", EVENT_IDX" : "");
 	while (!stop) {
 		struct pollfd pfd[5] = { { tap, POLLIN, 0 },
 					 { rx.call, POLLIN, 0 },
@@ -1922,10 +1962,12 @@ static int case_bridge(void)
 			break;
 		drain_eventfd(rx.call);
 		drain_eventfd(tx.call);
-		while ((n = rx_frame(f, sizeof(f))) > 0) {
-			tap_write(tap, f, (size_t)n);
-			frames_out++;
-		}
+		do {
+			while ((n = rx_frame(f, sizeof(f))) > 0) {
+				tap_write(tap, f, (size_t)n);
+				frames_out++;
+			}
+		} while (!n && used_event_arm(&rx));
 		if (n < 0) {
 			rc = -1;
 			break;
@@ -2584,7 +2626,7 @@ int main(int argc, char **argv)
 	struct sigaction sm = { .sa_handler = on_migrate_signal };
 	int opt, i;
 
-	while ((opt = getopt_long(argc, argv, "t:r:2n:m:vOP", lopts,
+	while ((opt = getopt_long(argc, argv, "t:r:2n:m:vOPe", lopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 't':
@@ -2607,6 +2649,9 @@ int main(int argc, char **argv)
 			break;
 		case 'O':
 			offload = true;
+			break;
+		case 'e':
+			want_evidx = true;
 			break;
 		case 'P':
 			/* Every frame in pieces: as many slots as split

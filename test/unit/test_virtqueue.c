@@ -2,7 +2,8 @@
 /*
  * test_virtqueue.c - guest memory translation and split virtqueue chains:
  * addresses across regions, chains that loop, run out of range, exceed
- * 4 GiB, misuse indirect tables, and the used ring and dirty log updates.
+ * 4 GiB, misuse indirect tables, the used ring and dirty log updates, and
+ * notifications with and without VIRTIO_RING_F_EVENT_IDX.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -348,6 +349,106 @@ static void test_log_never_writes_past_bitmap(void **state)
 	vu_log_write(&m, UINT64_MAX - 10, 100);	/* wraps: ignored */
 }
 
+static uint16_t guest16(uint64_t gpa)
+{
+	uint16_t v;
+
+	memcpy(&v, guest + gpa, 2);
+	return le16toh(v);
+}
+
+static void put16(uint64_t gpa, uint16_t v)
+{
+	v = htole16(v);
+	memcpy(guest + gpa, &v, 2);
+}
+
+/* Publish @n used entries (head 0, length 0) */
+static void publish(unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		vq_fill(&vq, &m, i, 0, 0);
+	vq_publish(&vq, &m, n);
+}
+
+#define USED_EVENT_GPA (AVAIL_GPA + 4 + 2 * Q)
+#define AVAIL_EVENT_GPA (USED_GPA + 4 + 8 * Q)
+
+static void test_no_interrupt_flag_without_event_idx(void **state)
+{
+	(void)state;
+	publish(1);
+	assert_true(vq_notify_wanted(&vq));
+	put16(AVAIL_GPA, VQ_AVAIL_F_NO_INTERRUPT);
+	publish(1);
+	assert_false(vq_notify_wanted(&vq));
+	put16(USED_EVENT_GPA, 1);	/* means nothing without EVENT_IDX */
+	put16(AVAIL_GPA, 0);
+	assert_true(vq_notify_wanted(&vq));
+}
+
+static void test_event_idx_interrupts_past_used_event(void **state)
+{
+	(void)state;
+	vq.event_idx = true;
+	put16(AVAIL_GPA, VQ_AVAIL_F_NO_INTERRUPT);	/* ignored now */
+	put16(USED_EVENT_GPA, 5);
+	publish(1);
+	assert_true(vq_notify_wanted(&vq));	/* first one: always */
+	publish(1);				/* used->idx 2 */
+	assert_false(vq_notify_wanted(&vq));
+	publish(4);				/* 6: entry 6 passed 5 */
+	assert_true(vq_notify_wanted(&vq));
+	publish(1);				/* 7: 5 was passed before */
+	assert_false(vq_notify_wanted(&vq));
+	put16(USED_EVENT_GPA, 7);
+	publish(1);				/* 8 */
+	assert_true(vq_notify_wanted(&vq));
+	/* Across the 16-bit wrap */
+	vq.used_idx = 65534;
+	vq.signalled = 65534;
+	put16(USED_EVENT_GPA, 65535);
+	publish(1);
+	assert_false(vq_notify_wanted(&vq));
+	publish(2);				/* 65535 -> 1: past 65535 */
+	assert_true(vq_notify_wanted(&vq));
+	/* A new ring: the first decision is an interrupt again */
+	assert_int_equal(vq_translate(&vq, &m), 0);
+	publish(1);
+	assert_true(vq_notify_wanted(&vq));
+}
+
+static void test_event_idx_kicks_move_avail_event(void **state)
+{
+	(void)state;
+	vq.event_idx = true;
+	m.log = logmap;
+	m.log_size = sizeof(logmap);
+	m.log_on = true;
+	avail_idx = 0;
+	desc(0, BUF_GPA, 10, VQ_DESC_F_WRITE, 0);
+	offer(0);
+	offer(0);
+	offer(0);
+	put16(AVAIL_EVENT_GPA, 0);
+	/* On: avail_event at what the driver published, look again */
+	assert_true(vq_kicks(&vq, &m, true));
+	assert_int_equal(guest16(AVAIL_EVENT_GPA), 3);
+	assert_true(logmap[0] & 1);
+	assert_true(m.log_dirty);
+	assert_false(vq_kicks(&vq, &m, true));	/* nothing new */
+	/* Off writes nothing, flags included */
+	assert_false(vq_kicks(&vq, &m, false));
+	assert_int_equal(guest16(AVAIL_EVENT_GPA), 3);
+	assert_int_equal(guest16(USED_GPA), 0);
+	/* The driver published more: on moves the event along */
+	offer(0);
+	assert_true(vq_kicks(&vq, &m, true));
+	assert_int_equal(guest16(AVAIL_EVENT_GPA), 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -367,6 +468,9 @@ int main(void)
 		T(test_used_ring_fill_publish_and_log),
 		T(test_unpop_gives_chains_back),
 		T(test_log_never_writes_past_bitmap),
+		T(test_no_interrupt_flag_without_event_idx),
+		T(test_event_idx_interrupts_past_used_event),
+		T(test_event_idx_kicks_move_avail_event),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

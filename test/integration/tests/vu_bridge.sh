@@ -4,7 +4,12 @@
 # vu_bridge.sh - the kernel of the GUEST namespace as a vhost-user guest
 # (vu-front bridging tap0 to the virtqueues): DHCP, SLAAC, ping both
 # families, and TRANSFER_MB (default 16) MiB of TCP each way, IPv4,
-# checked by SHA-256. VU_FRONT_OPTS=-2 runs it with two memory regions.
+# checked by SHA-256. VU_FRONT_OPTS=-2 runs it with two memory regions,
+# -e with VIRTIO_RING_F_EVENT_IDX (vu_event_idx.sh). Either way, the
+# daemon's interrupt counters must match what vu-front asked for: without
+# EVENT_IDX it never sets NO_INTERRUPT, so no interrupt is held back;
+# with it, it asks for RX interrupts only (used_event), so nearly all TX
+# ones are.
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -73,3 +78,25 @@ pieces=$(sed -n 's/.* \([0-9]*\) taken in pieces.*/\1/p' "$PASST_ERR" |
 [ "${pieces:-0}" -gt 0 ] ||
 	fail "no frame taken in pieces: $(grep 'Frames from guest' \
 		"$PASST_ERR")"
+
+# "interrupts to the guest: RX n, TX n; not wanted (...): RX n, TX n"
+irq=$(grep 'interrupts to the guest' "$PASST_ERR" | tail -n 1)
+[ -n "$irq" ] || fail "no interrupt counters in the daemon's log"
+set -- $(echo "$irq" | sed 's/.*RX \([0-9]*\), TX \([0-9]*\);.*RX \([0-9]*\), TX \([0-9]*\)$/\1 \2 \3 \4/')
+[ $# -eq 4 ] || fail "can't read the interrupt counters: $irq"
+log "$irq"
+[ "$1" -gt 0 ] || fail "no RX interrupt: $irq"
+case " ${VU_FRONT_OPTS:-} " in
+*" -e "*)
+	grep -q 'bridge: connected.*EVENT_IDX' "$T/vb.err" ||
+		fail "EVENT_IDX not negotiated: $(head -n 3 "$T/vb.err")"
+	# vu-front never moves its TX used_event: one TX interrupt at most
+	# (the first decision on a new ring), every other one held back
+	[ "$2" -le 1 ] && [ "$4" -gt 0 ] ||
+		fail "TX interrupts with EVENT_IDX: $irq"
+	;;
+*)
+	[ "$2" -gt 0 ] && [ "$3" -eq 0 ] && [ "$4" -eq 0 ] ||
+		fail "interrupts without EVENT_IDX: $irq"
+	;;
+esac
