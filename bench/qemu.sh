@@ -323,6 +323,8 @@ config() {
 	# Our daemon's totals at exit
 	c_f=$(grep 'Frames from guest' "$PASST_ERR" | tail -n 1) || :
 	[ -z "$c_f" ] || note "$c_k daemon: ${c_f#info: }"
+	c_f=$(grep 'interrupts to the guest' "$PASST_ERR" | tail -n 1) || :
+	[ -z "$c_f" ] || note "$c_k daemon: ${c_f#info: }"
 	log "  $c_k: daemon log $(wc -l <"$PASST_ERR") lines"
 }
 
