@@ -60,8 +60,9 @@
  *    available ring, is the used->idx after which the driver wants one.
  *    We interrupt if our used->idx moved past it since the last time we
  *    decided (@signalled), and always the first time after the ring was
- *    set up. A Linux guest moves used_event far ahead on its TX ring,
- *    so it hears of sent frames in batches.
+ *    set up. On its TX ring, a Linux guest asks for one only once part
+ *    of what it has in flight is done (virtqueue_enable_cb_delayed()):
+ *    with a few frames in flight, that is still most of them.
  *
  * Dirty logging: while logging is on (VHOST_F_LOG_ALL and a log mapped),
  * vq_copy_to() marks every page it writes, and vq_fill()/vq_publish() the
@@ -483,12 +484,13 @@ bool vq_notify_wanted(struct virtq *vq)
 static bool vq_kicks_event(struct virtq *vq, struct vu_mem *m, bool on)
 {
 	uint64_t gpa = vq->log_gpa + 4 + 8 * (uint64_t)vq->size;
-	uint16_t a = vq_avail_idx(vq);
 	bool moved = false;
 	int tries;
+	uint16_t a;
 
 	if (!on)
 		return false;
+	a = vq_avail_idx(vq);
 	/* A driver that keeps moving its index only delays its own kick */
 	for (tries = 0; tries < 4 && vq->avail_event != a; tries++) {
 		vq_store16(vq->used + 4 + 8 * (size_t)vq->size, a);

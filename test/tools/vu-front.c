@@ -78,7 +78,7 @@
  * VIRTIO_RING_F_EVENT_IDX if offered, as a Linux guest does: kicks only
  * when avail->idx passes the daemon's avail_event; in bridge mode, RX
  * interrupts asked for with used_event once the ring is drained, none for
- * TX (the Linux driver pushes its TX used_event far ahead).
+ * TX (vu-front never waits for them).
  *
  * Live migration, in bridge mode (what QEMU 10 does, see "migration"
  * below). A migration starts on SIGUSR2 or on a line written to the
