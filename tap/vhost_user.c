@@ -429,6 +429,7 @@ static void vu_check_appeared(struct ctx *c)
 static int vu_set_features(struct ctx *c, const struct vu_msg *m)
 {
 	uint64_t f = vu_u64(m);
+	bool ev = !!(f & (1ULL << VIRTIO_RING_F_EVENT_IDX));
 	unsigned i;
 
 	if (!(f & (1ULL << VIRTIO_F_VERSION_1))) {
@@ -445,7 +446,6 @@ static int vu_set_features(struct ctx *c, const struct vu_msg *m)
 	vu_dev.mem.log_on = !!(f & (1ULL << VHOST_F_LOG_ALL));
 	for (i = 0; i < VU_QUEUES; i++) {
 		struct virtq *vq = &vu_dev.vq[i];
-		bool ev = !!(f & (1ULL << VIRTIO_RING_F_EVENT_IDX));
 
 		if (vq->event_idx == ev)
 			continue;

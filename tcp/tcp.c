@@ -213,7 +213,8 @@ static uint32_t tcp_isn(const struct flow_key *k)
  * (payload plus overhead) is below the buffer size, so this much payload is
  * always taken. *@low says the kernel itself considers the socket not
  * writable, which is also when it grows the buffer (autotuning) and
- * signals EPOLLOUT once there is room again.
+ * signals EPOLLOUT once there is room again; *@idle, that its send queue
+ * is empty. Either may be NULL.
  */
 static uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low,
 			      bool *idle)
@@ -222,15 +223,21 @@ static uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low,
 	socklen_t sl = sizeof(mi);
 	uint32_t sndbuf, queued, room;
 
-	*low = *idle = false;
 	if (getsockopt(conn->sock, SOL_SOCKET, SO_MEMINFO, mi, &sl) ||
-	    sl < (SK_MEMINFO_WMEM_QUEUED + 1) * sizeof(uint32_t))
+	    sl < (SK_MEMINFO_WMEM_QUEUED + 1) * sizeof(uint32_t)) {
+		if (low)
+			*low = false;
+		if (idle)
+			*idle = false;
 		return 0;
+	}
 	sndbuf = mi[SK_MEMINFO_SNDBUF];
 	queued = mi[SK_MEMINFO_WMEM_QUEUED];
 	room = sndbuf > queued ? sndbuf - queued : 0;
-	*low = room < queued / 2;
-	*idle = !queued;
+	if (low)
+		*low = room < queued / 2;
+	if (idle)
+		*idle = !queued;
 	/* Segments cost the kernel more than their payload: keep a margin,
 	 * or the last segment of a window would be refused
 	 */
@@ -291,9 +298,7 @@ static void tcp_quiet(struct ctx *c, struct tcp_conn *conn)
  */
 uint16_t tcp_wnd_offered(const struct tcp_conn *conn)
 {
-	bool low, idle;
-
-	return (uint16_t)MIN(tcp_sock_room(conn, &low, &idle) >> conn->ws_ours,
+	return (uint16_t)MIN(tcp_sock_room(conn, NULL, NULL) >> conn->ws_ours,
 			     65535U);
 }
 
@@ -402,11 +407,9 @@ int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 			hlen += TCP_OPT_SYN_LEN;
 		else
 			hlen += 4;
-		bool low, idle;
-
 		/* The window in a SYN is never scaled */
 		w16 = (uint16_t)MIN(conn->sock >= 0 ?
-				    tcp_sock_room(conn, &low, &idle) : 65535U,
+				    tcp_sock_room(conn, NULL, NULL) : 65535U,
 				    65535U);
 	} else if (!(flags & TCP_RST) && conn->sock >= 0) {
 		w16 = tcp_wnd_to_guest(c, conn);
