@@ -61,6 +61,8 @@ struct flow_key {
  * @key:	addresses and ports (or echo identifier) of the flow
  * @lru:	on the list of UDP and ICMP echo flows in order of last use
  * @dgram:	counted among the UDP and ICMP echo flows (until freed)
+ * @qpair:	front-end queue pair the guest's frames of the flow last
+ *		came in on: ours to the guest go there (tap_queue_out())
  * @lru_prev:	that list: index + 1 of the flow used before, 0 if none
  * @lru_next:	index + 1 of the flow used after this one, 0 if none
  */
@@ -73,6 +75,7 @@ struct flow_common {
 	struct flow_key key;
 	uint8_t lru;
 	uint8_t dgram;
+	uint8_t qpair;
 	uint32_t lru_prev;
 	uint32_t lru_next;
 };

@@ -451,13 +451,40 @@ void tap_log_stats(void)
  * tap_tx_room() - bytes that can be queued for the guest right now
  * @c:		execution context
  *
- * Return: free room in the front-end's queue, 0 without a front-end
+ * Return: free room in the front-end's queue (with vhost-user queue pairs,
+ *	   the most any RX ring has), 0 without a front-end
  */
 size_t tap_tx_room(const struct ctx *c)
 {
 	if (c->mode == MODE_VU)
 		return vu_net_room(c);
 	return stream_room(c);
+}
+
+/**
+ * tap_queue_in() - the front-end queue pair the frame being handled came in
+ *		    on (vhost-user multiqueue; 0 otherwise)
+ * @c:		execution context
+ *
+ * Return: pair index, to give to tap_queue_out() for the same flow
+ */
+uint8_t tap_queue_in(const struct ctx *c)
+{
+	if (c->mode == MODE_VU)
+		return (uint8_t)vu_net_tx_pair();
+	return 0;
+}
+
+/**
+ * tap_queue_out() - send what follows on the queue pair a flow's guest
+ *		     frames came in on (see vu_net.c, "Queue pairs")
+ * @c:		execution context
+ * @pair:	pair from tap_queue_in(), 0 for a flow the guest didn't use
+ */
+void tap_queue_out(const struct ctx *c, uint8_t pair)
+{
+	if (c->mode == MODE_VU)
+		vu_net_rx_select(pair);
 }
 
 /**

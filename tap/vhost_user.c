@@ -48,6 +48,13 @@
  * guest physical nor in QEMU virtual addresses. The dirty log is mapped
  * the same way at SET_LOG_BASE.
  *
+ * Queue pairs (VHOST_USER_PROTOCOL_F_MQ): GET_QUEUE_NUM offers
+ * VU_MAX_PAIRS; with queues=N QEMU drives N pairs over this one socket,
+ * rings 2p (RX) and 2p + 1 (TX), all sharing the memory table and the
+ * features; one-time requests (SET_OWNER, SET_MEM_TABLE, ...) come once.
+ * Each ring is started and enabled on its own: the guest enables the
+ * pairs it uses, and the others stay disabled.
+ *
  * The data path (RX/TX) is in vu_net.c.
  */
 #include <errno.h>
@@ -811,8 +818,8 @@ static int vu_set_vring_kick(struct ctx *c, const struct vu_msg *m)
 		vq->enabled = true;
 	debug("vhost-user: ring %u started at %u", i, vq->last_avail);
 
-	if (i == VU_TX_Q)
-		vu_net_tx(c);
+	if (i % 2 == VU_TX_Q)
+		vu_net_tx(c, i);
 	vu_check_appeared(c);
 	/* Rings started after we gave our connections away: the migration
 	 * failed or was cancelled, and the guest runs here again
@@ -859,8 +866,8 @@ static int vu_set_vring_enable(struct ctx *c, const struct vu_msg *m)
 	}
 	vu_dev.vq[i].enabled = s.num;
 	debug("vhost-user: ring %u %s", i, s.num ? "enabled" : "disabled");
-	if (s.num && i == VU_TX_Q)
-		vu_net_tx(c);
+	if (s.num && i % 2 == VU_TX_Q)
+		vu_net_tx(c, i);
 	vu_check_appeared(c);
 	return 0;
 }
@@ -960,7 +967,7 @@ static int vu_handle(struct ctx *c, const struct vu_msg *m)
 	case VU_GET_QUEUE_NUM:
 		if (m->size > 8 || rx.nfds)
 			return -ECONNABORTED;
-		rc = vu_reply_u64(m->req, 1);
+		rc = vu_reply_u64(m->req, VU_MAX_PAIRS);
 		break;
 	case VU_GET_VRING_BASE:
 		rc = vu_get_vring_base(c, m);
@@ -1207,8 +1214,8 @@ void vu_kick_handler(struct ctx *c, union epoll_ref ref)
 	vq = &vu_dev.vq[idx];
 	if (vq->kick_fd < 0 || vq->kick_gen != ref.gen)
 		return;
-	if (idx == VU_TX_Q)
-		vu_net_tx(c);
+	if (idx % 2 == VU_TX_Q)
+		vu_net_tx(c, idx);
 	/* RX: new buffers. The loop resumes blocked flows after this round */
 }
 

@@ -23,6 +23,7 @@ struct ctx;
 #define VIRTIO_NET_F_HOST_TSO4 11
 #define VIRTIO_NET_F_HOST_TSO6 12
 #define VIRTIO_NET_F_MRG_RXBUF 15
+#define VIRTIO_NET_F_MQ 22	/* QEMU offers it with mq=on, if we do */
 #define VHOST_F_LOG_ALL 26
 #define VHOST_USER_F_PROTOCOL_FEATURES 30
 #define VIRTIO_F_VERSION_1 32
@@ -42,17 +43,24 @@ struct ctx;
 	 (1ULL << VIRTIO_NET_F_GUEST_CSUM) | (1ULL << VIRTIO_NET_F_CSUM) |  \
 	 (1ULL << VIRTIO_NET_F_HOST_TSO4) | (1ULL << VIRTIO_NET_F_HOST_TSO6) |  \
 	 (1ULL << VIRTIO_NET_F_GUEST_TSO4) | (1ULL << VIRTIO_NET_F_GUEST_TSO6) | \
-	 (1ULL << VIRTIO_RING_F_EVENT_IDX))
+	 (1ULL << VIRTIO_RING_F_EVENT_IDX) | (1ULL << VIRTIO_NET_F_MQ))
 #define VU_PROTOCOL_FEATURES                                           \
 	((1ULL << VHOST_USER_PROTOCOL_F_LOG_SHMFD) |                   \
 	 (1ULL << VHOST_USER_PROTOCOL_F_RARP) |                        \
 	 (1ULL << VHOST_USER_PROTOCOL_F_REPLY_ACK) |                   \
-	 (1ULL << VHOST_USER_PROTOCOL_F_DEVICE_STATE))
+	 (1ULL << VHOST_USER_PROTOCOL_F_DEVICE_STATE) |                \
+	 (1ULL << VHOST_USER_PROTOCOL_F_MQ))
 
-/* Queues: one pair, 0 = RX (to the guest), 1 = TX (from the guest) */
+/* Queues: pairs of RX (2p, to the guest) and TX (2p + 1, from the guest);
+ * QEMU sets up as many pairs as its queues= says, up to what
+ * GET_QUEUE_NUM tells it (pairs, as QEMU reads it), and the guest uses
+ * the first ones (VIRTIO_NET_CTRL_MQ, which QEMU turns into
+ * SET_VRING_ENABLE)
+ */
 #define VU_RX_Q 0
 #define VU_TX_Q 1
-#define VU_QUEUES 2
+#define VU_MAX_PAIRS 16
+#define VU_QUEUES (2 * VU_MAX_PAIRS)
 
 /* Size of the virtio-net header with VIRTIO_F_VERSION_1 */
 #define VU_NET_HDR_LEN 12
@@ -120,7 +128,9 @@ void vu_kick_handler(struct ctx *c, union epoll_ref ref);
 void vu_cleanup(struct ctx *c);
 
 /* vu_net.c */
-void vu_net_tx(struct ctx *c);
+void vu_net_tx(struct ctx *c, unsigned q);
+void vu_net_rx_select(unsigned pair);
+unsigned vu_net_tx_pair(void);
 int vu_net_send(struct ctx *c, const void *frame, size_t len);
 size_t vu_net_room(const struct ctx *c);
 bool vu_net_rx_kicks(struct ctx *c, bool on);

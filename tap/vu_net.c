@@ -66,6 +66,20 @@
  * io_uring of uring.c, with the round's socket discards, where there is
  * one), and the log eventfd if dirty pages were logged.
  *
+ * Queue pairs (multiqueue, see vhost_user.c): TX rings are served each on
+ * its own kick, and vu_net_tx_pair() says which pair the frame being
+ * handed over came from. A flow remembers the pair its guest frames last
+ * came in on, and its frames to the guest go to that pair's RX ring
+ * (vu_net_rx_select(), before the protocol sends): a Linux guest sends on
+ * the queue of the CPU its socket is served on (XPS) and takes each RX
+ * queue's interrupt on the CPU of the same number, so a flow's receive
+ * work stays on one CPU, and flows on different CPUs don't all land on
+ * one. Frames of flows that haven't said anything, and frames for a pair
+ * that isn't running (any more), go to pair 0, which a guest always uses.
+ * Room for blocked flows is asked for on every RX ring (kicks on all), and
+ * vu_net_room() reports the most any ring has: a flow whose own ring is
+ * still full finds that out, and waits again.
+ *
  * A ring whose chains break the rules badly on RX (no writable buffer,
  * loops, addresses outside guest memory), or whose available index is
  * impossible, is marked broken and ignored until QEMU sets it up again;
@@ -74,6 +88,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -106,10 +121,48 @@ static struct vq_elem rx_first, rx_elem;
 static uint16_t rx_heads[VQ_MAX_SIZE];
 static uint32_t rx_lens[VQ_MAX_SIZE];
 
+static unsigned rx_q = VU_RX_Q;	/* RX ring selected for sending */
+static unsigned tx_pair;		/* pair of the TX ring being served */
+static unsigned res_q;			/* RX ring of the chains reserved */
+
 static struct {
 	uint64_t tx_bad, tx_dropped, rx_nobufs;
-	uint64_t calls[VU_QUEUES], held[VU_QUEUES];
+	uint64_t calls[VU_QUEUES], held[VU_QUEUES], frames[VU_QUEUES];
 } vu_stats;
+
+/* Can frames go to the guest on RX ring @vq? */
+static bool vu_rx_ok(const struct virtq *vq)
+{
+	return vu_dev.fd >= 0 && vq_ready(vq) && vq->enabled;
+}
+
+/* The RX ring frames go to now: the selected one, or pair 0's if that one
+ * isn't running; its index in @qi
+ */
+static struct virtq *vu_rx_vq(unsigned *qi)
+{
+	*qi = vu_rx_ok(&vu_dev.vq[rx_q]) ? rx_q : VU_RX_Q;
+	return &vu_dev.vq[*qi];
+}
+
+/**
+ * vu_net_rx_select() - choose the queue pair frames to the guest go to
+ * @pair:	pair a flow's frames last came from (vu_net_tx_pair())
+ */
+void vu_net_rx_select(unsigned pair)
+{
+	rx_q = 2 * (pair % VU_MAX_PAIRS) + VU_RX_Q;
+}
+
+/**
+ * vu_net_tx_pair() - the queue pair of the frame being handed over
+ *
+ * Return: pair index, 0 outside vu_net_tx()
+ */
+unsigned vu_net_tx_pair(void)
+{
+	return tx_pair;
+}
 
 /* Mark a ring broken: ignore it until it is set up again */
 static void vu_net_broken(struct virtq *vq, unsigned i, const char *why)
@@ -177,19 +230,24 @@ static void vu_net_tx_one(struct ctx *c, const struct vq_elem *e)
 }
 
 /**
- * vu_net_tx() - take frames from the guest's TX ring
+ * vu_net_tx() - take frames from one of the guest's TX rings
  * @c:		execution context
+ * @q:		ring index (odd)
  */
-void vu_net_tx(struct ctx *c)
+void vu_net_tx(struct ctx *c, unsigned q)
 {
 	struct vu_dev *d = &vu_dev;
-	struct virtq *vq = &d->vq[VU_TX_Q];
 	unsigned n = 0, budget;
+	struct virtq *vq;
 	uint64_t one = 1;
 	int rc;
 
+	if (q >= VU_QUEUES || q % 2 != VU_TX_Q)
+		return;
+	vq = &d->vq[q];
 	if (!vq_ready(vq))
 		return;
+	tx_pair = q / 2;
 	/* No kicks while we take frames out anyway */
 	vq_kicks(vq, &d->mem, false);
 	for (budget = 0; budget < VU_TX_BUDGET; budget++) {
@@ -197,7 +255,7 @@ void vu_net_tx(struct ctx *c)
 		if (rc == -ENOENT)
 			break;
 		if (rc == -EIO) {
-			vu_net_broken(vq, VU_TX_Q, "impossible avail index");
+			vu_net_broken(vq, q, "impossible avail index");
 			break;
 		}
 		if (rc) {
@@ -223,8 +281,10 @@ void vu_net_tx(struct ctx *c)
 	 */
 	tap_input_end(c);
 	tx_gathered = 0;
+	tx_pair = 0;
 	if (vq->desc)
 		vq_publish(vq, &d->mem, n);
+	vu_stats.frames[q] += n;
 
 	if (!vq_ready(vq))
 		return;
@@ -242,14 +302,15 @@ void vu_net_tx(struct ctx *c)
  * vu_net_connected() - can frames be sent to the guest now?
  * @c:		execution context
  *
- * Return: non-zero if the RX ring is started and enabled
+ * Return: non-zero if the RX ring frames go to (that of the selected pair,
+ *	   or pair 0's) is started and enabled
  */
 int vu_net_connected(const struct ctx *c)
 {
-	const struct virtq *vq = &vu_dev.vq[VU_RX_Q];
+	unsigned q;
 
 	(void)c;
-	return vu_dev.fd >= 0 && vq_ready(vq) && vq->enabled;
+	return vu_rx_ok(vu_rx_vq(&q));
 }
 
 /**
@@ -265,12 +326,12 @@ int vu_net_connected(const struct ctx *c)
 int vu_net_send(struct ctx *c, const void *frame, size_t len)
 {
 	struct vu_dev *d = &vu_dev;
-	struct virtq *vq = &d->vq[VU_RX_Q];
 	bool mrg = d->features & (1ULL << VIRTIO_NET_F_MRG_RXBUF);
 	struct vu_net_hdr hdr = { .num_buffers = htole16(1) };
 	const uint8_t *hdr_bytes = (const uint8_t *)&hdr;
 	size_t total = VU_NET_HDR_LEN + len, done = 0;
-	unsigned n = 0, i;
+	unsigned n = 0, i, q;
+	struct virtq *vq = vu_rx_vq(&q);
 	uint16_t nbuf;
 
 	if (!vu_net_connected(c))
@@ -294,7 +355,7 @@ int vu_net_send(struct ctx *c, const void *frame, size_t len)
 		}
 		if (rc || !e->in_num || e->out_num) {
 			vq_unpop(vq, n + (rc == -EIO ? 0 : 1));
-			vu_net_broken(vq, VU_RX_Q, rc == -EIO ?
+			vu_net_broken(vq, q, rc == -EIO ?
 				      "impossible avail index" :
 				      "bad RX descriptor chain");
 			return -ENOTCONN;
@@ -344,39 +405,42 @@ int vu_net_send(struct ctx *c, const void *frame, size_t len)
 	for (i = 0; i < n; i++)
 		vq_fill(vq, &d->mem, i, rx_heads[i], rx_lens[i]);
 	vq_publish(vq, &d->mem, n);
+	vu_stats.frames[q]++;
 	return 0;
 }
 
 /**
  * vu_net_rx_kicks() - ask the guest to kick us when it posts RX buffers,
- *		       or not
+ *		       or not, on every running RX ring
  * @c:		execution context
  * @on:		true while something waits for buffers
  *
- * Return: true if kicks were just turned on: look at the room again, as
- *	   buffers posted just before weren't kicked for
+ * Return: true if kicks were just turned on for a ring: look at the room
+ *	   again, as buffers posted just before weren't kicked for
  */
 bool vu_net_rx_kicks(struct ctx *c, bool on)
 {
-	if (!vu_net_connected(c))
-		return false;
-	return vq_kicks(&vu_dev.vq[VU_RX_Q], &vu_dev.mem, on);
+	bool turned = false;
+	unsigned q;
+
+	(void)c;
+	for (q = VU_RX_Q; q < VU_QUEUES; q += 2) {
+		if (vu_rx_ok(&vu_dev.vq[q]) &&
+		    vq_kicks(&vu_dev.vq[q], &vu_dev.mem, on))
+			turned = true;
+	}
+	return turned;
 }
 
-/**
- * vu_net_room() - approximate bytes the guest's posted RX buffers can take
- * @c:		execution context
- *
- * Return: available chains times their estimated capacity, 0 if the RX
- *	   ring isn't running
+/* Approximate bytes RX ring @vq can take: available chains times their
+ * estimated capacity
  */
-size_t vu_net_room(const struct ctx *c)
+static size_t vu_rx_room(const struct virtq *vq)
 {
-	const struct virtq *vq = &vu_dev.vq[VU_RX_Q];
 	uint32_t cap;
 	int n;
 
-	if (!vu_net_connected(c))
+	if (!vu_rx_ok(vq))
 		return 0;
 	n = vq_avail_count(vq);
 	if (n <= 0)
@@ -388,18 +452,67 @@ size_t vu_net_room(const struct ctx *c)
 }
 
 /**
+ * vu_net_room() - approximate bytes the guest's posted RX buffers can take
+ * @c:		execution context
+ *
+ * Return: the most any running RX ring can take (see vu_rx_room()), 0 if
+ *	   none is running
+ */
+size_t vu_net_room(const struct ctx *c)
+{
+	size_t room = 0;
+	unsigned q;
+
+	(void)c;
+	for (q = VU_RX_Q; q < VU_QUEUES; q += 2)
+		room = MAX(room, vu_rx_room(&vu_dev.vq[q]));
+	return room;
+}
+
+/**
  * vu_net_log_stats() - report interrupt counters (SIGUSR1, exit), if any
  */
 void vu_net_log_stats(void)
 {
-	const uint64_t *k = vu_stats.calls, *h = vu_stats.held;
+	uint64_t k[2] = { 0 }, h[2] = { 0 };
+	char pairs[VU_MAX_PAIRS * 48] = "";
+	size_t off = 0;
+	unsigned q;
 
-	if (!k[VU_RX_Q] && !k[VU_TX_Q] && !h[VU_RX_Q] && !h[VU_TX_Q])
+	for (q = 0; q < VU_QUEUES; q++) {
+		k[q % 2] += vu_stats.calls[q];
+		h[q % 2] += vu_stats.held[q];
+	}
+	if (k[0] || k[1] || h[0] || h[1]) {
+		info("vhost-user: interrupts to the guest: RX %llu, TX %llu; "
+		     "not wanted (used_event, NO_INTERRUPT): RX %llu, TX %llu",
+		     (unsigned long long)k[VU_RX_Q],
+		     (unsigned long long)k[VU_TX_Q],
+		     (unsigned long long)h[VU_RX_Q],
+		     (unsigned long long)h[VU_TX_Q]);
+	}
+
+	/* Frames per queue pair, once more than pair 0 carried any */
+	for (q = 2; q < VU_QUEUES && !off; q++)
+		off = vu_stats.frames[q] ? 1 : 0;
+	if (!off)
 		return;
-	info("vhost-user: interrupts to the guest: RX %llu, TX %llu; not "
-	     "wanted (used_event, NO_INTERRUPT): RX %llu, TX %llu",
-	     (unsigned long long)k[VU_RX_Q], (unsigned long long)k[VU_TX_Q],
-	     (unsigned long long)h[VU_RX_Q], (unsigned long long)h[VU_TX_Q]);
+	off = 0;
+	for (q = 0; q < VU_QUEUES; q += 2) {
+		const uint64_t *f = vu_stats.frames + q;
+		int w;
+
+		if (!f[VU_RX_Q] && !f[VU_TX_Q])
+			continue;
+		w = snprintf(pairs + off, sizeof(pairs) - off,
+			     " %u: %llu/%llu", q / 2,
+			     (unsigned long long)f[VU_RX_Q],
+			     (unsigned long long)f[VU_TX_Q]);
+		if (w < 0 || (size_t)w >= sizeof(pairs) - off)
+			break;
+		off += (size_t)w;
+	}
+	info("vhost-user: frames to/from the guest per queue pair:%s", pairs);
 }
 
 /**
@@ -523,7 +636,7 @@ unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 			    unsigned iov_max)
 {
 	struct vu_dev *d = &vu_dev;
-	struct virtq *vq = &d->vq[VU_RX_Q];
+	struct virtq *vq = vu_rx_vq(&res_q);
 	bool mrg = d->features & (1ULL << VIRTIO_NET_F_MRG_RXBUF);
 	size_t need = VU_NET_HDR_LEN + hlen;
 	unsigned f, niov = 0;
@@ -552,7 +665,7 @@ unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 			if (rc || !e->in_num || e->out_num) {
 				vq_unpop(vq, res_count + (rc == -EIO ? 0 : 1));
 				res_count = 0;
-				vu_net_broken(vq, VU_RX_Q, rc == -EIO ?
+				vu_net_broken(vq, res_q, rc == -EIO ?
 					      "impossible avail index" :
 					      "bad RX descriptor chain");
 				return 0;
@@ -615,13 +728,14 @@ int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 		      uint16_t csum_off, uint16_t gso_size, int family)
 {
 	struct vu_dev *d = &vu_dev;
-	struct virtq *vq = &d->vq[VU_RX_Q];
+	struct virtq *vq = &d->vq[res_q];
 	struct vu_net_hdr *vhdr = (struct vu_net_hdr *)(seg->l2 -
 							 VU_NET_HDR_LEN);
 	size_t left = VU_NET_HDR_LEN + len;
 	unsigned i, used = 0;
 
-	if (!vu_net_connected(c) || seg->fe_first != res_used || res_short)
+	(void)c;
+	if (!vu_rx_ok(vq) || seg->fe_first != res_used || res_short)
 		return -EINVAL;
 
 	if (len < seg->hlen)
@@ -661,6 +775,7 @@ int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 	/* Without MRG_RXBUF a frame is one chain, and num_buffers must be 1 */
 	vhdr->num_buffers = htole16((uint16_t)used);
 	res_used += used;
+	vu_stats.frames[res_q]++;
 	if (used < seg->fe_count)
 		res_short = true;
 	return left ? -EINVAL : 0;
@@ -672,9 +787,10 @@ int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
  */
 void vu_net_seg_done(struct ctx *c)
 {
-	struct virtq *vq = &vu_dev.vq[VU_RX_Q];
+	struct virtq *vq = &vu_dev.vq[res_q];
 
-	if (!vu_net_connected(c) || !res_count)
+	(void)c;
+	if (!vu_rx_ok(vq) || !res_count)
 		return;
 	vq_unpop(vq, res_count - res_used);
 	vq_publish(vq, &vu_dev.mem, res_used);

@@ -390,6 +390,8 @@ int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 	size_t hlen = TCP_HDR_LEN;
 	uint16_t w16;
 
+	tap_queue_out(c, conn->f.qpair);
+
 	if (flags & TCP_SYN) {
 		uint16_t mss = conn->mss;
 		uint8_t *o = th + TCP_HDR_LEN;
@@ -670,6 +672,7 @@ static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 
 	fmax = (uint32_t)tap_seg_tcp_max(c, conn->f.key.family, conn->mss);
 	nseg = MIN((wnd + fmax - 1) / fmax, (uint32_t)TCP_BATCH);
+	tap_queue_out(c, conn->f.qpair);
 	nseg = tap_seg_reserve(c, hdr + TCP_HDR_LEN, fmax, nseg, seg,
 			       iov + nskip, ARRAY_SIZE(iov) - nskip);
 	if (!nseg) {
@@ -1022,6 +1025,7 @@ static void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 	conn = &flow->tcp;
 	conn->f.type = FLOW_TCP;
 	conn->f.key = *k;
+	conn->f.qpair = tap_queue_in(c);
 	conn->sock = -1;
 
 	s = fwd_socket(c, sa.sa.sa_family, SOCK_STREAM);
@@ -1363,6 +1367,7 @@ void tcp_input(struct ctx *c, const struct pkt *p)
 	if (conn->flags & TCP_F_MIGRATED)
 		return;		/* the guest runs elsewhere now */
 	conn->last_ms = now_ms();
+	conn->f.qpair = tap_queue_in(c);
 
 	if (flags & TCP_RST) {
 		/* Accept only an RST inside what we expect (RFC 5961 lite) */

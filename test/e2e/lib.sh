@@ -18,7 +18,9 @@
 #
 # Environment: E2E_MODE stream (default) or vhost-user; QEMU (binary);
 # E2E_ACCEL (tcg or kvm; default kvm only if kvm_intel or kvm_amd is
-# loaded); GUEST_OUT (guest image directory); E2E_MEM (MiB, default 512).
+# loaded); GUEST_OUT (guest image directory); E2E_MEM (MiB, default 512);
+# E2E_SMP (vCPUs, default 1); E2E_QUEUES (vhost-user queue pairs, default
+# 1: QEMU's queues=, with mq=on at the device above 1).
 
 E2E_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export PASST=${PASST:-$E2E_TOP/build/passt}
@@ -31,6 +33,8 @@ E2E_MODE=${E2E_MODE:-stream}
 QEMU=${QEMU:-qemu-system-x86_64}
 GUEST_OUT=${GUEST_OUT:-$TOP/test/guest/out}
 E2E_MEM=${E2E_MEM:-512}
+E2E_SMP=${E2E_SMP:-1}
+E2E_QUEUES=${E2E_QUEUES:-1}
 QEMU_PID=
 G_SEQ=0
 
@@ -120,6 +124,7 @@ qemu_start() {
 	exec 7<>"$T/cmd.in"
 
 	_net=
+	_dev="virtio-net-pci,netdev=n0,mac=$GUEST_MAC,romfile="
 	case "$E2E_MODE" in
 	stream)
 		_net="-netdev stream,id=n0,server=off,addr.type=unix"
@@ -130,16 +135,20 @@ qemu_start() {
 		_net="$_net -numa node,memdev=m"
 		_net="$_net -chardev socket,id=c,path=$SOCK${_rc:+,reconnect-ms=$_rc}"
 		_net="$_net -netdev vhost-user,id=n0,chardev=c"
+		if [ "$E2E_QUEUES" -gt 1 ]; then
+			_net="$_net,queues=$E2E_QUEUES"
+			_dev="$_dev,mq=on,vectors=$((2 * E2E_QUEUES + 2))"
+		fi
 		;;
 	esac
 	# shellcheck disable=SC2046,SC2086
-	"$QEMU" $(accel_args) -m "$E2E_MEM" -smp 1 -nodefaults \
+	"$QEMU" $(accel_args) -m "$E2E_MEM" -smp "$E2E_SMP" -nodefaults \
 		-display none -no-reboot -no-user-config \
 		-kernel "$GUEST_OUT/vmlinuz" -initrd "$GUEST_OUT/initramfs.gz" \
 		-append "console=ttyS0 panic=-1 quiet $_append" \
 		-serial "file:$T/console.log" \
 		-chardev "pipe,id=cmd,path=$T/cmd" -serial chardev:cmd \
-		$_net -device "virtio-net-pci,netdev=n0,mac=$GUEST_MAC,romfile=" \
+		$_net -device "$_dev" \
 		>"$T/qemu.out" 2>"$T/qemu.err" </dev/null &
 	QEMU_PID=$!
 	track "$QEMU_PID"

@@ -472,9 +472,14 @@ static void drain_replies_now(void)
 
 				memcpy(&idx, buf + off + 12, 4);
 				memcpy(&num, buf + off + 16, 4);
-				FZ_CHECK(idx < 2 && num <= UINT16_MAX);
-				rings[idx].base_hint = (int)num;
-				if (rings[idx].q) {
+				/* Rings past pair 0 (queue pairs) are
+				 * taken, but not modelled here
+				 */
+				FZ_CHECK(idx < VU_QUEUES &&
+					 num <= UINT16_MAX);
+				if (idx < 2)
+					rings[idx].base_hint = (int)num;
+				if (idx < 2 && rings[idx].q) {
 					used_flags_check(idx);
 					rings[idx].stopped = true;
 					rings[idx].stop_used = get16(

@@ -36,6 +36,7 @@ LV_VIRTLOGD=
 LV_CAT=
 LV_TCP=5001
 LV_UDP=5003
+LV_VU_QUEUES=2	# vCPUs and queue pairs of the vhost-user domain
 # The guest's ACPI power button: modules the image lacks (lv_image)
 LV_ACPI_MODS="button evdev"
 
@@ -148,19 +149,23 @@ lv_image() {
 	chmod -R a+rX "$T/img"
 }
 
-# lv_xml MODE NAME: domain XML, MODE stream or vhost-user
+# lv_xml MODE NAME: domain XML, MODE stream or vhost-user; vhost-user
+# with two vCPUs and two queue pairs (<driver queues='2'/>, as KubeVirt's
+# networkInterfaceMultiqueue asks for one per vCPU)
 lv_xml() {
-	local type=user mem=
+	local type=user mem= vcpu=1 drv=
 	if [ "$1" = vhost-user ]; then
 		type=vhostuser
 		mem="<memoryBacking><source type='memfd'/><access mode='shared'/></memoryBacking>"
+		vcpu=$LV_VU_QUEUES
+		drv="<driver queues='$LV_VU_QUEUES'/>"
 	fi
 	cat <<-EOF
 	<domain type='qemu'>
 	  <name>$2</name>
 	  <memory unit='MiB'>$E2E_MEM</memory>
 	  $mem
-	  <vcpu>1</vcpu>
+	  <vcpu>$vcpu</vcpu>
 	  <os>
 	    <type arch='x86_64' machine='pc'>hvm</type>
 	    <kernel>$T/img/vmlinuz</kernel>
@@ -180,6 +185,7 @@ lv_xml() {
 	    <interface type='$type'>
 	      <mac address='$GUEST_MAC'/>
 	      <model type='virtio'/>
+	      $drv
 	      <backend type='passt'/>
 	      <rom enabled='no'/>
 	      <portForward proto='tcp'><range start='$LV_TCP'/></portForward>

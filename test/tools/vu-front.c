@@ -187,6 +187,7 @@ enum {
 #define F_EVIDX (1ULL << 29)	/* VIRTIO_RING_F_EVENT_IDX */
 #define F_PROTO (1ULL << 30)
 #define F_V1 (1ULL << 32)
+#define PF_MQ (1ULL << 0)
 #define PF_LOG_SHMFD (1ULL << 1)
 #define PF_REPLY_ACK (1ULL << 3)
 #define PF_DEVICE_STATE (1ULL << 19)
@@ -2048,14 +2049,25 @@ static int case_bad_sizes(void)
 	}
 	{
 		uint32_t s[2] = { 0, 1000 };
+		uint64_t pf, pairs = 1;
+		char what[64];
 
 		if (expect_refused("SET_VRING_NUM 1000", SET_VRING_NUM, s, 8,
 				   NULL, 0))
 			return -1;
-		s[0] = 7;
+		/* The first ring past the queue pairs the daemon offers */
+		if (get_u64(GET_PROTOCOL_FEATURES, &pf) ||
+		    ((pf & PF_MQ) && get_u64(GET_QUEUE_NUM, &pairs)))
+			return -1;
+		if (!pairs || pairs > 0x8000) {
+			say("GET_QUEUE_NUM: %llu queue pairs\n",
+			    (unsigned long long)pairs);
+			return -1;
+		}
+		s[0] = (uint32_t)(2 * pairs);
 		s[1] = 256;
-		if (expect_refused("SET_VRING_NUM, ring 7", SET_VRING_NUM, s,
-				   8, NULL, 0))
+		snprintf(what, sizeof(what), "SET_VRING_NUM, ring %u", s[0]);
+		if (expect_refused(what, SET_VRING_NUM, s, 8, NULL, 0))
 			return -1;
 		s[0] = 0;
 		s[1] = 5;

@@ -3,8 +3,9 @@
 #
 # domain.sh - a domain whose interface has the passt back-end, in
 # $E2E_MODE (stream: <interface type='user'>, vhost-user: <interface
-# type='vhostuser'> with shared memfd memory), started by real libvirt,
-# with TCP port 5001 and UDP port 5003 forwarded (<portForward>):
+# type='vhostuser'> with shared memfd memory, two vCPUs and two queue
+# pairs), started by real libvirt, with TCP port 5001 and UDP port 5003
+# forwarded (<portForward>):
 #
 #   1. virsh start: libvirt runs our passt (its argv goes to the log), the
 #      guest gets its DHCP lease and SLAAC address, pings the peer (IPv4,
@@ -38,6 +39,13 @@ guest_wait
 [ "$G_IP4" != none ] || fail "guest has no IPv4 lease"
 [ "$G_IP6" != none ] || fail "guest has no IPv6 address"
 expect "guest address (the host's)" "$(guest_addr4)" "$ADDR4"
+if [ "$E2E_MODE" = vhost-user ]; then
+	# <driver queues='2'/>: QEMU asked us for two queue pairs, and the
+	# guest uses both
+	expect "the guest's queues" \
+		"$(g_ok 'ls /sys/class/net/eth0/queues' | tr '\n' ' ')" \
+		"rx-0 rx-1 tx-0 tx-1 "
+fi
 
 g_ok "ping -c 2 -W 10 $PEER4" >&2
 g_ok "ping -6 -c 2 -W 10 $PEER6" >&2
