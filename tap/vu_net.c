@@ -476,6 +476,7 @@ void vu_net_log_stats(void)
 {
 	uint64_t k[2] = { 0 }, h[2] = { 0 };
 	char pairs[VU_MAX_PAIRS * 48] = "";
+	bool more = false;
 	size_t off = 0;
 	unsigned q;
 
@@ -493,11 +494,10 @@ void vu_net_log_stats(void)
 	}
 
 	/* Frames per queue pair, once more than pair 0 carried any */
-	for (q = 2; q < VU_QUEUES && !off; q++)
-		off = vu_stats.frames[q] ? 1 : 0;
-	if (!off)
+	for (q = 2; q < VU_QUEUES; q++)
+		more = more || vu_stats.frames[q];
+	if (!more)
 		return;
-	off = 0;
 	for (q = 0; q < VU_QUEUES; q += 2) {
 		const uint64_t *f = vu_stats.frames + q;
 		int w;
