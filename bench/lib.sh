@@ -116,8 +116,8 @@ rec() {
 # so the table shows it
 rec_missing() {
 	local m_c
-	for m_c in g2p:gbps g2p:cpu g2p:sc p2g:gbps p2g:cpu p2g:sc rr:rtt \
-		idle:rss peak:hwm; do
+	for m_c in g2p:gbps g2p:cpu g2p:wake g2p:sc p2g:gbps p2g:cpu \
+		p2g:wake p2g:sc rr:rtt idle:rss peak:hwm; do
 		[ "${m_c#*:}" = sc ] && [ "$BENCH_SC_TOOL" = none ] && continue
 		[ "$m_c" = rr:rtt ] && ! command -v sockperf >/dev/null &&
 			continue
@@ -147,6 +147,19 @@ cpu_ticks() {
 		c_s=$((c_s + ${c_t:-0}))
 	done
 	echo "$c_s"
+}
+
+# ctx_switches PID: voluntary context switches (sleeps that ended in a
+# wake-up) of PID's process tree, all threads
+ctx_switches() {
+	local x_p x_s=0 x_t
+	for x_p in $(ptree "$1"); do
+		x_t=$(cat /proc/"$x_p"/task/*/status 2>/dev/null |
+			awk '$1 == "voluntary_ctxt_switches:" { s += $2 }
+			     END { print s + 0 }') || x_t=0
+		x_s=$((x_s + ${x_t:-0}))
+	done
+	echo "$x_s"
 }
 
 # status_mib PID FIELD: a /proc/PID/status field (VmRSS, VmHWM) in MiB

@@ -130,7 +130,8 @@ server_stop() {
 # records its figures; returns 1 if the daemon died
 tp() {
 	local t_mode=$1 t_b=$2 t_mtu=$3 t_d=$4 t_r=$5 t_kind=$6 t_k t_rev=""
-	local t_c0=0 t_c1=0 t_n=FAIL t_rc=0 t_json t_bytes t_err t_gbps t_retr
+	local t_c0=0 t_c1=0 t_w0=0 t_w1=0 t_n=FAIL t_rc=0 t_json t_bytes t_err
+	local t_gbps t_retr
 	t_k="$t_mode $t_b $t_mtu"
 	t_json=$T/$t_mode-$t_b-$t_mtu-$t_d-$t_kind-$t_r.json
 	[ "$t_d" = p2g ] && t_rev=-R
@@ -141,6 +142,7 @@ tp() {
 		prof_start "$DPID"
 	else
 		t_c0=$(cpu_ticks "$DPID")
+		t_w0=$(ctx_switches "$DPID")
 	fi
 	g_run -t $((DURATION + 30)) "iperf3 -c $PEER4 -p $PORT -t $DURATION \
 		$t_rev -J --connect-timeout 5000 >/tmp/iperf3.json 2>/tmp/iperf3.err
@@ -156,6 +158,7 @@ tp() {
 		return 0
 	elif alive "$DPID"; then
 		t_c1=$(cpu_ticks "$DPID")
+		t_w1=$(ctx_switches "$DPID")
 	fi
 	server_stop
 	if ! alive "$DPID"; then
@@ -174,6 +177,7 @@ tp() {
 		else
 			rec "$t_mode" "$t_mtu" "$t_d" gbps "$t_b" FAIL
 			rec "$t_mode" "$t_mtu" "$t_d" cpu "$t_b" FAIL
+			rec "$t_mode" "$t_mtu" "$t_d" wake "$t_b" FAIL
 		fi
 		return 0
 	fi
@@ -201,9 +205,12 @@ tp() {
 	rec "$t_mode" "$t_mtu" "$t_d" gbps "$t_b" "$t_gbps"
 	rec "$t_mode" "$t_mtu" "$t_d" cpu "$t_b" \
 		"$(per_gib "$(ticks_s $((t_c1 - t_c0)))" "$t_bytes")"
+	rec "$t_mode" "$t_mtu" "$t_d" wake "$t_b" \
+		"$(per_gib $((t_w1 - t_w0)) "$t_bytes")"
 	log "  $t_k $t_d #$t_r: $t_gbps Gbit/s," \
 		"$(awk -v b="$t_bytes" 'BEGIN { printf "%.2f", b / 1073741824 }')" \
 		"GiB, daemon CPU $(ticks_s $((t_c1 - t_c0))) s," \
+		"wake-ups/GiB $(per_gib $((t_w1 - t_w0)) "$t_bytes" | cut -d. -f1)," \
 		"retransmits $t_retr"
 }
 

@@ -51,7 +51,7 @@ function vmax(s,    a, n) { n = sorted(s, a); return n ? a[n] : "" }
 function fmt(m, v) {
 	if (v == "")
 		return "FAIL"
-	if (m == "sc")
+	if (m == "sc" || m == "wake")
 		return sprintf("%.1fk", v / 1000)
 	if (m == "gbps" || m == "cpu")
 		return sprintf("%.3f", v)
@@ -75,7 +75,8 @@ BEGIN {
 	TEST["g2p"] = "guest→peer"; TEST["p2g"] = "peer→guest"
 	TEST["rr"] = "TCP RR"; TEST["idle"] = "idle"; TEST["peak"] = "peak"
 	MET["gbps"] = "Gbit/s"; MET["cpu"] = "CPU s/GiB"
-	MET["sc"] = "syscalls/GiB"; MET["rtt"] = "RTT p50 µs"
+	MET["sc"] = "syscalls/GiB"; MET["wake"] = "wake-ups/GiB"
+	MET["rtt"] = "RTT p50 µs"
 	MET["rss"] = "VmRSS MiB"; MET["hwm"] = "VmHWM MiB"
 	# The goals of issue 10, on the ratio ours : upstream
 	GOAL["gbps"] = ">= 1.0"; GOAL["cpu"] = "<= 0.7"; GOAL["rtt"] = "<= 1.0"
@@ -108,7 +109,7 @@ END {
 		sk = rank("ns qemu", f[1]) rank("stream vhost-user", f[2]) \
 			sprintf("%06d", 999999 - f[3]) \
 			rank("g2p p2g rr idle peak", f[4]) \
-			rank("gbps cpu sc rtt rss hwm", f[5])
+			rank("gbps cpu wake sc rtt rss hwm", f[5])
 		printf "%s\t| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d/%d, %d/%d | %s, %s |\n", sk,
 			(f[1] in HARN) ? HARN[f[1]] : f[1], f[2], f[3],
 			(f[4] in TEST) ? TEST[f[4]] : f[4],
