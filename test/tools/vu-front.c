@@ -77,8 +77,9 @@
  * headers through to and from the tap (TUNSETOFFLOAD). -e takes
  * VIRTIO_RING_F_EVENT_IDX if offered, as a Linux guest does: kicks only
  * when avail->idx passes the daemon's avail_event; in bridge mode, RX
- * interrupts asked for with used_event once the ring is drained, none for
- * TX (vu-front never waits for them).
+ * interrupts asked for with used_event once the ring is drained, TX
+ * interrupts only while every TX slot is in flight (as the Linux driver
+ * asks for them when its TX ring is full).
  *
  * Live migration, in bridge mode (what QEMU 10 does, see "migration"
  * below). A migration starts on SIGUSR2 or on a line written to the
@@ -436,6 +437,26 @@ static bool used_event_arm(struct ring *r)
 	/* Our used_event store before the load of used->idx */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return used_idx(r) != r->used_seen;
+}
+
+/* With EVENT_IDX, ask for an interrupt at the next used entry of the TX
+ * ring, as the Linux driver does when its TX ring is full (it stops the
+ * queue and waits for completions); without EVENT_IDX every used entry
+ * interrupts anyway (we never set NO_INTERRUPT). True if an entry came
+ * meanwhile: no need to wait
+ */
+static unsigned long long tx_irq_asked;	/* times it was asked for */
+static bool tx_used_event_arm(void)
+{
+	uint16_t seen = used_idx(&tx);
+
+	if (!evidx)
+		return false;
+	put16(tx.avail + 4 + 2 * tx.q, seen);
+	tx_irq_asked++;
+	/* Our used_event store before the load of used->idx */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return used_idx(&tx) != seen;
 }
 
 /* ---- messages -------------------------------------------------------- */
@@ -1930,15 +1951,22 @@ static int case_bridge(void)
 	say("bridge: connected, %s up%s\n", tap_name,
 	    evidx ? ", EVENT_IDX" : "");
 	while (!stop) {
-		struct pollfd pfd[5] = { { tap, POLLIN, 0 },
+		struct pollfd pfd[6] = { { tap, POLLIN, 0 },
 					 { rx.call, POLLIN, 0 },
 					 { sock, POLLIN, 0 },
 					 { trig_fd, POLLIN, 0 },
-					 { old_src.sock, POLLIN, 0 } };
-		/* Don't read the tap while TX slots are all in flight */
-		if ((uint16_t)(tx.avail_idx - used_idx(&tx)) >= tx_slots)
+					 { old_src.sock, POLLIN, 0 },
+					 { -1, POLLIN, 0 } };
+		/* Don't read the tap while TX slots are all in flight: wait
+		 * for the daemon to use one (TX interrupt), not for the
+		 * poll timeout
+		 */
+		if ((uint16_t)(tx.avail_idx - used_idx(&tx)) >= tx_slots &&
+		    !tx_used_event_arm()) {
 			pfd[0].fd = -1;
-		if (poll(pfd, 5, 100) < 0 && errno != EINTR)
+			pfd[5].fd = tx.call;
+		}
+		if (poll(pfd, 6, 100) < 0 && errno != EINTR)
 			break;
 		if (pfd[2].revents & (POLLIN | POLLHUP)) {
 			say("bridge: daemon closed the connection\n");
@@ -1992,6 +2020,9 @@ static int case_bridge(void)
 	}
 	say("bridge: %llu frames to the daemon, %llu from it\n",
 	    (unsigned long long)frames_in, (unsigned long long)frames_out);
+	if (evidx)
+		say("bridge: TX interrupts asked for %llu times\n",
+		    tx_irq_asked);
 	if (mig_n)
 		say("bridge: %u migrations, %u failed\n", mig_n, mig_bad);
 	conn_close(&old_src);
