@@ -439,13 +439,14 @@ static bool used_event_arm(struct ring *r)
 	return used_idx(r) != r->used_seen;
 }
 
+static unsigned long long tx_irq_asked;	/* tx_used_event_arm() calls */
+
 /* With EVENT_IDX, ask for an interrupt at the next used entry of the TX
  * ring, as the Linux driver does when its TX ring is full (it stops the
  * queue and waits for completions); without EVENT_IDX every used entry
  * interrupts anyway (we never set NO_INTERRUPT). True if an entry came
  * meanwhile: no need to wait
  */
-static unsigned long long tx_irq_asked;	/* times it was asked for */
 static bool tx_used_event_arm(void)
 {
 	uint16_t seen = used_idx(&tx);
