@@ -246,7 +246,11 @@ mig_probe() {
 # mig_repair_start NS PATH: the repair helper, as root in pod NS, on PATH:
 # a daemon's SOCK.repair (connects at once), or a directory (waits for a
 # *.repair socket to appear there: start it before the daemon). Sets
-# MIG_RPID. The helper is PASST_REPAIR_SRC or PASST_REPAIR_DST
+# MIG_RPID. The helper is PASST_REPAIR_SRC or PASST_REPAIR_DST.
+# For a directory, returns once the helper watches it (an inotify watch
+# in its fdinfo): upstream's helper only learns of entries created after
+# that (ours also lists the directory), so a daemon started sooner could
+# create its socket unseen
 mig_repair_start() {
 	[ "$MIG_DIRECT" = 0 ] || return 0
 	_rbin=$(mig_pod_bin "$1" "$PASST_REPAIR" "$PASST_REPAIR_SRC" \
@@ -257,6 +261,10 @@ mig_repair_start() {
 	ip netns exec "$1" "$_rbin" "$2" >"$_log" 2>&1 &
 	MIG_RPID=$!
 	track "$MIG_RPID"
+	[ -d "$2" ] || return 0
+	wait_for "grep -qs '^inotify wd:' /proc/$MIG_RPID/fdinfo/* ||
+		  ! alive $MIG_RPID" 10 && alive "$MIG_RPID" ||
+		fail "repair helper $_rbin isn't watching $2: $(cat "$_log")"
 }
 
 # mig_repair_connected NS SOCK: true once a helper is connected to
