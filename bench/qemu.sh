@@ -131,7 +131,7 @@ server_stop() {
 tp() {
 	local t_mode=$1 t_b=$2 t_mtu=$3 t_d=$4 t_r=$5 t_kind=$6 t_k t_rev=""
 	local t_c0=0 t_c1=0 t_w0=0 t_w1=0 t_n=FAIL t_rc=0 t_json t_bytes t_err
-	local t_gbps t_retr
+	local t_gbps t_retr t_wg
 	t_k="$t_mode $t_b $t_mtu"
 	t_json=$T/$t_mode-$t_b-$t_mtu-$t_d-$t_kind-$t_r.json
 	[ "$t_d" = p2g ] && t_rev=-R
@@ -205,12 +205,12 @@ tp() {
 	rec "$t_mode" "$t_mtu" "$t_d" gbps "$t_b" "$t_gbps"
 	rec "$t_mode" "$t_mtu" "$t_d" cpu "$t_b" \
 		"$(per_gib "$(ticks_s $((t_c1 - t_c0)))" "$t_bytes")"
-	rec "$t_mode" "$t_mtu" "$t_d" wake "$t_b" \
-		"$(per_gib $((t_w1 - t_w0)) "$t_bytes")"
+	t_wg=$(per_gib $((t_w1 - t_w0)) "$t_bytes")
+	rec "$t_mode" "$t_mtu" "$t_d" wake "$t_b" "$t_wg"
 	log "  $t_k $t_d #$t_r: $t_gbps Gbit/s," \
 		"$(awk -v b="$t_bytes" 'BEGIN { printf "%.2f", b / 1073741824 }')" \
 		"GiB, daemon CPU $(ticks_s $((t_c1 - t_c0))) s," \
-		"wake-ups/GiB $(per_gib $((t_w1 - t_w0)) "$t_bytes" | cut -d. -f1)," \
+		"wake-ups/GiB ${t_wg%.*}," \
 		"retransmits $t_retr"
 }
 

@@ -425,40 +425,24 @@ static void kick_wanted(struct ring *r)
 		kick(r);
 }
 
-/* With EVENT_IDX, ask for an interrupt at the next used entry of @r, as
- * the Linux driver does once it has drained a ring (used_event); true if
- * entries came meanwhile (drain again)
+/* With EVENT_IDX, ask for an interrupt at used entry @at of @r (used_event):
+ * on RX the next one once the ring is drained, as the Linux driver does;
+ * on TX the next one while every TX slot is in flight, as the driver does
+ * when its TX ring is full (without EVENT_IDX every used entry interrupts
+ * anyway: we never set NO_INTERRUPT). True if entries came meanwhile (no
+ * need to wait)
  */
-static bool used_event_arm(struct ring *r)
+static bool used_event_arm(struct ring *r, uint16_t at)
 {
 	if (!evidx)
 		return false;
-	put16(r->avail + 4 + 2 * r->q, r->used_seen);
+	put16(r->avail + 4 + 2 * r->q, at);
 	/* Our used_event store before the load of used->idx */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return used_idx(r) != r->used_seen;
+	return used_idx(r) != at;
 }
 
-static unsigned long long tx_irq_asked;	/* tx_used_event_arm() calls */
-
-/* With EVENT_IDX, ask for an interrupt at the next used entry of the TX
- * ring, as the Linux driver does when its TX ring is full (it stops the
- * queue and waits for completions); without EVENT_IDX every used entry
- * interrupts anyway (we never set NO_INTERRUPT). True if an entry came
- * meanwhile: no need to wait
- */
-static bool tx_used_event_arm(void)
-{
-	uint16_t seen = used_idx(&tx);
-
-	if (!evidx)
-		return false;
-	put16(tx.avail + 4 + 2 * tx.q, seen);
-	tx_irq_asked++;
-	/* Our used_event store before the load of used->idx */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return used_idx(&tx) != seen;
-}
+static unsigned long long tx_irq_asked;	/* TX used_event_arm() calls */
 
 /* ---- messages -------------------------------------------------------- */
 
@@ -1962,10 +1946,12 @@ static int case_bridge(void)
 		 * for the daemon to use one (TX interrupt), not for the
 		 * poll timeout
 		 */
-		if ((uint16_t)(tx.avail_idx - used_idx(&tx)) >= tx_slots &&
-		    !tx_used_event_arm()) {
-			pfd[0].fd = -1;
-			pfd[5].fd = tx.call;
+		if ((uint16_t)(tx.avail_idx - used_idx(&tx)) >= tx_slots) {
+			tx_irq_asked += evidx;
+			if (!used_event_arm(&tx, used_idx(&tx))) {
+				pfd[0].fd = -1;
+				pfd[5].fd = tx.call;
+			}
 		}
 		if (poll(pfd, 6, 100) < 0 && errno != EINTR)
 			break;
@@ -1997,7 +1983,7 @@ static int case_bridge(void)
 				tap_write(tap, f, (size_t)n);
 				frames_out++;
 			}
-		} while (!n && used_event_arm(&rx));
+		} while (!n && used_event_arm(&rx, rx.used_seen));
 		if (n < 0) {
 			rc = -1;
 			break;
