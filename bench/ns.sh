@@ -30,6 +30,14 @@
 # The TCP metrics cache is off in every namespace (the back-ends share
 # the peer and the source address).
 #
+# BENCH_PIN=1 puts the daemons on the last CPU and everything else the
+# harness starts (bridges, iperf3, sockperf) on the others, with taskset:
+# where the scheduler places the daemon next to its guest's bridge or the
+# peer in one run and apart in the next, a back-end's throughput can come
+# out at 6 Gbit/s in one run and 10 in the next (softirq work still goes
+# where the packets go). Needs two CPUs or more; off by default, so the
+# figures stay comparable with earlier runs.
+#
 # Environment: see bench/lib.sh (BENCH_*, UPSTREAM); PASST (our daemon,
 # default build/passt), TOOLS as in test/integration/lib.sh; PT_KEEP=1
 # keeps the temporary directory (iperf3 JSON, daemon logs).
@@ -62,6 +70,19 @@ command -v sockperf >/dev/null || {
 	SOCKPERF=0
 }
 
+# PIN_D, PIN_H: command prefixes for the daemons and for the rest
+PIN_D="" PIN_H=""
+if [ "${BENCH_PIN:-0}" = 1 ]; then
+	b_last=$(($(nproc) - 1))
+	if [ "$b_last" -ge 1 ]; then
+		PIN_D="taskset -c $b_last"
+		PIN_H="taskset -c 0-$((b_last - 1))"
+		log "pinned: daemons on CPU $b_last, the harness on 0-$((b_last - 1))"
+	else
+		log "warning: BENCH_PIN=1 needs two CPUs: not pinned"
+	fi
+fi
+
 GUEST_UP=$PT_ID-guest-up
 declare -A GNS DPID BPID DERR UP
 GNS[ours]=$GUEST
@@ -90,8 +111,9 @@ guest_ns_add() {
 
 # server_start: one-off iperf3 server on the peer, waits until it listens
 server_start() {
-	ip netns exec "$ROUTER" iperf3 -s -1 -B "$PEER4" -p "$BENCH_PORT" \
-		>"$T/iperf3-server.log" 2>&1 &
+	# shellcheck disable=SC2086
+	ip netns exec "$ROUTER" $PIN_H iperf3 -s -1 -B "$PEER4" \
+		-p "$BENCH_PORT" >"$T/iperf3-server.log" 2>&1 &
 	SERVER_PID=$!
 	track "$SERVER_PID"
 	wait_for "ns $ROUTER ss -Hltn 'sport = :$BENCH_PORT' | grep -q ." 10 ||
@@ -113,8 +135,9 @@ up() {
 	u_bin=$(bench_bin "$u_b")
 	DERR[$u_b]=$T/$u_b-$u_mode-$u_mtu.err
 	rm -f "$u_sock" "$T/$u_b.pid"
-	# shellcheck disable=SC2046
-	ip netns exec "$HOST" env $(bench_env "$u_b") "$u_bin" -f -s "$u_sock" \
+	# shellcheck disable=SC2046,SC2086
+	ip netns exec "$HOST" $PIN_D env $(bench_env "$u_b") "$u_bin" -f \
+		-s "$u_sock" \
 		-P "$T/$u_b.pid" \
 		$(bench_args "$u_b" "$u_mode" "$u_mtu") \
 		>"$T/$u_b.out" 2>"${DERR[$u_b]}" &
@@ -126,11 +149,13 @@ up() {
 		return 1
 	fi
 	if [ "$u_mode" = stream ]; then
-		ip netns exec "$u_g" "$TOOLS/tapbridge" -r 5 "$u_sock" \
+		# shellcheck disable=SC2086
+		ip netns exec "$u_g" $PIN_H "$TOOLS/tapbridge" -r 5 "$u_sock" \
 			2>"$T/$u_b-bridge.err" &
 	else
-		ip netns exec "$u_g" "$TOOLS/vu-front" -r 5 -O -P -e -m "$u_mtu" \
-			"$u_sock" bridge 2>"$T/$u_b-bridge.err" &
+		# shellcheck disable=SC2086
+		ip netns exec "$u_g" $PIN_H "$TOOLS/vu-front" -r 5 -O -P -e \
+			-m "$u_mtu" "$u_sock" bridge 2>"$T/$u_b-bridge.err" &
 	fi
 	BPID[$u_b]=$!
 	track "${BPID[$u_b]}"
@@ -200,7 +225,7 @@ tp() {
 		t_w0=$(ctx_switches "${DPID[$t_b]}")
 	fi
 	# shellcheck disable=SC2086
-	timeout $((BENCH_SECS + 30)) ip netns exec "${GNS[$t_b]}" iperf3 \
+	timeout $((BENCH_SECS + 30)) ip netns exec "${GNS[$t_b]}" $PIN_H iperf3 \
 		-c "$PEER4" -p "$BENCH_PORT" -t "$BENCH_SECS" $t_rev \
 		-P "${BENCH_PARALLEL:-1}" \
 		--connect-timeout 5000 -J >"$t_json" 2>"$T/iperf3-client.err" ||
@@ -261,8 +286,9 @@ tp() {
 rr() {
 	local r_b=$1 r_mode=$2 r_mtu=$3 r_r=$4 r_out r_rc=0 r_p50
 	r_out=$T/$r_b-$r_mode-$r_mtu-rr-$r_r.out
+	# shellcheck disable=SC2086
 	timeout $((BENCH_LAT_SECS + 30)) ip netns exec "${GNS[$r_b]}" \
-		sockperf pp --tcp -i "$PEER4" -p "$BENCH_SP_PORT" \
+		$PIN_H sockperf pp --tcp -i "$PEER4" -p "$BENCH_SP_PORT" \
 		-t "$BENCH_LAT_SECS" -m 64 >"$r_out" 2>&1 || r_rc=$?
 	alive_or_down "$r_b" "$r_mode" "$r_mtu" || r_rc=1
 	sed -i 's/\x1b\[[0-9;]*m//g' "$r_out"
@@ -329,7 +355,8 @@ config() {
 		done
 	fi
 	if [ "$SOCKPERF" = 1 ]; then
-		ip netns exec "$ROUTER" sockperf sr --tcp -i "$PEER4" \
+		# shellcheck disable=SC2086
+		ip netns exec "$ROUTER" $PIN_H sockperf sr --tcp -i "$PEER4" \
 			-p "$BENCH_SP_PORT" >"$T/sockperf-server.out" 2>&1 &
 		c_sp=$!
 		track "$c_sp"

@@ -103,6 +103,10 @@ grep -q 'system calls counted with: none' "$OUT/latest.log" &&
 		"(sockperf); ${BENCH_SC_RUNS:-1} more run(s) per throughput" \
 		"cell with the system call counter attached:" \
 		"$SC_TOOL; medians; harnesses: $HARNESSES"
+	if [ "${BENCH_PIN:-0}" = 1 ]; then
+		echo "- BENCH_PIN=1: in the kernel-guest harness, the daemons" \
+			"on the last CPU, the rest of the harness on the others"
+	fi
 	echo "- ratio: ours : upstream, medians; ratio range: lowest and" \
 		"highest ratio between any run of ours and any of upstream's;" \
 		"spread: (max - min) / median of a back-end's runs"
