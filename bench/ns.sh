@@ -77,7 +77,8 @@ if [ "${BENCH_PIN:-0}" = 1 ]; then
 	if [ "$b_last" -ge 1 ]; then
 		PIN_D="taskset -c $b_last"
 		PIN_H="taskset -c 0-$((b_last - 1))"
-		log "pinned: daemons on CPU $b_last, the harness on 0-$((b_last - 1))"
+		log "pinned: daemons on CPU $b_last," \
+			"the harness on 0-$((b_last - 1))"
 	else
 		log "warning: BENCH_PIN=1 needs two CPUs: not pinned"
 	fi
@@ -225,9 +226,9 @@ tp() {
 		t_w0=$(ctx_switches "${DPID[$t_b]}")
 	fi
 	# shellcheck disable=SC2086
-	timeout $((BENCH_SECS + 30)) ip netns exec "${GNS[$t_b]}" $PIN_H iperf3 \
-		-c "$PEER4" -p "$BENCH_PORT" -t "$BENCH_SECS" $t_rev \
-		-P "${BENCH_PARALLEL:-1}" \
+	timeout $((BENCH_SECS + 30)) ip netns exec "${GNS[$t_b]}" \
+		$PIN_H iperf3 -c "$PEER4" -p "$BENCH_PORT" -t "$BENCH_SECS" \
+		$t_rev -P "${BENCH_PARALLEL:-1}" \
 		--connect-timeout 5000 -J >"$t_json" 2>"$T/iperf3-client.err" ||
 		t_rc=$?
 	if [ "$t_kind" = sc ]; then
