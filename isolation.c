@@ -588,6 +588,14 @@ static const struct iso_rule iso_rules[] = {
 	{ "ioctl", P_ALL, 1, ~0ULL, SIOCINQ,
 	  "SIOCINQ: TCP bytes not read yet; migration's receive queue" },
 
+	/* The stream front-end's output, by reference (tap/stream.c) */
+	{ "vmsplice", P_ST, NOARG, "frames from the output buffer to a pipe" },
+	{ "splice", P_ST, NOARG, "...and from the pipe into the socket" },
+	{ "ioctl", P_ST, 1, ~0ULL, SIOCOUTQ,
+	  "SIOCOUTQ: what the front-end hasn't read of the output buffer" },
+	{ "fallocate", P_ST, NOARG,
+	  "new pages for the output buffer when a front-end leaves" },
+
 	/* vhost-user: guest memory and the migration state pipe */
 	{ "mmap", P_VUS, 2, PROT_EXEC, 0,
 	  "guest memory regions; malloc() for migration (never PROT_EXEC)" },

@@ -28,29 +28,52 @@
  * has no markers), so the connection is reset, as QEMU itself does for
  * oversized frames.
  *
- * Output: frames are appended, prefix and all, to one output buffer and
- * written out with a single send() per event-loop round (tap_flush()). A
- * frame is never split between buffer and socket by us: if the socket
- * takes only part of the buffer, the rest stays queued and EPOLLOUT wakes
- * us to resume exactly where the kernel stopped. The loop never blocks.
- * One send() per round, however much is queued (megabytes towards a fast
+ * Output: frames are appended, prefix and all, to one output buffer, a
+ * ring (STREAM_OUT_SIZE) of a memfd mapped twice back to back, so that a
+ * frame, or a whole batch of frames built in place, is contiguous
+ * wherever it starts. Frames go to the socket once per read batch and
+ * once per event-loop round (tap_flush()), and not by copy: vmsplice()
+ * puts the ring's pages into a pipe, splice() moves them on into the
+ * socket, and the front-end's recv() copies out of our pages. That
+ * saves the copy a send() makes (about a quarter of the CPU time of a
+ * transfer to the guest), but the kernel now holds references to the
+ * ring, and what the front-end hasn't read must not be overwritten: the
+ * ring only reuses bytes once SIOCOUTQ (what the socket still holds, in
+ * memory charged, so at least its bytes) says they were read. The socket
+ * holds at most half the ring (SO_SNDBUF), and EPOLLOUT is armed while
+ * bytes are queued or the ring runs low on room. An empty ring starts
+ * again at its beginning. Fewer than STREAM_ZC_MIN queued bytes go with
+ * one send() instead, as do all where vmsplice() or splice() aren't
+ * allowed (tried at start-up) or with PASST_NO_SPLICE=1. If the
+ * front-end goes with bytes unread, the ring gets new pages (a hole
+ * punched in the memfd: the old ones live on for the old socket), so the
+ * next front-end's frames never reach it. A frame is never split
+ * between buffer and socket by us: if the socket takes only part of what
+ * is queued, the rest stays and EPOLLOUT wakes us to resume exactly
+ * where the kernel stopped. The loop never blocks.
+ * Sends once per round, however much is queued (megabytes towards a fast
  * guest), although smaller ones would find the data still in the cache:
  * every send() wakes the reader, and a send() every 256 KiB measured 12 %
- * more CPU per GiB to the kernel guest (bench/ns.sh, stream 65520); nor
- * did huge pages for the buffers (MADV_HUGEPAGE) change the CPU per GiB.
- * Where the loop waits in the io_uring (uring.c, opt-in), that send() is
- * queued there instead and goes with the wait (stream_flush_end()): the
- * buffer counts as empty at once, and if the socket took less, the
- * callback, which runs before any event is handled, puts the rest back
- * and arms EPOLLOUT.
+ * more CPU per GiB to the kernel guest (bench/ns.sh, stream 65520, with
+ * copies); nor did huge pages for the buffers (MADV_HUGEPAGE) change the
+ * CPU per GiB.
+ * Where the loop waits in the io_uring (uring.c, opt-in) and we copy,
+ * that send() is queued there instead and goes with the wait
+ * (stream_flush_end()); its callback, which runs before any event is
+ * handled, puts back what the socket didn't take.
  * If the buffer has no room for a frame (the guest stopped reading), the
  * frame is dropped and counted, and the count is logged, rate-limited.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -76,13 +99,31 @@ static uint8_t in_buf[STREAM_IN_SIZE];
 static size_t in_start, in_end;		/* unparsed bytes: [in_start, in_end) */
 static unsigned round_frames;		/* frames parsed in this loop round */
 
-static uint8_t out_buf[STREAM_OUT_SIZE];
-static size_t out_head, out_tail;	/* pending bytes: [out_head, out_tail) */
+/* The output ring: STREAM_OUT_SIZE bytes of a memfd, mapped twice back to
+ * back, so that whatever starts in the first mapping runs on contiguously.
+ * Positions count bytes queued since the ring was last empty, and
+ *   out_free <= out_sock <= out_pipe <= out_tail:
+ * before out_free, the front-end has read everything (or holds no
+ * reference to it): free; before out_sock, in the socket; before
+ * out_pipe, in the pipe, with vmsplice(); before out_tail, queued.
+ */
+static uint8_t *out_ring;
+static int out_memfd = -1;
+static size_t out_free, out_sock, out_pipe, out_tail;
 static bool out_waiting;		/* EPOLLOUT requested */
+static int zc_pipe[2] = { -1, -1 };	/* vmsplice() -> splice() to fd_tap */
+static bool zc;				/* that's how we write (see above) */
+
+/* Frames being built in place: stream_seg_reserve() hands out pointers from
+ * where out_tail was then, and stream_seg_commit() takes them back
+ */
+static uint8_t *resv_ptr;
+static size_t resv_pos;
 
 static uint64_t stream_dropped;		/* frames dropped: buffer full */
 static uint32_t stream_gen;		/* generation of the connection */
-static size_t ring_start, ring_len;	/* send() queued on the io_uring */
+static size_t uring_start, uring_len;	/* send() queued on the io_uring */
+static bool uring_busy;			/* ...and not completed yet */
 
 /* Frames taken from the front-end in one loop round, at most: this bounds
  * the flows a flood of small frames can open, and close, in one round,
@@ -90,11 +131,122 @@ static size_t ring_start, ring_len;	/* send() queued on the io_uring */
  */
 #define STREAM_ROUND_FRAMES 2048
 
+#define OUT_AT(pos)	(out_ring + (pos) % STREAM_OUT_SIZE)
+
+/* Fewer queued bytes than this go out with send() (a copy): two system
+ * calls and the page references cost more than copying a few frames
+ */
+#define STREAM_ZC_MIN (16 * 1024)
+/* Pipe between vmsplice() and splice(), if the system lets us (fs.pipe-
+ * max-size is 1 MiB by default): the bytes one pair of calls moves
+ */
+#define STREAM_PIPE_SIZE (1024 * 1024)
+
+/* Empty the pipe: its pages are the ring's, read here into in_buf */
+static void stream_pipe_drain(void)
+{
+	while (read(zc_pipe[0], in_buf, sizeof(in_buf)) > 0)
+		;
+}
+
 static void stream_reset_buffers(void)
 {
 	in_start = in_end = 0;
-	out_head = out_tail = 0;
+	if (zc && out_free != out_pipe) {
+		/* A front-end gone with bytes unread may still hold them in
+		 * its socket: give the ring new pages, so that it never sees
+		 * what we queue for the next one
+		 */
+		stream_pipe_drain();
+		if (fallocate(out_memfd,
+			      FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      0, STREAM_OUT_SIZE))
+			die_perror("stream output buffer: new pages");
+	}
+	out_free = out_sock = out_pipe = out_tail = 0;
 	out_waiting = false;
+	uring_busy = false;
+}
+
+/* Can we vmsplice() from the ring and splice() that into a UNIX stream
+ * socket? Tried on a socket pair, across the seam of the two mappings,
+ * with the bytes read back.
+ */
+static bool stream_zc_probe(void)
+{
+	static const uint8_t pat[4] = { 'p', 'a', 's', 't' };
+	uint8_t *p = out_ring + STREAM_OUT_SIZE - 2, back[4];
+	struct iovec iov = { .iov_base = p, .iov_len = sizeof(pat) };
+	bool ok;
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return false;
+	memcpy(p, pat, sizeof(pat));
+	ok = vmsplice(zc_pipe[1], &iov, 1, SPLICE_F_NONBLOCK) == 4 &&
+	     splice(zc_pipe[0], NULL, sv[0], NULL, 4, SPLICE_F_NONBLOCK) == 4 &&
+	     recv(sv[1], back, 4, MSG_DONTWAIT) == 4 &&
+	     !memcmp(back, pat, sizeof(pat));
+	close(sv[0]);
+	close(sv[1]);
+	stream_pipe_drain();
+	return ok;
+}
+
+/**
+ * stream_out_init() - map the output buffer, and choose how it's written
+ *
+ * Before the sandbox: memfd_create(), mmap(), pipe2() and socketpair()
+ * aren't allowed after it. Dies if the buffer can't be mapped.
+ */
+void stream_out_init(void)
+{
+	uint8_t *base;
+	const char *why;
+	int fd;
+
+	if (out_ring)
+		return;
+	fd = memfd_create("passt-stream-out", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, STREAM_OUT_SIZE))
+		die_perror("stream output buffer");
+	base = mmap(NULL, 2 * STREAM_OUT_SIZE, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED ||
+	    mmap(base, STREAM_OUT_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
+	    mmap(base + STREAM_OUT_SIZE, STREAM_OUT_SIZE,
+		 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
+	    MAP_FAILED)
+		die_perror("stream output buffer: mapping");
+	/* Volatile: to the compiler, these are two different bytes */
+	((volatile uint8_t *)base)[STREAM_OUT_SIZE] = 1;
+	if (((volatile uint8_t *)base)[0] != 1)
+		die("stream output buffer: mappings don't alias");
+	out_ring = base;
+	out_memfd = fd;
+
+	if (getenv("PASST_NO_SPLICE")) {
+		why = "PASST_NO_SPLICE";
+	} else if (pipe2(zc_pipe, O_NONBLOCK | O_CLOEXEC)) {
+		why = strerror(errno);
+	} else {
+		fcntl(zc_pipe[1], F_SETPIPE_SZ, STREAM_PIPE_SIZE);
+		zc = stream_zc_probe();
+		why = zc ? NULL : "vmsplice() or splice() refused";
+	}
+	if (zc) {
+		info("stream: frames to the front-end spliced from the "
+		     "output buffer (vmsplice, splice), not copied");
+	} else {
+		info("stream: frames to the front-end copied with send() "
+		     "(zero-copy not used: %s)", why);
+		if (zc_pipe[0] >= 0) {
+			close(zc_pipe[0]);
+			close(zc_pipe[1]);
+			zc_pipe[0] = zc_pipe[1] = -1;
+		}
+	}
 }
 
 static int stream_listen(struct ctx *c)
@@ -109,10 +261,11 @@ static int stream_listen(struct ctx *c)
 
 static void stream_attach(struct ctx *c, int fd)
 {
-	int sz = STREAM_SOCKBUF;
+	/* The kernel doubles it: the socket holds at most half the ring */
+	int snd = STREAM_OUT_SIZE / 4, rcv = STREAM_SOCKBUF;
 
-	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
 
 	stream_reset_buffers();
 	c->fd_tap = fd;
@@ -131,6 +284,7 @@ static void stream_attach(struct ctx *c, int fd)
  */
 int stream_init(struct ctx *c)
 {
+	stream_out_init();
 	if (c->fd_inherited >= 0) {
 		stream_attach(c, tap_inherited(c));
 		return 0;
@@ -320,6 +474,34 @@ void stream_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 		stream_disconnect(c);
 }
 
+/* Room in the ring, as far as we know (stream_reclaim() knows better) */
+static size_t stream_out_room(void)
+{
+	return STREAM_OUT_SIZE - (out_tail - out_free);
+}
+
+/* Learn what the front-end has read: what its socket still holds is at
+ * most what SIOCOUTQ says (the memory charged for it, overhead included)
+ */
+static void stream_reclaim(const struct ctx *c)
+{
+	int outq;
+
+	if (zc && out_free < out_sock && c->fd_tap >= 0 &&
+	    !ioctl(c->fd_tap, SIOCOUTQ, &outq) && outq >= 0 &&
+	    (size_t)outq < out_sock - out_free)
+		out_free = out_sock - (size_t)outq;
+}
+
+/* Before queueing: an empty ring starts again at its beginning, which
+ * the cache may still hold
+ */
+static void stream_out_rewind(void)
+{
+	if (out_free == out_tail)
+		out_free = out_sock = out_pipe = out_tail = 0;
+}
+
 /**
  * stream_queue() - queue one frame for the guest
  * @c:		execution context
@@ -331,29 +513,25 @@ void stream_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 int stream_queue(struct ctx *c, const void *frame, size_t len)
 {
 	uint32_t prefix = htonl((uint32_t)len);
+	uint8_t *p;
 
 	if (c->fd_tap < 0)
 		return -ENOTCONN;
 
-	if (STREAM_OUT_SIZE - out_tail < len + 4) {
+	if (stream_out_room() < len + 4) {
 		stream_flush(c);
-		if (out_head == out_tail) {
-			out_head = out_tail = 0;
-		} else if (out_head) {
-			memmove(out_buf, out_buf + out_head,
-				out_tail - out_head);
-			out_tail -= out_head;
-			out_head = 0;
-		}
+		stream_reclaim(c);
 	}
-	if (STREAM_OUT_SIZE - out_tail < len + 4) {
+	stream_out_rewind();
+	if (stream_out_room() < len + 4) {
 		stream_dropped++;
 		warn_rl("Front-end not reading: %llu frame(s) dropped so far",
 			(unsigned long long)stream_dropped);
 		return -ENOBUFS;
 	}
-	memcpy(out_buf + out_tail, &prefix, 4);
-	memcpy(out_buf + out_tail + 4, frame, len);
+	p = OUT_AT(out_tail);
+	memcpy(p, &prefix, 4);
+	memcpy(p + 4, frame, len);
 	out_tail += len + 4;
 	return 0;
 }
@@ -371,7 +549,8 @@ int stream_queue(struct ctx *c, const void *frame, size_t len)
  *
  * Frames are laid out back to back, each after room for its prefix, so
  * that frames sent in order, all full but the last, end up exactly where
- * stream_queue() would have put them.
+ * stream_queue() would have put them. The ring's second mapping makes
+ * the whole reservation contiguous.
  *
  * Return: number of frames reserved
  */
@@ -379,23 +558,20 @@ unsigned stream_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 			    unsigned n, struct tap_seg *seg, struct iovec *iov,
 			    unsigned iov_max)
 {
-	size_t slot = 4 + MAX(hlen + plen, (size_t)FRAME_MIN_LEN), room;
+	size_t slot = 4 + MAX(hlen + plen, (size_t)FRAME_MIN_LEN);
 	unsigned i;
 
 	if (c->fd_tap < 0 || hlen + plen > STREAM_FRAME_MAX)
 		return 0;
-	if (out_head == out_tail) {
-		out_head = out_tail = 0;
-	} else if (STREAM_OUT_SIZE - out_tail < slot * n && out_head) {
-		memmove(out_buf, out_buf + out_head, out_tail - out_head);
-		out_tail -= out_head;
-		out_head = 0;
-	}
-	room = STREAM_OUT_SIZE - out_tail;
-	n = MIN(n, (unsigned)(room / slot));
+	if (out_sock == out_tail || stream_out_room() < slot * n)
+		stream_reclaim(c);
+	stream_out_rewind();
+	n = MIN(n, (unsigned)(stream_out_room() / slot));
 	n = MIN(n, iov_max);
+	resv_ptr = OUT_AT(out_tail);
+	resv_pos = out_tail;
 	for (i = 0; i < n; i++) {
-		seg[i].l2 = out_buf + out_tail + i * slot + 4;
+		seg[i].l2 = resv_ptr + i * slot + 4;
 		seg[i].hlen = hlen;
 		seg[i].iov = i;
 		seg[i].niov = 1;
@@ -416,21 +592,22 @@ unsigned stream_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
  */
 int stream_seg_commit(struct ctx *c, struct tap_seg *seg, size_t len)
 {
+	uint8_t *tail = resv_ptr + (out_tail - resv_pos);
 	uint32_t prefix;
 
 	if (c->fd_tap < 0)
 		return -ENOTCONN;
-	if (seg->l2 < out_buf + out_tail + 4)
+	if (out_tail < resv_pos || seg->l2 < tail + 4)
 		return -EINVAL;
-	if (seg->l2 != out_buf + out_tail + 4)	/* after a short frame */
-		memmove(out_buf + out_tail + 4, seg->l2, len);
+	if (seg->l2 != tail + 4)	/* after a short frame */
+		memmove(tail + 4, seg->l2, len);
 	if (len < FRAME_MIN_LEN) {
-		memset(out_buf + out_tail + 4 + len, 0, FRAME_MIN_LEN - len);
+		memset(tail + 4 + len, 0, FRAME_MIN_LEN - len);
 		len = FRAME_MIN_LEN;
 	}
 	prefix = htonl((uint32_t)len);
-	memcpy(out_buf + out_tail, &prefix, 4);
-	pcap_frame(out_buf + out_tail + 4, len);
+	memcpy(tail, &prefix, 4);
+	pcap_frame(tail + 4, len);
 	out_tail += 4 + len;
 	return 0;
 }
@@ -439,14 +616,15 @@ int stream_seg_commit(struct ctx *c, struct tap_seg *seg, size_t len)
  * stream_room() - how much more can be queued without dropping
  * @c:		execution context
  *
- * Return: free bytes in the output buffer (counting what a compaction
- *	   would free), 0 without a client
+ * Return: free bytes in the output buffer, 0 without a client
  */
 size_t stream_room(const struct ctx *c)
 {
 	if (c->fd_tap < 0)
 		return 0;
-	return STREAM_OUT_SIZE - (out_tail - out_head);
+	if (stream_out_room() < STREAM_OUT_SIZE / 2)
+		stream_reclaim(c);
+	return stream_out_room();
 }
 
 /* Arm or disarm EPOLLOUT on the front-end socket */
@@ -459,18 +637,12 @@ static void stream_out_wait(struct ctx *c, bool want_out)
 	out_waiting = want_out;
 }
 
-/**
- * stream_flush() - write queued frames; arm EPOLLOUT for what's left
- * @c:		execution context
- */
-void stream_flush(struct ctx *c)
+/* Copy what's queued into the socket with send(); false on an error */
+static bool stream_push_copy(struct ctx *c)
 {
-	if (c->fd_tap < 0)
-		return;
-
-	while (out_head < out_tail) {
-		ssize_t n = send(c->fd_tap, out_buf + out_head,
-				 out_tail - out_head,
+	while (out_sock < out_tail) {
+		ssize_t n = send(c->fd_tap, OUT_AT(out_sock),
+				 out_tail - out_sock,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (n < 0) {
@@ -478,31 +650,103 @@ void stream_flush(struct ctx *c)
 				continue;
 			if (errno != EAGAIN)
 				debug("Front-end write: %s", strerror(errno));
-			break;	/* errors surface as EPOLLHUP/ERR */
+			return errno == EAGAIN;
 		}
-		out_head += n;
+		if (out_free == out_sock)	/* nothing spliced before */
+			out_free += (size_t)n;
+		out_sock += (size_t)n;
+		out_pipe = out_sock;
 	}
-	if (out_head == out_tail)
-		out_head = out_tail = 0;
+	return true;
+}
 
-	stream_out_wait(c, out_head != out_tail);
+/* Hand what's queued to the socket by reference: vmsplice() takes the
+ * ring's pages into the pipe, splice() moves them on into the socket,
+ * and the front-end's recv() copies from them: they're reused only once
+ * stream_reclaim() knows it has. False on an error.
+ */
+static bool stream_push_zc(struct ctx *c)
+{
+	while (out_sock < out_tail) {
+		ssize_t n;
+
+		if (out_pipe < out_tail) {
+			struct iovec iov = { .iov_base = OUT_AT(out_pipe),
+					     .iov_len = out_tail - out_pipe };
+
+			n = vmsplice(zc_pipe[1], &iov, 1, SPLICE_F_NONBLOCK);
+			if (n > 0)
+				out_pipe += (size_t)n;
+			else if (n < 0 && errno != EAGAIN && errno != EINTR)
+				goto fail;
+		}
+		if (out_pipe == out_sock)
+			return true;
+		n = splice(zc_pipe[0], NULL, c->fd_tap, NULL,
+			   out_pipe - out_sock, SPLICE_F_NONBLOCK);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return true;
+			debug("Front-end write: %s", strerror(errno));
+			return false;
+		}
+		out_sock += (size_t)n;
+		if (out_sock < out_pipe)	/* the socket is full */
+			return true;
+	}
+	return true;
+
+fail:
+	/* What's in the pipe is still in the ring: send() it from there */
+	warn("stream: vmsplice(): %s, copying with send() from now on",
+	     strerror(errno));
+	stream_pipe_drain();
+	out_pipe = out_sock;
+	zc = false;
+	return stream_push_copy(c);
+}
+
+/**
+ * stream_flush() - write queued frames; arm EPOLLOUT for what's left
+ * @c:		execution context
+ *
+ * Also while the ring is low on room with nothing queued (bytes the
+ * front-end hasn't read yet), so that we learn when it has.
+ */
+void stream_flush(struct ctx *c)
+{
+	/* A send() on the io_uring goes first: its completion flushes */
+	if (c->fd_tap < 0 || uring_busy)
+		return;
+
+	if (!zc || (out_pipe == out_sock && out_tail - out_sock < STREAM_ZC_MIN))
+		stream_push_copy(c);
+	else
+		stream_push_zc(c);
+
+	stream_reclaim(c);
+	stream_out_wait(c, out_sock != out_tail ||
+			   stream_out_room() < STREAM_OUT_SIZE / 4);
 }
 
 /* The socket took less than the queued send(), or failed: what it didn't
- * take is queued again, where it was (nothing was queued since), and
- * EPOLLOUT armed. Errors also surface as EPOLLHUP/ERR.
+ * take is queued again, where it was, and EPOLLOUT armed. Errors also
+ * surface as EPOLLHUP/ERR.
  */
-static void stream_ring_sent(struct ctx *c, uint64_t gen, int res)
+static void stream_uring_sent(struct ctx *c, uint64_t gen, int res)
 {
 	size_t sent = res > 0 ? (size_t)res : 0;
 
-	if (c->fd_tap < 0 || gen != stream_gen || out_tail)
+	if (c->fd_tap < 0 || gen != stream_gen || !uring_busy)
 		return;
+	uring_busy = false;
 	if (res < 0 && res != -EAGAIN)
 		debug("Front-end write: %s", strerror(-res));
-	out_head = ring_start + sent;
-	out_tail = ring_start + ring_len;
-	stream_out_wait(c, true);
+	out_free = out_sock = out_pipe = uring_start + sent;
+	if (out_sock < out_tail)
+		stream_flush(c);
 }
 
 /**
@@ -510,21 +754,25 @@ static void stream_ring_sent(struct ctx *c, uint64_t gen, int res)
  *			loop's wait where it waits in the io_uring; the next
  *			round takes a new frame budget
  * @c:		execution context
+ *
+ * The queued send() copies, so it isn't used to splice. Until it
+ * completes, what it sends stays in the ring.
  */
 void stream_flush_end(struct ctx *c)
 {
-	size_t len = out_tail - out_head;
+	size_t len = out_tail - out_sock;
 
 	round_frames = 0;
-	if (c->fd_tap < 0 || !len || out_waiting ||
-	    uring_send(c->fd_tap, out_buf + out_head, (uint32_t)len,
-		       stream_ring_sent, stream_gen)) {
+	if (c->fd_tap < 0 || !len || out_waiting || zc || uring_busy ||
+	    uring_send(c->fd_tap, OUT_AT(out_sock), (uint32_t)len,
+		       stream_uring_sent, stream_gen)) {
 		stream_flush(c);
 		return;
 	}
-	ring_start = out_head;
-	ring_len = len;
-	out_head = out_tail = 0;
+	uring_start = out_sock;
+	uring_len = len;
+	uring_busy = true;
+	out_sock = out_pipe = out_tail;
 }
 
 /**

@@ -15,6 +15,7 @@ struct iovec;
 struct tap_seg;
 
 int stream_init(struct ctx *c);
+void stream_out_init(void);
 void stream_listen_handler(struct ctx *c);
 void stream_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 int stream_queue(struct ctx *c, const void *frame, size_t len);

@@ -46,6 +46,7 @@
 #include "loop.h"
 #include "net/checksum.h"
 #include "icmp/icmp.h"
+#include "tap/stream.h"
 #include "tap/tap.h"
 #include "tcp/tcp.h"
 #include "udp/udp.h"
@@ -350,6 +351,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	FZ_CHECK(!socketpair(
 		AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv));
 	flow_init();
+	stream_out_init();
 	fz_ctx_base(&c);
 	peer = sv[1];
 	c.fd_tap = sv[0];

@@ -26,7 +26,11 @@
  *   in the socket at once, more frames than it takes in one loop round,
  *   and must come back for the rest by itself), dhcp-probe (DHCPDISCOVER,
  *   wait for the OFFER), expect-close (wait for the daemon to close the
- *   connection), reconnect, garbage
+ *   connection), reconnect, hold-unread (COUNT ARP requests, replies
+ *   left unread; a broken prefix makes the daemon drop the connection,
+ *   which we keep open; then a new connection with another MAC address),
+ *   check-held (the held connection's queue: the COUNT replies, as they
+ *   were, nothing meant for the new connection), garbage
  *   (N seeded pseudo-random frames: valid templates with random mutations
  *   and truncations, plus pure noise).
  *
@@ -47,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -66,7 +71,8 @@
 #define ETH_P_IPV6_ 0x86dd
 
 static const uint8_t mac_bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-static const uint8_t mac_guest[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+/* hold-unread changes it, for the next connection */
+static uint8_t mac_guest[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 static const uint8_t mac_daemon[6] = { 0x9a, 0x55, 0x9a, 0x55, 0x9a, 0x55 };
 
 /* Addresses: guest and gateway (-a, -g), a remote peer for echo and TCP */
@@ -83,6 +89,8 @@ typedef size_t (*build_fn)(uint8_t *f);
 
 static const char *sock_path;
 static int sock = -1;
+static int held = -1;		/* hold-unread's connection, not read */
+static uint8_t mac_held[6];	/* the guest MAC address it used */
 
 /* Frame being built, and the receive reassembly buffer */
 static uint8_t frame[FRAME_MAX];
@@ -1280,6 +1288,129 @@ out:
 	return rc;
 }
 
+/* hold_unread() - garbage_count ARP requests; once all the replies wait
+ * unread in our socket, a length prefix of 5 bytes: the daemon drops the
+ * connection, which we keep as it is, and go on on a new one with another
+ * MAC address. The daemon's output buffer then has frames for the new
+ * connection where the held one's replies were.
+ *
+ * Return: 0 if the replies came and the daemon closed, 1 if not
+ */
+static int hold_unread(void)
+{
+	uint64_t deadline = now_ms() + timeout_ms;
+	size_t want = (size_t)garbage_count * (4 + 60), off = 0;
+	uint8_t *buf, bad[4];
+	unsigned i;
+	int queued = 0;
+
+	if (held >= 0 || sock_drain())
+		return 1;
+	buf = malloc((size_t)garbage_count * (4 + FRAME_MAX_ARP));
+	if (!buf) {
+		perror("framesend: malloc");
+		return 1;
+	}
+	for (i = 0; i < garbage_count; i++) {
+		size_t n = arp_build(buf + off + 4, 6, 4);
+
+		put32(buf + off, n);
+		off += 4 + n;
+	}
+	for (i = 0; i < off; ) {
+		ssize_t n = send(sock, buf + i, off - i, MSG_NOSIGNAL);
+
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			break;
+		if (n > 0)
+			i += n;
+		else if (now_ms() > deadline)
+			break;
+	}
+	free(buf);
+	/* Replies are padded to 60 bytes: wait for all of them, unread */
+	while (i == off && !ioctl(sock, FIONREAD, &queued) &&
+	       (size_t)queued < want && now_ms() < deadline) {
+		struct timespec t = { 0, 10 * 1000 * 1000 };
+
+		nanosleep(&t, NULL);
+	}
+	if ((size_t)queued < want) {
+		fprintf(stderr, "framesend: hold-unread: %d of %zu bytes of "
+			"replies\n", queued, want);
+		return 1;
+	}
+	put32(bad, 5);
+	if (send(sock, bad, sizeof(bad), MSG_NOSIGNAL) != sizeof(bad)) {
+		perror("framesend: hold-unread: send");
+		return 1;
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = sock, .events = POLLRDHUP };
+		uint64_t now = now_ms();
+
+		if (now >= deadline) {
+			fprintf(stderr, "framesend: hold-unread: the daemon "
+				"kept the connection\n");
+			return 1;
+		}
+		if (poll(&pfd, 1, deadline - now) > 0 &&
+		    pfd.revents & (POLLRDHUP | POLLHUP))
+			break;
+	}
+	held = sock;
+	memcpy(mac_held, mac_guest, 6);
+	mac_guest[5] ^= 0xff;
+	return sock_open() ? 1 : 0;
+}
+
+/* check_held() - read the held connection to its end: the daemon's
+ * garbage_count ARP replies to the held MAC address, and nothing sent to
+ * the other one (its frames, in place of the held ones, would be a leak
+ * from one front-end to the one before)
+ *
+ * Return: 0 if so, 1 if not
+ */
+static int check_held(void)
+{
+	static uint8_t q[1 << 20];
+	unsigned replies = 0, other = 0, leaked = 0;
+	size_t len = 0, off = 0;
+	ssize_t n;
+
+	if (held < 0)
+		return 1;
+	while (len < sizeof(q) &&
+	       (n = recv(held, q + len, sizeof(q) - len, MSG_DONTWAIT)) > 0)
+		len += n;
+	close(held);
+	held = -1;
+	while (len - off >= 4) {
+		uint32_t flen = (uint32_t)get16(q + off) << 16 |
+				get16(q + off + 2);
+		const uint8_t *f = q + off + 4;
+
+		if (flen < ETH_HLEN || len - off - 4 < flen)
+			break;
+		if (!memcmp(f, mac_guest, 6))
+			leaked++;
+		else if (is_arp_reply(f, flen) && !memcmp(f, mac_held, 6) &&
+			 !memcmp(f + ETH_HLEN + 18, mac_held, 6))
+			replies++;
+		else
+			other++;
+		off += 4 + flen;
+	}
+	if (leaked || replies != garbage_count || off != len) {
+		fprintf(stderr, "framesend: check-held: %u replies of %u, %u "
+			"frames for the next connection, %u others, %zu of "
+			"%zu bytes in whole frames\n", replies, garbage_count,
+			leaked, other, off, len);
+		return 1;
+	}
+	return 0;
+}
+
 /* expect_close() - wait for the daemon to close or reset the connection
  *
  * Return: 0 if it did before the deadline, 1 if not
@@ -1324,6 +1455,11 @@ static void usage(const char *name)
 		"  dhcp-probe    DHCPDISCOVER; fail if no DHCPOFFER\n"
 		"  expect-close  fail unless the daemon closes the connection\n"
 		"  reconnect     close and connect again\n"
+		"  hold-unread   COUNT ARP requests, the replies left unread;\n"
+		"                a bad prefix, the daemon must close; keep\n"
+		"                that connection, open a new one (another MAC)\n"
+		"  check-held    the held connection holds the COUNT replies,\n"
+		"                nothing for the new one\n"
 		"  garbage       COUNT seeded pseudo-random frames\n"
 		"  all-frames    every frame case below, in order\n"
 		"\nFrame cases (connection must survive):\n", name);
@@ -1363,6 +1499,10 @@ static int run_case(const char *name)
 		return probe(false);
 	if (!strcmp(name, "expect-close"))
 		return expect_close();
+	if (!strcmp(name, "hold-unread"))
+		return hold_unread();
+	if (!strcmp(name, "check-held"))
+		return check_held();
 	if (!strcmp(name, "reconnect")) {
 		close(sock);
 		return sock_open() ? 1 : 0;
@@ -1476,7 +1616,8 @@ int main(int argc, char **argv)
 		bool known = false;
 		static const char *const ctl[] = {
 			"arp-probe", "arp-burst", "dhcp-probe", "expect-close",
-			"reconnect", "garbage", "all-frames",
+			"reconnect", "garbage", "all-frames", "hold-unread",
+			"check-held",
 		};
 		unsigned j;
 

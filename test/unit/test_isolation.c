@@ -2,8 +2,9 @@
 /*
  * test_isolation.c - the seccomp allow-lists of isolation.c, as tables:
  * how many system calls each profile allows (printed, and kept below
- * upstream passt's 34), that the profiles nest (stream within vhost-user
- * within vhost-user with migration), that what a sandboxed daemon must
+ * upstream passt's 34), that the profiles grow (stream, then vhost-user,
+ * then vhost-user with migration; vhost-user takes everything stream does
+ * but the stream front-end's splicing), that what a sandboxed daemon must
  * never do (run programs, open files, create processes or namespaces,
  * change identity, trace) is in none of them, and that the migration
  * profile has what TCP_REPAIR migration calls. The filters themselves are
@@ -87,6 +88,7 @@ static void test_modes_have_what_they_call(void **state)
 	static const char *const vu[] = { "mmap", "munmap", "fcntl", "brk" };
 	static const char *const mig[] = { "poll", "getsockname",
 					   "getpeername", "ioctl" };
+	static const char *const st[] = { "vmsplice", "splice", "fallocate" };
 	enum iso_profile p;
 	unsigned i;
 
@@ -103,6 +105,10 @@ static void test_modes_have_what_they_call(void **state)
 		assert_true(isolation_profile_allows(ISO_PROFILE_VU_MIGRATE,
 						     mig[i]));
 	assert_false(isolation_profile_allows(ISO_PROFILE_VU, "poll"));
+	for (i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
+		assert_true(isolation_profile_allows(ISO_PROFILE_STREAM, st[i]));
+		assert_false(isolation_profile_allows(ISO_PROFILE_VU, st[i]));
+	}
 }
 
 int main(void)

@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# stream_splice.sh - the two ways the stream front-end writes frames
+# (tap/stream.c, Output):
+#   splice   the default: frames go to the front-end's socket by
+#            reference (vmsplice() into a pipe, splice() on into the
+#            socket); the daemon says so, holds the pipe, and its output
+#            buffer is a memfd mapped twice
+#   copy     PASST_NO_SPLICE=1: send() copies them; no pipe
+# Each time 32 MiB of a verified pattern go each way at once, through a
+# kernel guest (tapbridge), so the output buffer wraps many times while
+# the front-end still holds what it hasn't read.
+# Then, on the splice path: a front-end that the daemon drops (a broken
+# length prefix) with replies still unread in its socket keeps exactly
+# those replies, although the next front-end's frames are written where
+# they were in the daemon's buffer (framesend hold-unread, check-held).
+# The whole integration suite runs on the splice path with the plain
+# build and on the copy path under ASan (make integration-asan).
+set -eu
+# shellcheck source-path=SCRIPTDIR/..
+# shellcheck source=lib.sh
+. "$(dirname "$0")/../lib.sh"
+need_sockio
+FS=$TOOLS/framesend
+[ -x "$FS" ] || fail "no framesend in $TOOLS"
+
+unset PASST_NO_SPLICE		# this test chooses (integration-asan sets it)
+setup_ns
+BYTES=$((32 * 1024 * 1024))
+
+# pipes PID: pipes whose both ends the daemon holds (not one it inherited)
+pipes() {
+	find "/proc/$1/fd" -mindepth 1 -lname 'pipe:*' -printf '%l\n' \
+		2>/dev/null | sort | uniq -d | wc -l
+}
+
+# transfer NAME: the pattern both ways at once, checked at both ends
+transfer() {
+	local _l
+	rm -f "$T/ready"
+	bg "$ROUTER" "$1-peer" /dev/null /dev/null "$SOCKIO" -t 90 \
+		--send --bytes "$BYTES" --ready "$T/ready" \
+		pattern-listen "$PEER4" 7301
+	_l=$BG_PID
+	wait_ready "$T/ready"
+	bg "$GUEST" "$1-guest" /dev/null /dev/null "$SOCKIO" -t 90 \
+		--send --bytes "$BYTES" pattern-connect "$PEER4" 7301
+	bg_wait "$BG_PID" 100 || fail "$1: guest end still running"
+	[ "$BG_ST" = 0 ] || fail "$1: guest end: $(cat "$T/$1-guest.err")"
+	bg_wait "$_l" 10 || fail "$1: peer end still running"
+	[ "$BG_ST" = 0 ] || fail "$1: peer end: $(cat "$T/$1-peer.err")"
+	log "$1: $BYTES bytes each way, verified"
+}
+
+# case_run NAME splice|copy: start, check the path, transfer, stop
+case_run() {
+	passt_start
+	if [ "$2" = splice ]; then
+		grep -q 'stream: frames to the front-end spliced' \
+			"$PASST_ERR" ||
+			fail "$1: not splicing: $(grep 'stream:' "$PASST_ERR")"
+		[ "$(pipes "$PASST_PID")" = 1 ] ||
+			fail "$1: no pipe in /proc/$PASST_PID/fd"
+		[ "$(grep -c 'memfd:passt-stream-out' \
+			"/proc/$PASST_PID/maps")" -ge 2 ] ||
+			fail "$1: the output buffer isn't mapped twice"
+	else
+		grep -q 'stream: frames to the front-end copied.*PASST_NO_SPLICE' \
+			"$PASST_ERR" ||
+			fail "$1: not copying: $(grep 'stream:' "$PASST_ERR")"
+		[ "$(pipes "$PASST_PID")" = 0 ] || fail "$1: a pipe after all"
+	fi
+	log "$1: $(grep -m1 'stream: ' "$PASST_ERR")"
+	guest_up
+	transfer "$1"
+	passt_check_alive
+	bridge_stop
+	passt_stop
+}
+
+case_run splice splice
+PASST_NO_SPLICE=1 case_run copy copy
+
+# A dropped front-end's unread frames stay what they were
+passt_start
+"$FS" -t 10 -n 2000 "$SOCK" hold-unread arp-burst arp-burst arp-probe \
+	check-held 2>"$T/fs-held.log" ||
+	fail "held connection: $(tail -n 3 "$T/fs-held.log")"
+passt_check_alive
+log "held connection: 2000 replies intact behind 4000 for the next one"
+passt_stop
