@@ -18,7 +18,9 @@
  * read right after it, from shared memory. One that went asynchronous
  * anyway is reaped at a later flush; its slot stays taken until then.
  * A failed operation calls back its owner, with the tag it gave (a flow
- * index and generation, say), from uring_flush() (or uring_epoll_wait())
+ * index and generation, say), and a send() does whatever its result (its
+ * owner must learn when its bytes are free), from uring_flush() (or
+ * uring_epoll_wait())
  * only, never from inside a queueing call: the owner must check that the
  * thing still exists. Owners queue nothing that can be invalidated before
  * the flush: TCP queues its discards after the round's last close can
@@ -73,6 +75,7 @@ struct uring_op {
 	uring_done_fn done;		/* NULL: free slot, or nobody cares */
 	uint64_t tag;
 	uint32_t want;			/* expected result */
+	bool always;			/* call back whatever the result */
 	bool busy;
 };
 
@@ -85,8 +88,9 @@ static unsigned op_next;		/* where to look for a free slot */
 static unsigned queued;			/* SQEs not yet submitted */
 static unsigned inflight;		/* submitted, no completion yet */
 
-/* Failed operations, called back only from uring_flush(): never from
- * inside a queueing call, whose caller may be in the middle of a loop
+/* Failed operations (and sends), called back only from uring_flush() or
+ * uring_epoll_wait(): never from inside a queueing call, whose caller may
+ * be in the middle of a loop
  */
 static struct {
 	uring_done_fn done;
@@ -110,7 +114,7 @@ bool uring_waits(void)
 	return ring_wait;
 }
 
-/* Read every completion there is, noting failed operations; the result
+/* Read every completion there is, noting those to call back; the result
  * of the loop's wait, if it came, goes to *@wait_res
  */
 static void uring_reap(int *wait_res)
@@ -132,7 +136,7 @@ static void uring_reap(int *wait_res)
 		op = &ops[i];
 		op->busy = false;
 		inflight--;
-		if (op->done && cqe->res != (int)op->want &&
+		if (op->done && (op->always || cqe->res != (int)op->want) &&
 		    nfails < URING_ENTRIES) {
 			fails[nfails].done = op->done;
 			fails[nfails].tag = op->tag;
@@ -159,7 +163,7 @@ static void uring_submit_reap(void)
 		uring_reap(NULL);
 }
 
-/* Call back the owners of the failed operations reaped so far */
+/* Call back the owners of the operations noted so far */
 static void uring_callbacks(void)
 {
 	unsigned i, n = nfails;
@@ -171,7 +175,7 @@ static void uring_callbacks(void)
 
 /**
  * uring_flush() - submit what was queued, read what completed, and call
- *		   back the owners of failed operations
+ *		   back the owners of failed operations and sends
  *
  * One io_uring_enter(), only if something was queued.
  */
@@ -190,7 +194,8 @@ void uring_flush(void)
  * @ev:		events, filled in
  * @max:	size of @ev
  *
- * The owners of failed operations are called back before this returns.
+ * The owners of failed operations and of sends are called back before
+ * this returns.
  * An error is as fatal as one of epoll_wait() (loop_wait() dies): a wait
  * left behind in the ring could take edge-triggered events later.
  *
@@ -267,9 +272,11 @@ static struct io_uring_sqe *uring_get(unsigned *slot)
 }
 
 static int uring_queue(struct io_uring_sqe *sqe, unsigned slot,
-		       uring_done_fn done, uint64_t tag, uint32_t want)
+		       uring_done_fn done, uint64_t tag, uint32_t want,
+		       bool always)
 {
 	ops[slot].busy = true;
+	ops[slot].always = always;
 	ops[slot].done = done;
 	ops[slot].tag = tag;
 	ops[slot].want = want;
@@ -296,7 +303,7 @@ int uring_recv_trunc(int s, uint32_t len, uring_done_fn done, uint64_t tag)
 	if (!ring_ok || !(sqe = uring_get(&slot)))
 		return -1;
 	io_uring_prep_recv(sqe, s, NULL, len, MSG_TRUNC | MSG_DONTWAIT);
-	return uring_queue(sqe, slot, done, tag, len);
+	return uring_queue(sqe, slot, done, tag, len, false);
 }
 
 /**
@@ -315,7 +322,7 @@ int uring_write(int fd, const void *buf, uint32_t len)
 	if (!ring_ok || !(sqe = uring_get(&slot)))
 		return -1;
 	io_uring_prep_write(sqe, fd, buf, len, 0);
-	return uring_queue(sqe, slot, NULL, 0, len);
+	return uring_queue(sqe, slot, NULL, 0, len, false);
 }
 
 /**
@@ -324,7 +331,8 @@ int uring_write(int fd, const void *buf, uint32_t len)
  * @s:		socket, open until the loop's next wait
  * @buf:	bytes, untouched until then
  * @len:	length
- * @done:	called (from that wait) if fewer went, or an error
+ * @done:	called from that wait with the result, whatever it is: until
+ *		then the bytes are the kernel's
  * @tag:	passed to @done
  *
  * Return: 0 if queued, -1 if the caller must make the call itself
@@ -338,7 +346,7 @@ int uring_send(int s, const void *buf, uint32_t len, uring_done_fn done,
 	if (!ring_wait || !(sqe = uring_get(&slot)))
 		return -1;
 	io_uring_prep_send(sqe, s, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-	return uring_queue(sqe, slot, done, tag, len);
+	return uring_queue(sqe, slot, done, tag, len, true);
 }
 
 /* Can the kernel wait for epoll events in a ring (Linux 6.15)? */

@@ -10,7 +10,9 @@
 
 struct ctx;
 
-/* Called when a queued operation didn't return what was expected */
+/* Called when a queued operation didn't return what was expected, and
+ * after every uring_send()
+ */
 typedef void (*uring_done_fn)(struct ctx *c, uint64_t tag, int res);
 
 void uring_init(struct ctx *c);

@@ -60,7 +60,7 @@
  * Where the loop waits in the io_uring (uring.c, opt-in) and we copy,
  * that send() is queued there instead and goes with the wait
  * (stream_flush_end()); its callback, which runs before any event is
- * handled, puts back what the socket didn't take.
+ * handled, frees what the socket took and puts back what it didn't.
  * If the buffer has no room for a frame (the guest stopped reading), the
  * frame is dropped and counted, and the count is logged, rate-limited.
  */
@@ -122,7 +122,7 @@ static size_t resv_pos;
 
 static uint64_t stream_dropped;		/* frames dropped: buffer full */
 static uint32_t stream_gen;		/* generation of the connection */
-static size_t uring_start, uring_len;	/* send() queued on the io_uring */
+static size_t uring_start;		/* send() queued on the io_uring */
 static bool uring_busy;			/* ...and not completed yet */
 
 /* Frames taken from the front-end in one loop round, at most: this bounds
@@ -731,9 +731,9 @@ void stream_flush(struct ctx *c)
 			   stream_out_room() < STREAM_OUT_SIZE / 4);
 }
 
-/* The socket took less than the queued send(), or failed: what it didn't
- * take is queued again, where it was, and EPOLLOUT armed. Errors also
- * surface as EPOLLHUP/ERR.
+/* The queued send() completed: what the socket took is free (copied),
+ * what it didn't take is queued again, where it was, and EPOLLOUT armed.
+ * Errors also surface as EPOLLHUP/ERR.
  */
 static void stream_uring_sent(struct ctx *c, uint64_t gen, int res)
 {
@@ -770,7 +770,6 @@ void stream_flush_end(struct ctx *c)
 		return;
 	}
 	uring_start = out_sock;
-	uring_len = len;
 	uring_busy = true;
 	out_sock = out_pipe = out_tail;
 }

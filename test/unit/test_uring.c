@@ -4,7 +4,9 @@
  * from a TCP socket's receive queue and a short one calls back its owner
  * with its tag (from uring_flush() only, even when the ring filled up on
  * the way), a queued eventfd write lands, nothing happens before the
- * flush, and with PASST_NO_IO_URING=1 (or no ring) every queueing call
+ * flush, a send() queued with the loop's wait calls back its owner with
+ * what it sent, full or short (the owner's bytes are free only then), and
+ * with PASST_NO_IO_URING=1 (or no ring) every queueing call
  * says the caller must do it itself.
  */
 #include <stdarg.h>
@@ -17,6 +19,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -173,6 +176,55 @@ static void test_failures_called_back_only_at_flush(void **state)
 	assert_int_equal(failed_n, 2000);
 }
 
+/* One send() with the loop's wait: the owner hears of it, whatever it
+ * sent (here all of it, then only what the socket had room for)
+ */
+static void test_send_with_wait_always_calls_back(void **state)
+{
+	static uint8_t buf[256 * 1024];
+	struct epoll_event ev = { .events = EPOLLIN }, out[4];
+	int sv[2], efd, ep, snd = 4096, n, rc;
+	static const uint64_t one = 1;
+
+	(void)state;
+	uring_exit();
+	setenv("PASST_IO_URING_WAIT", "1", 1);
+	uring_init(NULL);
+	unsetenv("PASST_IO_URING_WAIT");
+	if (!uring_waits())
+		skip();		/* before Linux 6.15: no wait in the ring */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &snd,
+				    sizeof(snd)), 0);
+	efd = eventfd(0, EFD_NONBLOCK);
+	ep = epoll_create1(0);
+	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev), 0);
+	assert_int_equal(write(efd, &one, sizeof(one)), sizeof(one));
+
+	failed_n = 0;
+	assert_int_equal(uring_send(sv[0], buf, 100, on_fail, 3), 0);
+	assert_int_equal(failed_n, 0);
+	assert_int_equal(uring_epoll_wait(ep, out, 4), 1);
+	assert_int_equal(failed_n, 1);
+	assert_int_equal(failed_tag, 3);
+	assert_int_equal(failed_res, 100);
+
+	/* More than the socket takes: called back with what went */
+	assert_int_equal(uring_send(sv[0], buf, sizeof(buf), on_fail, 4), 0);
+	assert_int_equal(uring_epoll_wait(ep, out, 4), 1);
+	assert_int_equal(failed_n, 2);
+	assert_int_equal(failed_tag, 4);
+	rc = failed_res;
+	assert_true(rc > 0 && rc < (int)sizeof(buf));
+	assert_int_equal(ioctl(sv[1], FIONREAD, &n), 0);
+	assert_int_equal(n, 100 + rc);
+
+	close(ep);
+	close(efd);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static void test_disabled_by_environment(void **state)
 {
 	static const uint64_t one = 1;
@@ -194,6 +246,7 @@ int main(void)
 		cmocka_unit_test(test_eventfd_write_lands_at_flush),
 		cmocka_unit_test(test_many_more_than_the_ring),
 		cmocka_unit_test(test_failures_called_back_only_at_flush),
+		cmocka_unit_test(test_send_with_wait_always_calls_back),
 		cmocka_unit_test(test_disabled_by_environment),
 	};
 
