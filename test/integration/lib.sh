@@ -374,6 +374,27 @@ wait_ready() {
 	wait_for "[ -e '$1' ]" "${2:-10}" || fail "not ready: $1"
 }
 
+# pattern_both NAME PORT BYTES SECS: BYTES of sockio's verified pattern
+# each way at once, guest -> peer and peer -> guest, over one connection
+# from the guest to the peer's PORT, checked at both ends; fails unless
+# both ends finish within SECS
+pattern_both() {
+	local _pb_l
+	rm -f "$T/ready"
+	bg "$ROUTER" "$1-peer" /dev/null /dev/null "$SOCKIO" -t "$4" \
+		--send --bytes "$3" --ready "$T/ready" \
+		pattern-listen "$PEER4" "$2"
+	_pb_l=$BG_PID
+	wait_ready "$T/ready"
+	bg "$GUEST" "$1-guest" /dev/null /dev/null "$SOCKIO" -t "$4" \
+		--send --bytes "$3" pattern-connect "$PEER4" "$2"
+	bg_wait "$BG_PID" $(($4 + 10)) || fail "$1: guest end still running"
+	[ "$BG_ST" = 0 ] || fail "$1: guest end: $(cat "$T/$1-guest.err")"
+	bg_wait "$_pb_l" 10 || fail "$1: peer end still running"
+	[ "$BG_ST" = 0 ] || fail "$1: peer end: $(cat "$T/$1-peer.err")"
+	log "$1: $3 bytes each way, verified"
+}
+
 # sha FILE: the SHA-256 of FILE, hex only
 sha() {
 	sha256sum "$1" | cut -d' ' -f1

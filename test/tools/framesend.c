@@ -1221,6 +1221,29 @@ static int probe(bool arp)
 	}
 }
 
+/* arp_batch() - garbage_count ARP requests, each with its length prefix,
+ * in one malloc()ed buffer whose length goes to *@len; NULL if out of memory
+ */
+static uint8_t *arp_batch(size_t *len)
+{
+	uint8_t *buf = malloc((size_t)garbage_count * (4 + FRAME_MAX_ARP));
+	size_t off = 0;
+	unsigned i;
+
+	if (!buf) {
+		perror("framesend: malloc");
+		return NULL;
+	}
+	for (i = 0; i < garbage_count; i++) {
+		size_t n = arp_build(buf + off + 4, 6, 4);
+
+		put32(buf + off, n);
+		off += 4 + n;
+	}
+	*len = off;
+	return buf;
+}
+
 /* arp_burst() - garbage_count ARP requests for the gateway in one send(),
  * then wait for as many replies
  *
@@ -1229,22 +1252,13 @@ static int probe(bool arp)
 static int arp_burst(void)
 {
 	uint64_t deadline;
-	unsigned i, got = 0;
-	size_t off = 0;
+	unsigned got = 0;
+	size_t off;
 	uint8_t *buf;
 	int rc = 1, sent;
 
-	buf = malloc((size_t)garbage_count * (4 + FRAME_MAX_ARP));
-	if (!buf) {
-		perror("framesend: malloc");
+	if (!(buf = arp_batch(&off)))
 		return 1;
-	}
-	for (i = 0; i < garbage_count; i++) {
-		size_t n = arp_build(buf + off + 4, 6, 4);
-
-		put32(buf + off, n);
-		off += 4 + n;
-	}
 
 	/* Replies to earlier cases don't count */
 	if (sock_drain())
@@ -1299,24 +1313,12 @@ out:
 static int hold_unread(void)
 {
 	uint64_t deadline = now_ms() + timeout_ms;
-	size_t want = (size_t)garbage_count * (4 + 60), off = 0;
+	size_t want = (size_t)garbage_count * (4 + 60), off, i;
 	uint8_t *buf, bad[4];
-	unsigned i;
 	int queued = 0;
 
-	if (held >= 0 || sock_drain())
+	if (held >= 0 || sock_drain() || !(buf = arp_batch(&off)))
 		return 1;
-	buf = malloc((size_t)garbage_count * (4 + FRAME_MAX_ARP));
-	if (!buf) {
-		perror("framesend: malloc");
-		return 1;
-	}
-	for (i = 0; i < garbage_count; i++) {
-		size_t n = arp_build(buf + off + 4, 6, 4);
-
-		put32(buf + off, n);
-		off += 4 + n;
-	}
 	for (i = 0; i < off; ) {
 		ssize_t n = send(sock, buf + i, off - i, MSG_NOSIGNAL);
 

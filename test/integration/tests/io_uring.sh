@@ -43,24 +43,6 @@ ring_fds() {
 	ls -l "/proc/$1/fd" 2>/dev/null | grep -c 'anon_inode:\[io_uring\]' || :
 }
 
-# transfer NAME: the pattern both ways at once, checked at both ends
-transfer() {
-	local _l
-	rm -f "$T/ready"
-	bg "$ROUTER" "$1-peer" /dev/null /dev/null "$SOCKIO" -t 60 \
-		--send --bytes "$BYTES" --ready "$T/ready" \
-		pattern-listen "$PEER4" 7300
-	_l=$BG_PID
-	wait_ready "$T/ready"
-	bg "$GUEST" "$1-guest" /dev/null /dev/null "$SOCKIO" -t 60 \
-		--send --bytes "$BYTES" pattern-connect "$PEER4" 7300
-	bg_wait "$BG_PID" 70 || fail "$1: guest end still running"
-	[ "$BG_ST" = 0 ] || fail "$1: guest end: $(cat "$T/$1-guest.err")"
-	bg_wait "$_l" 10 || fail "$1: peer end still running"
-	[ "$BG_ST" = 0 ] || fail "$1: peer end: $(cat "$T/$1-peer.err")"
-	log "$1: $BYTES bytes each way, verified"
-}
-
 # case_run NAME yes|no [OPTION...]: start the daemon, check that it is on
 # the ring (yes) or on the plain calls (no), transfer, stop
 case_run() {
@@ -87,7 +69,7 @@ case_run() {
 	fi
 	log "$_cr_name: $(grep -m1 'io_uring: ' "$PASST_ERR")"
 	guest_up
-	transfer "$_cr_name"
+	pattern_both "$_cr_name" 7300 "$BYTES" 60
 	passt_check_alive
 	bridge_stop
 	passt_stop

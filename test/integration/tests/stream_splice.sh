@@ -35,24 +35,6 @@ pipes() {
 		2>/dev/null | sort | uniq -d | wc -l
 }
 
-# transfer NAME: the pattern both ways at once, checked at both ends
-transfer() {
-	local _l
-	rm -f "$T/ready"
-	bg "$ROUTER" "$1-peer" /dev/null /dev/null "$SOCKIO" -t 90 \
-		--send --bytes "$BYTES" --ready "$T/ready" \
-		pattern-listen "$PEER4" 7301
-	_l=$BG_PID
-	wait_ready "$T/ready"
-	bg "$GUEST" "$1-guest" /dev/null /dev/null "$SOCKIO" -t 90 \
-		--send --bytes "$BYTES" pattern-connect "$PEER4" 7301
-	bg_wait "$BG_PID" 100 || fail "$1: guest end still running"
-	[ "$BG_ST" = 0 ] || fail "$1: guest end: $(cat "$T/$1-guest.err")"
-	bg_wait "$_l" 10 || fail "$1: peer end still running"
-	[ "$BG_ST" = 0 ] || fail "$1: peer end: $(cat "$T/$1-peer.err")"
-	log "$1: $BYTES bytes each way, verified"
-}
-
 # case_run NAME splice|copy: start, check the path, transfer, stop
 case_run() {
 	passt_start
@@ -73,7 +55,7 @@ case_run() {
 	fi
 	log "$1: $(grep -m1 'stream: ' "$PASST_ERR")"
 	guest_up
-	transfer "$1"
+	pattern_both "$1" 7301 "$BYTES" 90
 	passt_check_alive
 	bridge_stop
 	passt_stop
