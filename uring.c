@@ -88,16 +88,16 @@ static unsigned op_next;		/* where to look for a free slot */
 static unsigned queued;			/* SQEs not yet submitted */
 static unsigned inflight;		/* submitted, no completion yet */
 
-/* Failed operations (and sends), called back only from uring_flush() or
- * uring_epoll_wait(): never from inside a queueing call, whose caller may
- * be in the middle of a loop
+/* Operations to call back (failed ones, and sends), only from
+ * uring_flush() or uring_epoll_wait(): never from inside a queueing call,
+ * whose caller may be in the middle of a loop
  */
 static struct {
 	uring_done_fn done;
 	uint64_t tag;
 	int res;
-} fails[URING_ENTRIES];
-static unsigned nfails;
+} due[URING_ENTRIES];
+static unsigned ndue;
 
 bool uring_on(void)
 {
@@ -137,10 +137,10 @@ static void uring_reap(int *wait_res)
 		op->busy = false;
 		inflight--;
 		if (op->done && (op->always || cqe->res != (int)op->want) &&
-		    nfails < URING_ENTRIES) {
-			fails[nfails].done = op->done;
-			fails[nfails].tag = op->tag;
-			fails[nfails++].res = cqe->res;
+		    ndue < URING_ENTRIES) {
+			due[ndue].done = op->done;
+			due[ndue].tag = op->tag;
+			due[ndue++].res = cqe->res;
 		}
 	}
 	io_uring_cq_advance(&ring, n);
@@ -166,11 +166,11 @@ static void uring_submit_reap(void)
 /* Call back the owners of the operations noted so far */
 static void uring_callbacks(void)
 {
-	unsigned i, n = nfails;
+	unsigned i, n = ndue;
 
-	nfails = 0;
+	ndue = 0;
 	for (i = 0; i < n; i++)
-		fails[i].done(ring_ctx, fails[i].tag, fails[i].res);
+		due[i].done(ring_ctx, due[i].tag, due[i].res);
 }
 
 /**
@@ -462,5 +462,5 @@ void uring_exit(void)
 	}
 	ring_ok = ring_wait = false;
 	memset(ops, 0, sizeof(ops));
-	queued = inflight = op_next = nfails = 0;
+	queued = inflight = op_next = ndue = 0;
 }
