@@ -589,8 +589,8 @@ static const struct iso_rule iso_rules[] = {
 	  "SIOCINQ: TCP bytes not read yet; migration's receive queue" },
 
 	/* The stream front-end's output, by reference (tap/stream.c) */
-	{ "vmsplice", P_ST, NOARG, "frames from the output buffer to a pipe" },
-	{ "splice", P_ST, NOARG, "...and from the pipe into the socket" },
+	{ "sendfile", P_ST, NOARG,
+	  "frames from the output buffer's memfd into the socket" },
 	{ "ioctl", P_ST, 1, ~0ULL, SIOCOUTQ,
 	  "SIOCOUTQ: what the front-end hasn't read of the output buffer" },
 	{ "fallocate", P_ST, NOARG,

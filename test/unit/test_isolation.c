@@ -88,7 +88,7 @@ static void test_modes_have_what_they_call(void **state)
 	static const char *const vu[] = { "mmap", "munmap", "fcntl", "brk" };
 	static const char *const mig[] = { "poll", "getsockname",
 					   "getpeername", "ioctl" };
-	static const char *const st[] = { "vmsplice", "splice", "fallocate" };
+	static const char *const st[] = { "sendfile", "fallocate" };
 	enum iso_profile p;
 	unsigned i;
 
