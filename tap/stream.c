@@ -145,9 +145,10 @@ static bool uring_busy;			/* ...and not completed yet */
 static void stream_reset_buffers(void)
 {
 	in_start = in_end = 0;
-	if (zc && out_free != out_sock) {
+	if (out_free != out_sock) {
 		/* A front-end gone with bytes unread may still hold them in
-		 * its socket: give the ring new pages, so that it never sees
+		 * its socket (by reference, also if we copy since a failed
+		 * sendfile()): give the ring new pages, so that it never sees
 		 * what we queue for the next one
 		 */
 		if (fallocate(out_memfd,
@@ -467,7 +468,7 @@ static void stream_reclaim(const struct ctx *c)
 {
 	int outq;
 
-	if (zc && out_free < out_sock && c->fd_tap >= 0 &&
+	if (out_free < out_sock && c->fd_tap >= 0 &&
 	    !ioctl(c->fd_tap, SIOCOUTQ, &outq) && outq >= 0 &&
 	    (size_t)outq < out_sock - out_free)
 		out_free = out_sock - (size_t)outq;
