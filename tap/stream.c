@@ -44,7 +44,9 @@
  * bytes are queued or the ring runs low on room. An empty ring starts
  * again at its beginning. Fewer than STREAM_ZC_MIN queued bytes go with
  * one send() instead, as do all where sendfile() from the memfd isn't
- * allowed (tried at start-up) or with PASST_NO_SPLICE=1. If the
+ * allowed (tried at start-up) or with PASST_NO_SPLICE=1, and all after
+ * a sendfile() refused later on (what the socket still holds by
+ * reference is reclaimed as ever). If the
  * front-end goes with bytes unread, the ring gets new pages (a hole
  * punched in the memfd: the old ones live on for the old socket), so the
  * next front-end's frames never reach it. A frame is never split
@@ -128,6 +130,9 @@ static uint64_t stream_dropped;		/* frames dropped: buffer full */
 static uint32_t stream_gen;		/* generation of the connection */
 static size_t uring_start;		/* send() queued on the io_uring */
 static bool uring_busy;			/* ...and not completed yet */
+#ifdef PASST_TEST_HOOKS
+static long hook_sendfile_ok = -1;	/* sendfile() calls left to succeed */
+#endif
 
 /* Frames taken from the front-end in one loop round, at most: this bounds
  * the flows a flood of small frames can open, and close, in one round,
@@ -216,6 +221,10 @@ void stream_out_init(void)
 	out_ring = base;
 	out_memfd = fd;
 
+#ifdef PASST_TEST_HOOKS
+	if (getenv("PASST_TEST_SENDFILE_OK"))
+		hook_sendfile_ok = atol(getenv("PASST_TEST_SENDFILE_OK"));
+#endif
 	if (getenv("PASST_NO_SPLICE")) {
 		why = "PASST_NO_SPLICE";
 	} else {
@@ -640,6 +649,21 @@ static bool stream_push_copy(struct ctx *c)
 	return true;
 }
 
+/* sendfile() from the ring's memfd; the test build's hook
+ * (PASST_TEST_SENDFILE_OK=N) fails it with EINVAL after N calls, as a
+ * kernel refusing it after the start-up probe would
+ */
+static ssize_t stream_sendfile(int fd, off_t *off, size_t len)
+{
+#ifdef PASST_TEST_HOOKS
+	if (hook_sendfile_ok >= 0 && !hook_sendfile_ok--) {
+		errno = EINVAL;
+		return -1;
+	}
+#endif
+	return sendfile(fd, out_memfd, off, len);
+}
+
 /* Hand what's queued to the socket by reference: sendfile() gives it
  * the memfd's pages, and the front-end's recv() copies from them: they're
  * reused only once stream_reclaim() knows it has. In at most two calls,
@@ -651,7 +675,7 @@ static bool stream_push_zc(struct ctx *c)
 		off_t off = (off_t)(out_sock % STREAM_OUT_SIZE);
 		size_t len = MIN(out_tail - out_sock,
 				 STREAM_OUT_SIZE - (size_t)off);
-		ssize_t n = sendfile(c->fd_tap, out_memfd, &off, len);
+		ssize_t n = stream_sendfile(c->fd_tap, &off, len);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -698,9 +722,11 @@ void stream_flush(struct ctx *c)
 			   stream_out_room() < STREAM_OUT_SIZE / 4);
 }
 
-/* The queued send() completed: what the socket took is free (copied),
- * what it didn't take is queued again, where it was, and EPOLLOUT armed.
- * Errors also surface as EPOLLHUP/ERR.
+/* The queued send() completed: what the socket took is free (copied)
+ * unless bytes before it are still held by reference (sent before a
+ * failed sendfile() turned us to copying: stream_reclaim() frees them
+ * all), what it didn't take is queued again, where it was, and EPOLLOUT
+ * armed. Errors also surface as EPOLLHUP/ERR.
  */
 static void stream_uring_sent(struct ctx *c, uint64_t gen, int res)
 {
@@ -711,7 +737,9 @@ static void stream_uring_sent(struct ctx *c, uint64_t gen, int res)
 	uring_busy = false;
 	if (res < 0 && res != -EAGAIN)
 		debug("Front-end write: %s", strerror(-res));
-	out_free = out_sock = uring_start + sent;
+	if (out_free == uring_start)
+		out_free += sent;
+	out_sock = uring_start + sent;
 	if (out_sock < out_tail)
 		stream_flush(c);
 }

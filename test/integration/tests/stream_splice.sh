@@ -11,6 +11,13 @@
 # Each time 32 MiB of a verified pattern go each way at once, through a
 # kernel guest (tapbridge), so the output buffer wraps many times while
 # the front-end still holds what it hasn't read.
+# Then the turn to copying when a later sendfile() fails (the test
+# build's hook, PASST_TEST_SENDFILE_OK=N, fails the call after N): the
+# same transfer, with the frames the socket held by reference when it
+# failed freed as the front-end reads them (else the buffer fills up for
+# good and frames are dropped), once with the plain loop and once with
+# the copies queued on the io_uring (PASST_IO_URING_WAIT=1), whose
+# completion must not free those frames before the front-end read them.
 # Then, on the splice path: a front-end that the daemon drops (a broken
 # length prefix) with replies still unread in its socket keeps exactly
 # those replies, although the next front-end's frames are written where
@@ -24,15 +31,23 @@ set -eu
 need_sockio
 FS=$TOOLS/framesend
 [ -x "$FS" ] || fail "no framesend in $TOOLS"
+HOOKS=${PASST_HOOKS:-$(dirname "$PASST")/test/passt-hooks}
+[ -x "$HOOKS" ] || fail "no test-hooks daemon at $HOOKS"
+grep -qa PASST_TEST_SENDFILE_OK "$HOOKS" || fail "$HOOKS has no sendfile hook"
+if grep -qa PASST_TEST_SENDFILE_OK "$PASST"; then
+	fail "$PASST has the sendfile test hook compiled in"
+fi
 
-unset PASST_NO_SPLICE		# this test chooses (integration-asan sets it)
+# This test chooses (integration-asan sets the first two)
+unset PASST_NO_SPLICE PASST_NO_IO_URING PASST_IO_URING_WAIT
 setup_ns
 BYTES=$((32 * 1024 * 1024))
 
-# case_run NAME splice|copy: start, check the path, transfer, stop
+# case_run NAME splice|copy|fallback: start, check the path, transfer,
+# stop; fallback: splicing first, copying after the hook's failure
 case_run() {
 	passt_start
-	if [ "$2" = splice ]; then
+	if [ "$2" != copy ]; then
 		grep -q 'stream: frames to the front-end spliced.*sendfile' \
 			"$PASST_ERR" ||
 			fail "$1: not splicing: $(grep 'stream:' "$PASST_ERR")"
@@ -45,15 +60,27 @@ case_run() {
 			fail "$1: not copying: $(grep 'stream:' "$PASST_ERR")"
 	fi
 	log "$1: $(grep -m1 'stream: ' "$PASST_ERR")"
+	[ -z "${PASST_IO_URING_WAIT:-}" ] ||
+		log "$1: $(grep -m1 'io_uring: ' "$PASST_ERR")"
 	guest_up
 	pattern_both "$1" 7301 "$BYTES" 90
 	passt_check_alive
+	if [ "$2" = fallback ]; then
+		grep -q 'stream: sendfile(): Invalid argument, copying' \
+			"$PASST_ERR" ||
+			fail "$1: no turn to copying: $(grep 'stream:' "$PASST_ERR")"
+		! grep -q 'frame(s) dropped' "$PASST_ERR" ||
+			fail "$1: $(grep -m1 'frame(s) dropped' "$PASST_ERR")"
+	fi
 	bridge_stop
 	passt_stop
 }
 
 case_run splice splice
 PASST_NO_SPLICE=1 case_run copy copy
+PASST=$HOOKS PASST_TEST_SENDFILE_OK=30 case_run fallback fallback
+PASST=$HOOKS PASST_TEST_SENDFILE_OK=30 PASST_IO_URING_WAIT=1 \
+	case_run fallback-uring fallback
 
 # A dropped front-end's unread frames stay what they were
 passt_start
