@@ -17,7 +17,8 @@
 # failed freed as the front-end reads them (else the buffer fills up for
 # good and frames are dropped), once with the plain loop and once with
 # the copies queued on the io_uring (PASST_IO_URING_WAIT=1), whose
-# completion must not free those frames before the front-end read them.
+# completion must not free those frames either (the tapbridge never lags
+# a whole buffer behind, so an overwrite wouldn't show here).
 # Then, on the splice path: a front-end that the daemon drops (a broken
 # length prefix) with replies still unread in its socket keeps exactly
 # those replies, although the next front-end's frames are written where
