@@ -222,8 +222,12 @@ void stream_out_init(void)
 	out_memfd = fd;
 
 #ifdef PASST_TEST_HOOKS
-	if (getenv("PASST_TEST_SENDFILE_OK"))
-		hook_sendfile_ok = atol(getenv("PASST_TEST_SENDFILE_OK"));
+	{
+		const char *ok = getenv("PASST_TEST_SENDFILE_OK");
+
+		if (ok)
+			hook_sendfile_ok = atol(ok);
+	}
 #endif
 	if (getenv("PASST_NO_SPLICE")) {
 		why = "PASST_NO_SPLICE";
@@ -627,6 +631,19 @@ static void stream_out_wait(struct ctx *c, bool want_out)
 	out_waiting = want_out;
 }
 
+/* @n bytes queued from position @at were copied into the socket, which
+ * now has everything before @at + @n: they're free at once, unless bytes
+ * before them are still held by reference (sent with sendfile() before a
+ * failed one turned us to copying): stream_reclaim() frees those and these
+ * together, once the front-end has read them
+ */
+static void stream_copied(size_t at, size_t n)
+{
+	if (out_free == at)
+		out_free += n;
+	out_sock = at + n;
+}
+
 /* Copy what's queued into the socket with send(); false on an error */
 static bool stream_push_copy(struct ctx *c)
 {
@@ -642,9 +659,7 @@ static bool stream_push_copy(struct ctx *c)
 				debug("Front-end write: %s", strerror(errno));
 			return errno == EAGAIN;
 		}
-		if (out_free == out_sock)	/* nothing spliced before */
-			out_free += (size_t)n;
-		out_sock += (size_t)n;
+		stream_copied(out_sock, (size_t)n);
 	}
 	return true;
 }
@@ -722,11 +737,9 @@ void stream_flush(struct ctx *c)
 			   stream_out_room() < STREAM_OUT_SIZE / 4);
 }
 
-/* The queued send() completed: what the socket took is free (copied)
- * unless bytes before it are still held by reference (sent before a
- * failed sendfile() turned us to copying: stream_reclaim() frees them
- * all), what it didn't take is queued again, where it was, and EPOLLOUT
- * armed. Errors also surface as EPOLLHUP/ERR.
+/* The queued send() completed: what the socket took was copied
+ * (stream_copied()), what it didn't take is queued again, where it was,
+ * and EPOLLOUT armed. Errors also surface as EPOLLHUP/ERR.
  */
 static void stream_uring_sent(struct ctx *c, uint64_t gen, int res)
 {
@@ -737,9 +750,7 @@ static void stream_uring_sent(struct ctx *c, uint64_t gen, int res)
 	uring_busy = false;
 	if (res < 0 && res != -EAGAIN)
 		debug("Front-end write: %s", strerror(-res));
-	if (out_free == uring_start)
-		out_free += sent;
-	out_sock = uring_start + sent;
+	stream_copied(uring_start, sent);
 	if (out_sock < out_tail)
 		stream_flush(c);
 }
