@@ -107,11 +107,12 @@ integration: $(BUILD)/passt tools $(BUILD)/test/passt-hooks
 		test/integration/run.sh
 
 # The sanitizer runs take the plain system calls instead of io_uring
-# (uring.c), and the stream front-end copies instead of splicing
-# (tap/stream.c): so both paths pass the whole suite (tests/io_uring.sh
-# and tests/stream_splice.sh check that each daemon is on the path it says)
+# (uring.c), and the stream front-end copies instead of splicing, from a
+# memfd instead of a file on huge pages (tap/stream.c, hugefile.c): so
+# both paths pass the whole suite (tests/io_uring.sh and
+# tests/stream_splice.sh check that each daemon is on the path it says)
 integration-asan:
-	PASST_NO_IO_URING=1 PASST_NO_SPLICE=1 \
+	PASST_NO_IO_URING=1 PASST_NO_SPLICE=1 PASST_NO_HUGEFILE=1 \
 		$(MAKE) BUILD=build-asan SAN=1 integration
 
 guest: tools

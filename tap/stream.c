@@ -29,11 +29,11 @@
  * oversized frames.
  *
  * Output: frames are appended, prefix and all, to one output buffer, a
- * ring (STREAM_OUT_SIZE) of a memfd mapped twice back to back, so that a
- * frame, or a whole batch of frames built in place, is contiguous
- * wherever it starts. Frames go to the socket once per read batch and
- * once per event-loop round (tap_flush()), and not by copy: sendfile()
- * from the memfd hands the ring's pages to the socket, and the
+ * ring (STREAM_OUT_SIZE) of a shared memory file mapped twice back to
+ * back, so that a frame, or a whole batch of frames built in place, is
+ * contiguous wherever it starts. Frames go to the socket once per read
+ * batch and once per event-loop round (tap_flush()), and not by copy:
+ * sendfile() from the file hands the ring's pages to the socket, and the
  * front-end's recv() copies out of them. That saves the copy a send()
  * makes (about a quarter of the CPU time of a transfer to the guest),
  * but the kernel now holds references to the ring, and what the
@@ -42,13 +42,13 @@
  * memory charged, so at least its bytes) says they were read. The socket
  * holds at most half the ring (SO_SNDBUF), and EPOLLOUT is armed while
  * bytes are queued or the ring runs low on room. An empty ring starts
- * again at its beginning. Fewer than STREAM_ZC_MIN queued bytes go with
- * one send() instead, as do all where sendfile() from the memfd isn't
+ * again at its origin. Fewer than STREAM_ZC_MIN queued bytes go with
+ * one send() instead, as do all where sendfile() from the file isn't
  * allowed (tried at start-up) or with PASST_NO_SPLICE=1, and all after
  * a sendfile() refused later on (what the socket still holds by
  * reference is reclaimed as ever). If the
  * front-end goes with bytes unread, the ring gets new pages (a hole
- * punched in the memfd: the old ones live on for the old socket), so the
+ * punched in the file: the old ones live on for the old socket), so the
  * next front-end's frames never reach it. A frame is never split
  * between buffer and socket by us: if the socket takes only part of what
  * is queued, the rest stays and EPOLLOUT wakes us to resume exactly
@@ -58,7 +58,11 @@
  * every send() wakes the reader, and a send() every 256 KiB measured 12 %
  * more CPU per GiB to the kernel guest (bench/ns.sh, stream 65520, with
  * copies); nor did huge pages for the buffers (MADV_HUGEPAGE) change the
- * CPU per GiB. vmsplice() into a pipe and splice() from it into the
+ * CPU per GiB then. With sendfile() they do: the file is on a tmpfs of
+ * our own with huge pages (hugefile.c; a memfd where that's refused, or
+ * with PASST_NO_HUGEFILE=1), whose 2 MiB pages the kernel finds,
+ * references and maps as one; but for the file's first 2 MiB, see
+ * stream_out_init(). vmsplice() into a pipe and splice() from it into the
  * socket do the same as sendfile() with one more call and pinned pages:
  * sendfile() measured 0.92 and 0.94 of their CPU per GiB to the kernel
  * guest (stream 65520, 8 runs side by side, twice).
@@ -90,6 +94,7 @@
 #include "tap/pcap.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
+#include "hugefile.h"
 #include "uring.h"
 #include "util.h"
 
@@ -105,17 +110,17 @@ static uint8_t in_buf[STREAM_IN_SIZE];
 static size_t in_start, in_end;		/* unparsed bytes: [in_start, in_end) */
 static unsigned round_frames;		/* frames parsed in this loop round */
 
-/* The output ring: STREAM_OUT_SIZE bytes of a memfd, mapped twice back to
+/* The output ring: STREAM_OUT_SIZE bytes of a file, mapped twice back to
  * back, so that whatever starts in the first mapping runs on contiguously.
  * Positions count bytes queued since the ring was last empty, and
  *   out_free <= out_sock <= out_tail:
  * before out_free, the front-end has read everything (or holds no
  * reference to it): free; before out_sock, in the socket; before
- * out_tail, queued. A position's byte is at offset position %
- * STREAM_OUT_SIZE of the memfd.
+ * out_tail, queued. A position's byte is at offset (position +
+ * STREAM_OUT_ORIGIN) % STREAM_OUT_SIZE of the file.
  */
 static uint8_t *out_ring;
-static int out_memfd = -1;
+static int out_file = -1;
 static size_t out_free, out_sock, out_tail;
 static bool out_waiting;		/* EPOLLOUT requested */
 static bool zc;				/* that's how we write (see above) */
@@ -140,7 +145,14 @@ static long hook_sendfile_ok = -1;	/* sendfile() calls left to succeed */
  */
 #define STREAM_ROUND_FRAMES 2048
 
-#define OUT_AT(pos)	(out_ring + (pos) % STREAM_OUT_SIZE)
+/* Where an empty ring starts again: past the file's first 2 MiB, which
+ * have small pages (see stream_out_init()), so that what's queued in a
+ * round lies on huge pages, unless it's more than the rest of the ring
+ */
+#define STREAM_OUT_ORIGIN	HUGEFILE_ALIGN
+
+#define OUT_OFF(pos)	(((pos) + STREAM_OUT_ORIGIN) % STREAM_OUT_SIZE)
+#define OUT_AT(pos)	(out_ring + OUT_OFF(pos))
 
 /* Fewer queued bytes than this go out with send() (a copy): the page
  * references cost more than copying a few frames
@@ -156,7 +168,7 @@ static void stream_reset_buffers(void)
 		 * sendfile()): give the ring new pages, so that it never sees
 		 * what we queue for the next one
 		 */
-		if (fallocate(out_memfd,
+		if (fallocate(out_file,
 			      FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 			      0, STREAM_OUT_SIZE))
 			die_perror("stream output buffer: new pages");
@@ -166,21 +178,21 @@ static void stream_reset_buffers(void)
 	uring_busy = false;
 }
 
-/* Can we sendfile() from the memfd into a UNIX stream socket? Tried on a
- * socket pair, with bytes written through the second mapping read back
+/* Can we sendfile() from the file into a UNIX stream socket? Tried on a
+ * socket pair, with bytes written at the start of the ring read back
  */
 static bool stream_zc_probe(void)
 {
 	static const uint8_t pat[4] = { 'p', 'a', 's', 't' };
-	off_t off = STREAM_OUT_SIZE - sizeof(pat);
+	off_t off = 0;
 	uint8_t back[4];
 	bool ok;
 	int sv[2];
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return false;
-	memcpy(out_ring + 2 * STREAM_OUT_SIZE - sizeof(pat), pat, sizeof(pat));
-	ok = sendfile(sv[0], out_memfd, &off, sizeof(pat)) == sizeof(pat) &&
+	memcpy(out_ring, pat, sizeof(pat));
+	ok = sendfile(sv[0], out_file, &off, sizeof(pat)) == sizeof(pat) &&
 	     recv(sv[1], back, sizeof(back), MSG_DONTWAIT) == sizeof(back) &&
 	     !memcmp(back, pat, sizeof(pat));
 	close(sv[0]);
@@ -196,30 +208,58 @@ static bool stream_zc_probe(void)
  */
 void stream_out_init(void)
 {
+	const char *why, *huge_why;
+	size_t slack;
 	uint8_t *base;
-	const char *why;
 	int fd;
 
 	if (out_ring)
 		return;
-	fd = memfd_create("passt-stream-out", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, STREAM_OUT_SIZE))
-		die_perror("stream output buffer");
-	base = mmap(NULL, 2 * STREAM_OUT_SIZE, PROT_NONE,
+	fd = hugefile_open(STREAM_OUT_SIZE, &huge_why);
+	if (fd < 0) {
+		fd = memfd_create("passt-stream-out", MFD_CLOEXEC);
+		if (fd < 0 || ftruncate(fd, STREAM_OUT_SIZE))
+			die_perror("stream output buffer");
+	}
+	/* Two mappings back to back, the first aligned for huge pages */
+	base = mmap(NULL, 2 * STREAM_OUT_SIZE + HUGEFILE_ALIGN, PROT_NONE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (base == MAP_FAILED ||
-	    mmap(base, STREAM_OUT_SIZE, PROT_READ | PROT_WRITE,
+	if (base == MAP_FAILED)
+		die_perror("stream output buffer: mapping");
+	slack = (HUGEFILE_ALIGN - (uintptr_t)base % HUGEFILE_ALIGN) %
+		HUGEFILE_ALIGN;
+	if (slack)
+		munmap(base, slack);
+	munmap(base + slack + 2 * STREAM_OUT_SIZE, HUGEFILE_ALIGN - slack);
+	base += slack;
+	if (mmap(base, STREAM_OUT_SIZE, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
 	    mmap(base + STREAM_OUT_SIZE, STREAM_OUT_SIZE,
 		 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
 	    MAP_FAILED)
 		die_perror("stream output buffer: mapping");
+	/* Frames only run on into the second mapping, past the ring's end,
+	 * and only there would a page of the file be mapped twice, and
+	 * counted twice in our RSS. The kernel maps a huge page whole at its
+	 * first touch, whichever the mapping: so the file's first 2 MiB get
+	 * small pages, as both mappings of them have huge pages off (which
+	 * also keeps khugepaged from merging them later), and so does the
+	 * second mapping, whatever it touches. An empty ring starts again
+	 * past them (STREAM_OUT_ORIGIN), where the pages are huge.
+	 */
+	madvise(base, HUGEFILE_ALIGN, MADV_NOHUGEPAGE);
+	madvise(base + STREAM_OUT_SIZE, STREAM_OUT_SIZE, MADV_NOHUGEPAGE);
 	/* Volatile: to the compiler, these are two different bytes */
 	((volatile uint8_t *)base)[STREAM_OUT_SIZE] = 1;
 	if (((volatile uint8_t *)base)[0] != 1)
 		die("stream output buffer: mappings don't alias");
 	out_ring = base;
-	out_memfd = fd;
+	out_file = fd;
+	if (huge_why)
+		info("stream: output buffer in a memfd (no huge pages: %s)",
+		     huge_why);
+	else
+		info("stream: output buffer on huge pages (a tmpfs of our own)");
 
 #ifdef PASST_TEST_HOOKS
 	{
@@ -664,7 +704,7 @@ static bool stream_push_copy(struct ctx *c)
 	return true;
 }
 
-/* sendfile() from the ring's memfd; the test build's hook
+/* sendfile() from the ring's file; the test build's hook
  * (PASST_TEST_SENDFILE_OK=N) fails it with EINVAL after N calls, as a
  * kernel refusing it after the start-up probe would
  */
@@ -676,18 +716,18 @@ static ssize_t stream_sendfile(int fd, off_t *off, size_t len)
 		return -1;
 	}
 #endif
-	return sendfile(fd, out_memfd, off, len);
+	return sendfile(fd, out_file, off, len);
 }
 
 /* Hand what's queued to the socket by reference: sendfile() gives it
- * the memfd's pages, and the front-end's recv() copies from them: they're
+ * the file's pages, and the front-end's recv() copies from them: they're
  * reused only once stream_reclaim() knows it has. In at most two calls,
  * as the file ends where the first mapping does. False on an error.
  */
 static bool stream_push_zc(struct ctx *c)
 {
 	while (out_sock < out_tail) {
-		off_t off = (off_t)(out_sock % STREAM_OUT_SIZE);
+		off_t off = (off_t)OUT_OFF(out_sock);
 		size_t len = MIN(out_tail - out_sock,
 				 STREAM_OUT_SIZE - (size_t)off);
 		ssize_t n = stream_sendfile(c->fd_tap, &off, len);
