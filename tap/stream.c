@@ -88,13 +88,13 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "hugefile.h"
 #include "log.h"
 #include "loop.h"
 #include "tap/listen.h"
 #include "tap/pcap.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
-#include "hugefile.h"
 #include "uring.h"
 #include "util.h"
 
@@ -179,7 +179,7 @@ static void stream_reset_buffers(void)
 }
 
 /* Can we sendfile() from the file into a UNIX stream socket? Tried on a
- * socket pair, with bytes written at the start of the ring read back
+ * socket pair, with bytes written at the start of the file read back
  */
 static bool stream_zc_probe(void)
 {
