@@ -548,6 +548,8 @@ static const struct iso_rule iso_rules[] = {
 #else
 	{ "epoll_pwait", P_ALL, NOARG, "loop_wait(), as libc makes it here" },
 #endif
+	{ "epoll_pwait2", P_ALL, NOARG,
+	  "loop_wait() with a deadline: input coalescing's polls" },
 	{ "epoll_ctl", P_ALL, NOARG, "loop_add/mod/del() for every socket" },
 	{ "read", P_ALL, NOARG,
 	  "signalfd, timerfd, migration pipe, the front-end's socket" },

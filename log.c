@@ -27,10 +27,15 @@ static bool log_syslog;
 
 uint64_t now_ms(void)
 {
+	return now_ns() / 1000000;
+}
+
+uint64_t now_ns(void)
+{
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static const char *const lvl_name[] = { "ERROR", "WARNING", "info",

@@ -19,24 +19,35 @@
  * Nothing here blocks but loop_wait(). With PASST_IO_URING_WAIT=1, where
  * the kernel can (uring.c), the wait is an operation on the io_uring,
  * submitted with the calls the round queued there.
+ *
+ * A wait may also end at a deadline (nanoseconds, CLOCK_MONOTONIC), for
+ * the front-ends' input coalescing (tap/coalesce.c), which polls a
+ * fraction of a millisecond later: epoll_pwait2() takes a timeout in
+ * nanoseconds. Where it's missing (Linux before 5.11, or refused), the
+ * timeout is epoll_wait()'s whole milliseconds, rounded up, and with the
+ * io_uring wait, such a round waits with epoll_pwait2() too.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctx.h"
 #include "log.h"
 #include "loop.h"
 #include "uring.h"
+#include "util.h"
 
 static sigset_t loop_sigmask;
 static int loop_timer_fd = -1;
 static int loop_signal_fd = -1;
 static uint32_t loop_gen;
+static bool loop_no_pwait2;		/* epoll_pwait2() refused */
 
 static int loop_ctl(struct ctx *c, int op, int fd, uint32_t events,
 		    union epoll_ref ref)
@@ -180,17 +191,46 @@ int loop_timer_read(void)
 	       sizeof(expirations);
 }
 
+/* Wait until @until at most (ns, CLOCK_MONOTONIC): epoll_pwait2() */
+static int loop_wait_until(struct ctx *c, struct epoll_event *ev, int max,
+			   uint64_t until)
+{
+	uint64_t now = now_ns(), left = until > now ? until - now : 0;
+	int n;
+
+	if (uring_waits())
+		uring_flush();
+	if (!loop_no_pwait2) {
+		struct timespec ts = {
+			.tv_sec = (time_t)(left / 1000000000ULL),
+			.tv_nsec = (long)(left % 1000000000ULL),
+		};
+
+		n = epoll_pwait2(c->epollfd, ev, max, &ts, NULL);
+		if (n >= 0 || (errno != ENOSYS && errno != EPERM))
+			return n;
+		loop_no_pwait2 = true;
+		debug("epoll_pwait2(): %s, deadlines in whole milliseconds",
+		      strerror(errno));
+	}
+	left = MIN((left + 999999) / 1000000, (uint64_t)INT_MAX);
+	return epoll_wait(c->epollfd, ev, max, (int)left);
+}
+
 /**
  * loop_wait() - wait for the next round of events
  * @c:		execution context
  * @ev:		events, filled in
  * @max:	size of @ev
  * @sleep:	false to return at once if there are none
+ * @until:	if sleeping, return by this time if nothing happens (ns,
+ *		CLOCK_MONOTONIC); 0: no deadline
  *
- * Return: number of events, 0 if interrupted (or none, not sleeping);
- *	   dies on other errors
+ * Return: number of events, 0 if interrupted (or none, not sleeping, or
+ *	   the deadline passed); dies on other errors
  */
-int loop_wait(struct ctx *c, struct epoll_event *ev, int max, bool sleep)
+int loop_wait(struct ctx *c, struct epoll_event *ev, int max, bool sleep,
+	      uint64_t until)
 {
 	int n;
 
@@ -199,6 +239,8 @@ int loop_wait(struct ctx *c, struct epoll_event *ev, int max, bool sleep)
 		if (uring_waits())
 			uring_flush();
 		n = epoll_wait(c->epollfd, ev, max, 0);
+	} else if (until) {
+		n = loop_wait_until(c, ev, max, until);
 	} else if (uring_waits()) {
 		/* With the round's queued calls, in one io_uring_enter() */
 		n = uring_epoll_wait(c->epollfd, ev, max);

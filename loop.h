@@ -87,7 +87,8 @@ int loop_signals_init(struct ctx *c);
 int loop_add(struct ctx *c, int fd, uint32_t events, union epoll_ref ref);
 int loop_mod(struct ctx *c, int fd, uint32_t events, union epoll_ref ref);
 void loop_del(struct ctx *c, int fd);
-int loop_wait(struct ctx *c, struct epoll_event *ev, int max, bool sleep);
+int loop_wait(struct ctx *c, struct epoll_event *ev, int max, bool sleep,
+	      uint64_t until);
 int loop_signal_next(void);
 int loop_timer_read(void);
 uint32_t loop_gen_next(void);

@@ -51,6 +51,7 @@
 #include "isolation.h"
 #include "log.h"
 #include "loop.h"
+#include "tap/coalesce.h"
 #include "tap/pcap.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
@@ -183,9 +184,11 @@ static void main_loop(struct ctx *c)
 		 */
 		bool backlog = tap_backlog(c);
 
-		n = loop_wait(c, ev, LOOP_EVENTS, !backlog);
+		/* ...or until the front-end's input is to be polled */
+		n = loop_wait(c, ev, LOOP_EVENTS, !backlog, tap_poll_at(c));
 		if (backlog)
 			tap_resume(c);
+		tap_poll(c);
 		for (i = 0; i < n && !c->quit; i++) {
 			union epoll_ref ref = { .u64 = ev[i].data.u64 };
 
@@ -275,6 +278,7 @@ int main(int argc, char **argv)
 
 	fwd_defaults(c);
 	tcp_init(c);
+	coalesce_init();
 	/* The front-end first: forwarded ports take what descriptors are left */
 	if (c->mode == MODE_VU) {
 		vu_init(c);

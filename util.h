@@ -27,7 +27,8 @@
 /* Shortest frame we send: Ethernet minimum without FCS */
 #define FRAME_MIN_LEN 60
 
-/* Milliseconds on CLOCK_MONOTONIC */
+/* Milliseconds, and nanoseconds, on CLOCK_MONOTONIC */
 uint64_t now_ms(void);
+uint64_t now_ns(void);
 
 #endif /* UTIL_H */

@@ -24,6 +24,7 @@
 #   BENCH_SC_RUNS   traced runs per cell for the system call count (1)
 #   BENCH_PARALLEL  iperf3 streams per throughput run (ns.sh; default 1)
 #   BENCH_PIN=1     daemons on the last CPU, the rest elsewhere (ns.sh)
+#   BENCH_PACE_US=N a slow guest: one frame every N us at most (ns.sh)
 #   BENCH_NO_IO_URING=1 our daemon without io_uring (PASST_NO_IO_URING)
 #   BENCH_IO_URING_WAIT=1 our daemon waiting in the ring (PASST_IO_URING_WAIT)
 #   BENCH_PROFILE=1 one more run per throughput cell (ns.sh) under perf

@@ -107,6 +107,11 @@ grep -q 'system calls counted with: none' "$OUT/latest.log" &&
 		echo "- BENCH_PIN=1: in the kernel-guest harness, the daemons" \
 			"on the last CPU, the rest of the harness on the others"
 	fi
+	if [ -n "${BENCH_PACE_US:-}" ]; then
+		echo "- BENCH_PACE_US=$BENCH_PACE_US: in the kernel-guest" \
+			"harness, a slow guest: one frame every" \
+			"$BENCH_PACE_US us at most to the daemon"
+	fi
 	echo "- ratio: ours : upstream, medians; ratio range: lowest and" \
 		"highest ratio between any run of ours and any of upstream's;" \
 		"spread: (max - min) / median of a back-end's runs"

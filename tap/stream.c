@@ -27,6 +27,14 @@
  * A length below 14 or above 65535 cannot be resynchronised (the stream
  * has no markers), so the connection is reset, as QEMU itself does for
  * oversized frames.
+ * Coalescing (tap/coalesce.c): a pass that drains the socket asks
+ * coalesce_pass() whether the guest sends a trickle of bulk frames; if so
+ * EPOLLIN is taken off the socket and the loop polls it at the time it
+ * says (stream_poll(), from the deadline of loop_wait()), until a pass
+ * says otherwise: one epoll_ctl() each way, none per poll. The frames
+ * wait in the socket meanwhile, and QEMU stops reading the guest's queue
+ * if its socket buffer fills, which the socket's smaller target keeps
+ * rare.
  *
  * Output: frames are appended, prefix and all, to one output buffer, a
  * ring (STREAM_OUT_SIZE) of a shared memory file mapped twice back to
@@ -91,6 +99,7 @@
 #include "hugefile.h"
 #include "log.h"
 #include "loop.h"
+#include "tap/coalesce.h"
 #include "tap/listen.h"
 #include "tap/pcap.h"
 #include "tap/stream.h"
@@ -109,6 +118,11 @@
 static uint8_t in_buf[STREAM_IN_SIZE];
 static size_t in_start, in_end;		/* unparsed bytes: [in_start, in_end) */
 static unsigned round_frames;		/* frames parsed in this loop round */
+static size_t pass_bytes;		/* read in this pass over the input */
+static unsigned pass_frames;		/* parsed in this pass */
+static struct coalesce in_co;		/* input coalescing (coalesce.c) */
+static uint64_t in_poll_at;		/* EPOLLIN off, poll then; or 0 */
+static uint32_t ep_events;		/* what epoll watches now */
 
 /* The output ring: STREAM_OUT_SIZE bytes of a file, mapped twice back to
  * back, so that whatever starts in the first mapping runs on contiguously.
@@ -176,6 +190,8 @@ static void stream_reset_buffers(void)
 	out_free = out_sock = out_tail = 0;
 	out_waiting = false;
 	uring_busy = false;
+	in_poll_at = 0;
+	coalesce_reset(&in_co, COALESCE_TARGET_SOCKET);
 }
 
 /* Can we sendfile() from the file into a UNIX stream socket? Tried on a
@@ -304,8 +320,8 @@ static void stream_attach(struct ctx *c, int fd)
 	stream_reset_buffers();
 	c->fd_tap = fd;
 	stream_gen = loop_gen_next();
-	if (loop_add(c, fd, EPOLLIN | EPOLLRDHUP,
-		     loop_ref(REF_TAP, 0, stream_gen)))
+	ep_events = EPOLLIN | EPOLLRDHUP;
+	if (loop_add(c, fd, ep_events, loop_ref(REF_TAP, 0, stream_gen)))
 		die_perror("epoll_ctl");
 	tap_guest_appeared(c);
 }
@@ -388,6 +404,7 @@ static int stream_parse(struct ctx *c)
 		tap_input(c, in_buf + in_start + 4, flen);
 		in_start += 4 + flen;
 		round_frames++;
+		pass_frames++;
 	}
 	tap_input_end(c);
 	if (rc < 0) {
@@ -405,7 +422,10 @@ static int stream_parse(struct ctx *c)
  */
 #define STREAM_READ_BUDGET (1024 * 1024)
 
-static void stream_read(struct ctx *c)
+/* Read and hand over what the socket has; true if it's drained (false:
+ * disconnected, or frames left for the next round)
+ */
+static bool stream_read(struct ctx *c)
 {
 	size_t budget = STREAM_READ_BUDGET;
 	bool drained = false;
@@ -419,7 +439,7 @@ static void stream_read(struct ctx *c)
 
 		if (stream_parse(c)) {
 			stream_disconnect(c);
-			return;
+			return false;
 		}
 		/* Everything parsed must be flushed before the guest sends
 		 * the next batch, or replies pile up during a flood.
@@ -432,7 +452,7 @@ static void stream_read(struct ctx *c)
 		 * keeps the loop from sleeping meanwhile.
 		 */
 		if (drained || round_frames >= STREAM_ROUND_FRAMES || !budget)
-			return;
+			return drained && !stream_backlog(c);
 
 		/* Only a partial frame is left: move it to the front if
 		 * that's cheap, or if the room behind it is short
@@ -447,19 +467,78 @@ static void stream_read(struct ctx *c)
 		n = recv(c->fd_tap, in_buf + in_end, want, MSG_DONTWAIT);
 		if (n == 0) {
 			stream_disconnect(c);
-			return;
+			return false;
 		}
 		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				return;
+			if (errno == EAGAIN)
+				return !stream_backlog(c);
+			if (errno == EINTR)
+				return false;
 			warn_perror("Front-end read");
 			stream_disconnect(c);
-			return;
+			return false;
 		}
 		in_end += (size_t)n;
+		pass_bytes += (size_t)n;
 		budget -= (size_t)n;
 		drained = (size_t)n < want;
 	}
+}
+
+/* What epoll should watch: EPOLLIN unless we poll (coalescing), EPOLLOUT
+ * while we wait for the front-end to read
+ */
+static void stream_epoll_update(struct ctx *c)
+{
+	uint32_t ev = (in_poll_at ? 0 : EPOLLIN) | EPOLLRDHUP |
+		      (out_waiting ? EPOLLOUT : 0);
+
+	if (c->fd_tap < 0 || ev == ep_events)
+		return;
+	if (loop_mod(c, c->fd_tap, ev, loop_ref(REF_TAP, 0, stream_gen)))
+		debug("stream: epoll_ctl: %s", strerror(errno));
+	ep_events = ev;
+}
+
+/* A pass over the input: read, then decide whether the next one waits for
+ * EPOLLIN or for a poll (tap/coalesce.c). One that leaves frames or bytes
+ * behind is followed by the next round's at once, whatever it says.
+ */
+static void stream_input(struct ctx *c)
+{
+	bool drained;
+
+	pass_bytes = 0;
+	pass_frames = 0;
+	in_poll_at = 0;
+	drained = stream_read(c);
+	if (c->fd_tap < 0)
+		return;
+	if (drained)
+		in_poll_at = coalesce_pass(&in_co, now_ns(), pass_bytes,
+					   pass_frames);
+	stream_epoll_update(c);
+}
+
+/**
+ * stream_poll_at() - when the input is to be polled (coalescing)
+ *
+ * Return: time (ns, CLOCK_MONOTONIC), 0 if EPOLLIN tells us
+ */
+uint64_t stream_poll_at(void)
+{
+	return in_poll_at;
+}
+
+/**
+ * stream_poll() - read the input if its poll is due
+ * @c:		execution context
+ * @now:	current time (ns, CLOCK_MONOTONIC)
+ */
+void stream_poll(struct ctx *c, uint64_t now)
+{
+	if (c->fd_tap >= 0 && in_poll_at && in_poll_at <= now)
+		stream_input(c);
 }
 
 /**
@@ -483,7 +562,7 @@ bool stream_backlog(const struct ctx *c)
 void stream_resume(struct ctx *c)
 {
 	if (stream_backlog(c))
-		stream_read(c);
+		stream_input(c);
 }
 
 /**
@@ -497,14 +576,19 @@ void stream_resume(struct ctx *c)
  */
 void stream_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 {
+	bool hup = events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP);
+	/* While we poll, EPOLLIN isn't asked for: a hang-up is read up to
+	 * its end first all the same
+	 */
+	bool in = (events & EPOLLIN) || (hup && in_poll_at);
+
 	if (c->fd_tap < 0 || ref.gen != stream_gen)
 		return;
 	if (events & EPOLLOUT)
 		stream_flush(c);
-	if (c->fd_tap >= 0 && (events & EPOLLIN))
-		stream_read(c);
-	if (c->fd_tap >= 0 && (events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP))
-	    && !(events & EPOLLIN))
+	if (c->fd_tap >= 0 && in)
+		stream_input(c);
+	if (c->fd_tap >= 0 && hup && !in)
 		stream_disconnect(c);
 }
 
@@ -664,11 +748,8 @@ size_t stream_room(const struct ctx *c)
 /* Arm or disarm EPOLLOUT on the front-end socket */
 static void stream_out_wait(struct ctx *c, bool want_out)
 {
-	if (want_out == out_waiting)
-		return;
-	loop_mod(c, c->fd_tap, EPOLLIN | EPOLLRDHUP | (want_out ? EPOLLOUT : 0),
-		 loop_ref(REF_TAP, 0, stream_gen));
 	out_waiting = want_out;
+	stream_epoll_update(c);
 }
 
 /* @n bytes queued from position @at were copied into the socket, which

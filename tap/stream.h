@@ -23,6 +23,8 @@ void stream_flush(struct ctx *c);
 void stream_flush_end(struct ctx *c);
 bool stream_backlog(const struct ctx *c);
 void stream_resume(struct ctx *c);
+uint64_t stream_poll_at(void);
+void stream_poll(struct ctx *c, uint64_t now);
 size_t stream_room(const struct ctx *c);
 unsigned stream_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 			    unsigned n, struct tap_seg *seg, struct iovec *iov,

@@ -49,6 +49,7 @@
 #include "icmp/icmp.h"
 #include "net/ndp.h"
 #include "net/packet.h"
+#include "tap/coalesce.h"
 #include "tap/pcap.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
@@ -445,6 +446,7 @@ void tap_log_stats(void)
 	     (unsigned long long)tap_stats.tx,
 	     (unsigned long long)tap_stats.tx_fail);
 	vu_net_log_stats();
+	coalesce_log_stats();
 }
 
 /**
@@ -523,6 +525,31 @@ void tap_resume(struct ctx *c)
 {
 	if (c->mode != MODE_VU)
 		stream_resume(c);
+}
+
+/**
+ * tap_poll_at() - when the front-end's input is to be polled (coalescing)
+ * @c:		execution context
+ *
+ * Return: time (ns, CLOCK_MONOTONIC), 0 if its notifications wake us
+ */
+uint64_t tap_poll_at(const struct ctx *c)
+{
+	return c->mode == MODE_VU ? vu_net_poll_at() : stream_poll_at();
+}
+
+/**
+ * tap_poll() - take the front-end's input if its poll is due
+ * @c:		execution context
+ */
+void tap_poll(struct ctx *c)
+{
+	if (!tap_poll_at(c))
+		return;
+	if (c->mode == MODE_VU)
+		vu_net_poll(c, now_ns());
+	else
+		stream_poll(c, now_ns());
 }
 
 /**

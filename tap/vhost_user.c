@@ -199,7 +199,7 @@ static void vu_log_unmap(struct vu_mem *m)
 	m->log_map_len = m->log_size = 0;
 }
 
-/* Stop a ring: no more kicks, no processing, no signals */
+/* Stop a ring: no more kicks, no processing, no signals, no polls */
 static void vu_vq_stop(struct ctx *c, struct virtq *vq)
 {
 	if (vq->kick_fd >= 0) {
@@ -207,6 +207,7 @@ static void vu_vq_stop(struct ctx *c, struct virtq *vq)
 		vu_close_fd(&vq->kick_fd);
 	}
 	vq->started = false;
+	vu_net_tx_reset((unsigned)(vq - vu_dev.vq));
 }
 
 /* Forget everything the front-end set up; keep the connection */
@@ -1215,7 +1216,7 @@ void vu_kick_handler(struct ctx *c, union epoll_ref ref)
 	if (vq->kick_fd < 0 || vq->kick_gen != ref.gen)
 		return;
 	if (idx % 2 == VU_TX_Q)
-		vu_net_tx(c, idx);
+		vu_net_tx_kick(c, idx);
 	/* RX: new buffers. The loop resumes blocked flows after this round */
 }
 

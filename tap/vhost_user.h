@@ -129,6 +129,10 @@ void vu_cleanup(struct ctx *c);
 
 /* vu_net.c */
 void vu_net_tx(struct ctx *c, unsigned q);
+void vu_net_tx_kick(struct ctx *c, unsigned q);
+void vu_net_tx_reset(unsigned q);
+uint64_t vu_net_poll_at(void);
+void vu_net_poll(struct ctx *c, uint64_t now);
 void vu_net_rx_select(unsigned pair);
 unsigned vu_net_tx_pair(void);
 int vu_net_send(struct ctx *c, const void *frame, size_t len);

@@ -35,6 +35,12 @@
  * kick eventfd so the loop comes back to them after serving everybody
  * else. A disabled (but started) ring is
  * drained and its frames dropped, as the spec asks.
+ * Coalescing (tap/coalesce.c): after each pass, coalesce_pass() may say
+ * that the guest sends a trickle of bulk frames; kicks then stay off and
+ * the loop polls the ring at the time it says (vu_net_poll(), from the
+ * deadline of loop_wait()), until a pass says otherwise. A kick that
+ * comes meanwhile (the driver looked before we turned them off) is
+ * ignored: the poll takes its frames.
  *
  * RX (us to the guest, ring 0): tap_send_frame() lands in vu_net_send(),
  * which copies the frame once, straight into the guest's buffers: the
@@ -96,6 +102,7 @@
 
 #include "ctx.h"
 #include "log.h"
+#include "tap/coalesce.h"
 #include "tap/pcap.h"
 #include "tap/tap.h"
 #include "tap/vhost_user.h"
@@ -120,6 +127,13 @@ static struct vq_elem tx_elem;
 static struct vq_elem rx_first, rx_elem;
 static uint16_t rx_heads[VQ_MAX_SIZE];
 static uint32_t rx_lens[VQ_MAX_SIZE];
+
+/* Coalescing of each TX ring (tap/coalesce.c): when to poll it, 0 while
+ * it kicks us. Reset (vu_net_tx_reset()) whenever a ring stops, and so
+ * before it starts: SET_VRING_KICK stops it first.
+ */
+static struct coalesce tx_co[VU_QUEUES];
+static uint64_t tx_poll_at[VU_QUEUES];
 
 static unsigned rx_q = VU_RX_Q;	/* RX ring selected for sending */
 static unsigned tx_pair;		/* pair of the TX ring being served */
@@ -237,14 +251,15 @@ static void vu_net_tx_one(struct ctx *c, const struct vq_elem *e)
 void vu_net_tx(struct ctx *c, unsigned q)
 {
 	struct vu_dev *d = &vu_dev;
-	unsigned n = 0, budget;
+	unsigned n = 0, frames = 0, budget;
+	uint64_t one = 1, bytes = 0;
 	struct virtq *vq;
-	uint64_t one = 1;
 	int rc;
 
 	if (q >= VU_QUEUES || q % 2 != VU_TX_Q)
 		return;
 	vq = &d->vq[q];
+	tx_poll_at[q] = 0;
 	if (!vq_ready(vq))
 		return;
 	tx_pair = q / 2;
@@ -271,6 +286,8 @@ void vu_net_tx(struct ctx *c, unsigned q)
 		      tx_elem.out_num);
 		if (vq->enabled)
 			vu_net_tx_one(c, &tx_elem);
+		bytes += tx_elem.out_len;
+		frames++;
 		vq_fill(vq, &d->mem, n++, tx_elem.head, 0);
 		/* tap_input() can't stop the ring, but be safe */
 		if (!vq_ready(vq))
@@ -288,6 +305,10 @@ void vu_net_tx(struct ctx *c, unsigned q)
 
 	if (!vq_ready(vq))
 		return;
+	/* A trickle of bulk: kicks stay off, vu_net_poll() comes back */
+	if (budget < VU_TX_BUDGET &&
+	    (tx_poll_at[q] = coalesce_pass(&tx_co[q], now_ns(), bytes, frames)))
+		return;
 	/* More than our budget: come back after the others had their turn.
 	 * Otherwise kicks on again, and if frames came meanwhile, unkicked,
 	 * come back for them too.
@@ -296,6 +317,64 @@ void vu_net_tx(struct ctx *c, unsigned q)
 	     (vq_kicks(vq, &d->mem, true) && vq_avail_count(vq) > 0)) &&
 	    vq->kick_fd >= 0 && write(vq->kick_fd, &one, sizeof(one)) < 0)
 		debug("vhost-user: self-kick: %s", strerror(errno));
+}
+
+/**
+ * vu_net_tx_kick() - the driver kicked a TX ring
+ * @c:		execution context
+ * @q:		ring index (odd)
+ *
+ * While we poll the ring (coalescing), a kick is one the driver sent
+ * before it saw that we don't want them: the poll takes its frames.
+ */
+void vu_net_tx_kick(struct ctx *c, unsigned q)
+{
+	if (q < VU_QUEUES && !tx_poll_at[q])
+		vu_net_tx(c, q);
+}
+
+/**
+ * vu_net_tx_reset() - a TX ring stopped: forget its coalescing
+ * @q:		ring index
+ */
+void vu_net_tx_reset(unsigned q)
+{
+	if (q >= VU_QUEUES)
+		return;
+	tx_poll_at[q] = 0;
+	coalesce_reset(&tx_co[q], COALESCE_TARGET_RING);
+}
+
+/**
+ * vu_net_poll_at() - when the next TX ring is to be polled
+ *
+ * Return: time (ns, CLOCK_MONOTONIC), 0 if none is
+ */
+uint64_t vu_net_poll_at(void)
+{
+	uint64_t at = 0;
+	unsigned q;
+
+	for (q = VU_TX_Q; q < VU_QUEUES; q += 2) {
+		if (tx_poll_at[q] && (!at || tx_poll_at[q] < at))
+			at = tx_poll_at[q];
+	}
+	return at;
+}
+
+/**
+ * vu_net_poll() - take frames from TX rings whose poll is due
+ * @c:		execution context
+ * @now:	current time (ns, CLOCK_MONOTONIC)
+ */
+void vu_net_poll(struct ctx *c, uint64_t now)
+{
+	unsigned q;
+
+	for (q = VU_TX_Q; q < VU_QUEUES; q += 2) {
+		if (tx_poll_at[q] && tx_poll_at[q] <= now)
+			vu_net_tx(c, q);
+	}
 }
 
 /**

@@ -234,10 +234,13 @@ passt_check_alive() {
 	fail "daemon died (status $_st): $(tail -n 5 "$PASST_ERR")"
 }
 
-# bridge_start [NAME]: tapbridge in GUEST; waits for it to be connected
+# bridge_start [NAME]: tapbridge in GUEST (TAPBRIDGE_OPTS: more options);
+# waits for it to be connected
 bridge_start() {
 	_name=${1:-tb}
-	ip netns exec "$GUEST" "$TOOLS/tapbridge" -r 5 "$SOCK" 2>"$T/$_name.err" &
+	# shellcheck disable=SC2086
+	ip netns exec "$GUEST" "$TOOLS/tapbridge" -r 5 ${TAPBRIDGE_OPTS:-} \
+		"$SOCK" 2>"$T/$_name.err" &
 	BRIDGE_PID=$!
 	track "$BRIDGE_PID"
 	wait_for "grep -q 'tapbridge: connected' '$T/$_name.err'" 10 ||

@@ -15,7 +15,9 @@
  * prefix, to an output buffer flushed with non-blocking writes. While the
  * buffer can't take a maximum-sized frame we stop reading the tap, so the
  * kernel queue (not us) drops frames when the daemon is slow, and we never
- * send half a frame.
+ * send half a frame. With -d USEC, a slow guest: at most one frame every
+ * USEC microseconds, the rest waits in the tap's queue (the other
+ * direction goes on meanwhile).
  *
  * Exit status: 0 when the daemon closes the connection or on SIGTERM or
  * SIGINT; 1 on any other error. It must never be used outside tests: it
@@ -52,6 +54,10 @@ static size_t rx_len;
 static uint8_t tx_buf[SOCK_BUF_SIZE];
 static size_t tx_off, tx_len;
 
+/* -d: nanoseconds between frames to the daemon, 0: as fast as they come */
+static long long pace_ns;
+static long long pace_next;		/* CLOCK_MONOTONIC ns of the next */
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -61,10 +67,13 @@ static void on_signal(int sig)
 static void usage(const char *name)
 {
 	fprintf(stderr,
-		"Usage: %s [-n TAPNAME] [-m MTU] [-r SECONDS] SOCKPATH\n"
+		"Usage: %s [-n TAPNAME] [-m MTU] [-r SECONDS] [-d USEC] "
+		"SOCKPATH\n"
 		"  -n TAPNAME  tap device to create (default tap0)\n"
 		"  -m MTU      MTU of the tap device (default 65520)\n"
-		"  -r SECONDS  retry connecting for up to SECONDS\n",
+		"  -r SECONDS  retry connecting for up to SECONDS\n"
+		"  -d USEC     at most one frame to the daemon every USEC "
+		"microseconds\n",
 		name);
 	exit(1);
 }
@@ -226,6 +235,14 @@ static int sock_to_tap(int s, int tap)
  *
  * Return: 0 on success, -1 on error
  */
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static int tap_to_buf(int tap)
 {
 	while (sizeof(tx_buf) - tx_len >= PREFIX_LEN + FRAME_MAX) {
@@ -243,6 +260,10 @@ static int tap_to_buf(int tap)
 		p[2] = (uint32_t)n >> 8;
 		p[3] = (uint32_t)n;
 		tx_len += PREFIX_LEN + n;
+		if (pace_ns) {
+			pace_next = now_ns() + pace_ns;
+			break;
+		}
 	}
 	return 0;
 }
@@ -291,16 +312,25 @@ static int relay(int s, int tap, const sigset_t *unblocked)
 			{ .fd = s, .events = POLLIN },
 			{ .fd = tap, .events = 0 },
 		};
+		struct timespec ts, *timeout = NULL;
+		long long wait = pace_next - now_ns();
 		int rc;
 
 		if (tx_len)
 			pfd[0].events |= POLLOUT;
-		if (sizeof(tx_buf) - tx_len >= PREFIX_LEN + FRAME_MAX)
-			pfd[1].events = POLLIN;
+		if (sizeof(tx_buf) - tx_len >= PREFIX_LEN + FRAME_MAX) {
+			if (pace_ns && wait > 0) {
+				ts.tv_sec = wait / 1000000000LL;
+				ts.tv_nsec = wait % 1000000000LL;
+				timeout = &ts;
+			} else {
+				pfd[1].events = POLLIN;
+			}
+		}
 
 		if (stop)
 			return 0;
-		if (ppoll(pfd, 2, NULL, unblocked) < 0) {
+		if (ppoll(pfd, 2, timeout, unblocked) < 0) {
 			if (errno == EINTR)
 				continue;
 			perror("tapbridge: poll");
@@ -330,8 +360,13 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int opt, tap, s, rc;
 
-	while ((opt = getopt(argc, argv, "n:m:r:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:m:r:d:h")) != -1) {
 		switch (opt) {
+		case 'd':
+			pace_ns = atoll(optarg) * 1000;
+			if (pace_ns <= 0)
+				usage(argv[0]);
+			break;
 		case 'n':
 			tapname = optarg;
 			break;

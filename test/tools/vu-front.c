@@ -79,7 +79,9 @@
  * when avail->idx passes the daemon's avail_event; in bridge mode, RX
  * interrupts asked for with used_event once the ring is drained, TX
  * interrupts only while every TX slot is in flight (as the Linux driver
- * asks for them when its TX ring is full).
+ * asks for them when its TX ring is full). -d USEC (bridge): a slow
+ * guest, at most one frame to the daemon every USEC microseconds (the
+ * rest waits in the tap's queue).
  *
  * Live migration, in bridge mode (what QEMU 10 does, see "migration"
  * below). A migration starts on SIGUSR2 or on a line written to the
@@ -228,6 +230,8 @@ static bool split_all;			/* -P */
 static bool want_evidx;			/* -e */
 static bool evidx;			/* EVENT_IDX negotiated */
 static unsigned tx_slots = VF_TX_SLOTS;	/* in flight, at most */
+static long long pace_ns;		/* -d, in ns; 0: no pacing */
+static long long pace_next;		/* CLOCK_MONOTONIC ns of the next */
 static uint64_t offloads;		/* of F_OFFLOADS, what was negotiated */
 static bool dev_csum;			/* the daemon offers CSUM */
 static uint8_t rx_hdr[12];		/* virtio-net header of the last RX
@@ -239,6 +243,14 @@ static uint64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 static void on_signal(int sig)
@@ -1936,6 +1948,8 @@ static int case_bridge(void)
 	say("bridge: connected, %s up%s\n", tap_name,
 	    evidx ? ", EVENT_IDX" : "");
 	while (!stop) {
+		struct timespec wait = { 0, 100 * 1000000L };
+		long long pace_wait = pace_next - now_ns();
 		struct pollfd pfd[6] = { { tap, POLLIN, 0 },
 					 { rx.call, POLLIN, 0 },
 					 { sock, POLLIN, 0 },
@@ -1953,7 +1967,13 @@ static int case_bridge(void)
 				pfd[5].fd = tx.call;
 			}
 		}
-		if (poll(pfd, 6, 100) < 0 && errno != EINTR)
+		/* -d: the tap waits until the next frame is due */
+		if (pace_ns && pace_wait > 0) {
+			pfd[0].fd = -1;
+			wait.tv_sec = pace_wait / 1000000000LL;
+			wait.tv_nsec = pace_wait % 1000000000LL;
+		}
+		if (ppoll(pfd, 6, &wait, NULL) < 0 && errno != EINTR)
 			break;
 		if (pfd[2].revents & (POLLIN | POLLHUP)) {
 			say("bridge: daemon closed the connection\n");
@@ -1990,7 +2010,7 @@ static int case_bridge(void)
 		}
 		kick_wanted(&rx);
 		while ((uint16_t)(tx.avail_idx - used_idx(&tx)) <
-		       tx_slots) {
+		       tx_slots && (!pace_ns || now_ns() >= pace_next)) {
 			/* The tap's header: with offloads, the guest
 			 * kernel's checksum and GSO requests, passed on
 			 */
@@ -2002,6 +2022,8 @@ static int case_bridge(void)
 					 (size_t)r - HDR))
 				break;
 			frames_in++;
+			if (pace_ns)
+				pace_next = now_ns() + pace_ns;
 		}
 		kick_wanted(&tx);
 	}
@@ -2564,7 +2586,8 @@ static void usage(const char *name)
 		"[--migrate-done FILE] [--migrate-fail] "
 		"[--migrate-close-source] [--state-save FILE] "
 		"[--state-load FILE] [--expect-load-fail] [--no-mig-log] "
-		"[--no-disable] [--migrate-exec CMD] [--migrate-notify FIFO] "
+		"[--no-disable] [-d USEC] [--migrate-exec CMD] "
+		"[--migrate-notify FIFO] "
 		"[--migrate-notify-msg FILE] SOCKPATH CASE...\n"
 		"(see the comment at the top of vu-front.c for the cases "
 		"and options)\n", name);
@@ -2656,9 +2679,14 @@ int main(int argc, char **argv)
 	struct sigaction sm = { .sa_handler = on_migrate_signal };
 	int opt, i;
 
-	while ((opt = getopt_long(argc, argv, "t:r:2n:m:vOPe", lopts,
+	while ((opt = getopt_long(argc, argv, "t:r:2n:m:vOPed:", lopts,
 				  NULL)) != -1) {
 		switch (opt) {
+		case 'd':
+			pace_ns = atoll(optarg) * 1000;
+			if (pace_ns <= 0)
+				usage(argv[0]);
+			break;
 		case 't':
 			timeout_ms = atoi(optarg);
 			break;

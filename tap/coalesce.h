@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * coalesce.h - when to stop being woken for each of the guest's frames,
+ * and poll for them instead (see coalesce.c)
+ */
+#ifndef TAP_COALESCE_H
+#define TAP_COALESCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest wait for more frames while polling, by default (ns) */
+#define COALESCE_MAX_NS_DEFAULT 2000000ULL
+/* ...and the most PASST_COALESCE_US may ask for (us) */
+#define COALESCE_US_MAX 100000
+
+/* What one poll should gather (bytes, plus COALESCE_FRAME_COST a frame):
+ * from a ring of the guest's, which holds a few hundred frames; from a
+ * socket, which holds what the sender's buffer does (about 200 KiB of
+ * memory by default, 1500-byte frames counted at 2.3 KiB each)
+ */
+#define COALESCE_TARGET_RING (256 * 1024)
+#define COALESCE_TARGET_SOCKET (128 * 1024)
+
+/**
+ * struct coalesce - coalescing state of one input queue of the guest's
+ * @target:	what a poll should gather (COALESCE_TARGET_*)
+ * @last:	time of the previous pass (ns, CLOCK_MONOTONIC), 0: none
+ * @streak:	bulk passes in a row, close enough together to merge
+ * @single:	polls in a row that took a single frame
+ * @quiet:	polls in a row that took (next to) nothing
+ * @interval:	the interval of the last poll (ns)
+ * @hold:	passes to let go by before trying to poll again
+ * @penalty:	@hold after the next try that merges nothing
+ * @polling:	frames are taken when polled for, not when they arrive
+ */
+struct coalesce {
+	size_t target;
+	uint64_t last;
+	unsigned streak;
+	unsigned single;
+	unsigned quiet;
+	uint64_t interval;
+	unsigned hold;
+	unsigned penalty;
+	bool polling;
+};
+
+/**
+ * struct coalesce_stats - what coalescing did, for the log
+ * @polls:	passes made because we polled
+ * @frames:	frames those polls took
+ * @tries:	times polling started
+ * @failed:	tries given up because a poll merged nothing
+ */
+struct coalesce_stats {
+	uint64_t polls, frames, tries, failed;
+};
+
+extern struct coalesce_stats coalesce_stats;
+
+void coalesce_init(void);
+void coalesce_conf(uint64_t max_ns);
+uint64_t coalesce_max_ns(void);
+void coalesce_reset(struct coalesce *s, size_t target);
+uint64_t coalesce_pass(struct coalesce *s, uint64_t now, size_t bytes,
+		       unsigned frames);
+void coalesce_log_stats(void);
+
+#endif /* TAP_COALESCE_H */

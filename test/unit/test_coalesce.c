@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * test_coalesce.c - input coalescing's policy (tap/coalesce.c), with time
+ * passed in: a slow guest's bulk trickle is polled for after a streak, at
+ * the interval its rate needs to gather the queue's target (and a few of
+ * its frames), capped; a fast guest, small messages, passes far apart and
+ * a disabled setting never poll; two polls in a row that merge nothing
+ * stop polling and hold off the next try for longer each time;
+ * PASST_COALESCE_US sets the cap or is refused.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tap/coalesce.h"
+#include "util.h"
+
+#define US 1000ULL
+#define MS 1000000ULL
+#define KIB 1024
+
+/* A TCG guest: a 60 KiB TSO frame every 330 us */
+#define SLOW_BYTES (60 * KIB)
+#define SLOW_GAP (330 * US)
+
+static int setup(void **state)
+{
+	(void)state;
+	coalesce_conf(COALESCE_MAX_NS_DEFAULT);
+	return 0;
+}
+
+/* Feed @n passes of @bytes in @frames, @gap apart, from @t; the time of
+ * the last in @t, and the last answer returned
+ */
+static uint64_t passes(struct coalesce *s, uint64_t *t, unsigned n,
+		       uint64_t gap, size_t bytes, unsigned frames)
+{
+	uint64_t r = 0;
+
+	while (n--) {
+		*t += gap;
+		r = coalesce_pass(s, *t, bytes, frames);
+	}
+	return r;
+}
+
+/* Start polling a slow trickle (the third pass does); the time of the last
+ * pass in @t
+ */
+static uint64_t start_polling(struct coalesce *s, uint64_t *t)
+{
+	uint64_t at = passes(s, t, 2, SLOW_GAP, SLOW_BYTES, 1);
+
+	assert_int_equal(at, 0);
+	return passes(s, t, 1, SLOW_GAP, SLOW_BYTES, 1);
+}
+
+/* Cap the interval at @cap, and start polling a slow trickle from a ring,
+ * which the cap holds back; the time of the poll
+ */
+static uint64_t start_capped(struct coalesce *s, uint64_t *t, uint64_t cap)
+{
+	uint64_t at;
+
+	coalesce_conf(cap);
+	coalesce_reset(s, COALESCE_TARGET_RING);
+	at = start_polling(s, t);
+	assert_int_equal(at, *t + cap);
+	return at;
+}
+
+static void test_slow_bulk_polls_after_a_streak_at_the_rate(void **state)
+{
+	struct coalesce s;
+	uint64_t t = 5 * MS, at;
+
+	(void)state;
+	coalesce_reset(&s, COALESCE_TARGET_RING);
+	/* 256 KiB at 60 KiB (and a frame's cost) per 330 us: 1.38 ms */
+	at = start_polling(&s, &t);
+	assert_true(at > t + 1380 * US && at < t + 1390 * US);
+	assert_true(s.polling);
+
+	/* From a socket, half as much: 692 us, but a poll comes at least
+	 * three of the frames' spacings later
+	 */
+	coalesce_reset(&s, COALESCE_TARGET_SOCKET);
+	at = start_polling(&s, &t);
+	assert_int_equal(at, t + 3 * SLOW_GAP);
+
+	/* 64 KiB frames every 800 us: three of them take 2.4 ms, capped */
+	coalesce_reset(&s, COALESCE_TARGET_SOCKET);
+	assert_int_equal(passes(&s, &t, 2, 800 * US, 64 * KIB, 1), 0);
+	at = passes(&s, &t, 1, 800 * US, 64 * KIB, 1);
+	assert_int_equal(at, t + 2 * MS);
+}
+
+static void test_polls_that_merge_frames_go_on_at_their_rate(void **state)
+{
+	struct coalesce s;
+	uint64_t t = 5 * MS, at;
+
+	(void)state;
+	at = start_capped(&s, &t, 1 * MS);
+
+	/* Three frames, 180 KiB in 1 ms: still under 256 KiB, the cap */
+	t = at;
+	assert_int_equal(coalesce_pass(&s, t, 180 * KIB, 3), t + 1 * MS);
+	/* 512 KiB (with 8 frames' cost) in 1 ms: 256 KiB takes half */
+	t += 1 * MS;
+	assert_int_equal(coalesce_pass(&s, t, 504 * KIB, 8), t + 500 * US);
+	/* 2 MiB in 500 us: under 100 us for 256 KiB, kicks on again */
+	t += 500 * US;
+	assert_int_equal(coalesce_pass(&s, t, 2048 * KIB, 32), 0);
+	assert_false(s.polling);
+}
+
+static void test_a_fast_guest_never_polls(void **state)
+{
+	struct coalesce s;
+	uint64_t t = 5 * MS;
+
+	(void)state;
+	coalesce_reset(&s, COALESCE_TARGET_RING);
+	/* Passes that carry a wake-up's worth already */
+	assert_int_equal(passes(&s, &t, 100, 500 * US, 800 * KIB, 13), 0);
+	/* 200 KiB every 50 us: 256 KiB would take 64 us, not worth it */
+	assert_int_equal(passes(&s, &t, 100, 50 * US, 200 * KIB, 4), 0);
+	assert_false(s.polling);
+}
+
+static void test_small_messages_never_poll(void **state)
+{
+	struct coalesce s;
+	uint64_t t = 5 * MS;
+
+	(void)state;
+	coalesce_reset(&s, COALESCE_TARGET_RING);
+	/* Request/response of 64 bytes, and ACKs of a transfer to the guest */
+	assert_int_equal(passes(&s, &t, 1000, 100 * US, 64, 1), 0);
+	assert_int_equal(passes(&s, &t, 1000, 20 * US, 4 * 66, 4), 0);
+}
+
+static void test_bulk_passes_far_apart_never_poll(void **state)
+{
+	struct coalesce s;
+	uint64_t t = 5 * MS;
+
+	(void)state;
+	coalesce_reset(&s, COALESCE_TARGET_RING);
+	/* 60 KiB every 5 ms: nothing to merge within the cap */
+	assert_int_equal(passes(&s, &t, 100, 5 * MS, SLOW_BYTES, 1), 0);
+	/* A streak broken by one long gap starts over with that pass */
+	assert_int_equal(passes(&s, &t, 1, SLOW_GAP, SLOW_BYTES, 1), 0);
+	assert_int_equal(passes(&s, &t, 1, 3 * MS, SLOW_BYTES, 1), 0);
+	assert_int_equal(passes(&s, &t, 1, SLOW_GAP, SLOW_BYTES, 1), 0);
+	assert_int_not_equal(passes(&s, &t, 1, SLOW_GAP, SLOW_BYTES, 1), 0);
+}
+
+static void test_polls_merging_nothing_hold_off_longer_each_time(
+	void **state)
+{
+	struct coalesce s;
+	uint64_t t = 5 * MS, at;
+	unsigned fail, hold;
+
+	(void)state;
+	coalesce_reset(&s, COALESCE_TARGET_RING);
+	for (fail = 0, hold = 8; fail < 8; fail++, hold = MIN(hold * 2, 1024)) {
+		at = start_polling(&s, &t);
+		assert_int_not_equal(at, 0);
+		/* One large message per poll: each waits for the answer.
+		 * One such poll may be bad luck, two in a row aren't.
+		 */
+		t = at;
+		at = coalesce_pass(&s, t, 100 * KIB, 1);
+		assert_int_not_equal(at, 0);
+		t = at;
+		assert_int_equal(coalesce_pass(&s, t, 100 * KIB, 1), 0);
+		assert_false(s.polling);
+		/* Kicks for that many passes, whatever they look like */
+		assert_int_equal(passes(&s, &t, hold, SLOW_GAP, SLOW_BYTES, 1),
+				 0);
+	}
+
+	/* A poll that merges frames starts the penalty over, and the count
+	 * of single-frame polls
+	 */
+	at = start_polling(&s, &t);
+	t = at;
+	at = coalesce_pass(&s, t, 100 * KIB, 1);
+	t = at;
+	at = coalesce_pass(&s, t, 180 * KIB, 3);
+	assert_int_not_equal(at, 0);
+	t = at;
+	at = coalesce_pass(&s, t, 100 * KIB, 1);
+	assert_int_not_equal(at, 0);
+	t = at;
+	assert_int_equal(coalesce_pass(&s, t, 100 * KIB, 1), 0);
+	assert_int_equal(passes(&s, &t, 8, SLOW_GAP, SLOW_BYTES, 1), 0);
+	assert_int_not_equal(start_polling(&s, &t), 0);
+}
+
+static void test_two_quiet_polls_stop_without_holding_off(
+	void **state)
+{
+	struct coalesce s;
+	uint64_t t = 5 * MS, at;
+
+	(void)state;
+	coalesce_reset(&s, COALESCE_TARGET_RING);
+	at = start_polling(&s, &t);
+	/* One poll finds ACKs only: perhaps a pause, the same interval */
+	t = at;
+	at = coalesce_pass(&s, t, 3 * 66, 3);
+	assert_int_equal(at, t + s.interval);
+	assert_true(s.polling);
+	/* and again: the transfer ended */
+	t = at;
+	assert_int_equal(coalesce_pass(&s, t, 66, 1), 0);
+	assert_false(s.polling);
+	/* A quiet poll between two busy ones doesn't count */
+	at = start_polling(&s, &t);
+	t = at;
+	at = coalesce_pass(&s, t, 0, 0);
+	assert_int_not_equal(at, 0);
+	t = at;
+	at = coalesce_pass(&s, t, 180 * KIB, 3);
+	assert_int_not_equal(at, 0);
+	t = at;
+	at = coalesce_pass(&s, t, 66, 1);
+	assert_int_not_equal(at, 0);
+	t = at;
+	assert_int_equal(coalesce_pass(&s, t, 66, 1), 0);
+	/* The next transfer polls after a streak again, no penalty */
+	assert_int_not_equal(start_polling(&s, &t), 0);
+}
+
+static void test_the_cap_is_configurable_and_zero_turns_it_off(void **state)
+{
+	struct coalesce s;
+	uint64_t t = 5 * MS, at;
+
+	(void)state;
+	at = start_capped(&s, &t, 500 * US);
+
+	/* Off: polling stops at the next pass, and never starts again */
+	coalesce_conf(0);
+	assert_int_equal(coalesce_pass(&s, at, 120 * KIB, 2), 0);
+	assert_false(s.polling);
+	assert_int_equal(passes(&s, &t, 100, SLOW_GAP, SLOW_BYTES, 1), 0);
+
+	/* Frames further apart than the cap can't be merged within it */
+	coalesce_conf(300 * US);
+	coalesce_reset(&s, COALESCE_TARGET_RING);
+	assert_int_equal(passes(&s, &t, 100, SLOW_GAP, SLOW_BYTES, 1), 0);
+}
+
+static void test_reset_forgets_polling(void **state)
+{
+	struct coalesce s;
+	uint64_t t = 5 * MS;
+
+	(void)state;
+	coalesce_reset(&s, COALESCE_TARGET_RING);
+	assert_int_not_equal(start_polling(&s, &t), 0);
+	coalesce_reset(&s, COALESCE_TARGET_RING);
+	assert_false(s.polling);
+	assert_int_equal(passes(&s, &t, 2, SLOW_GAP, SLOW_BYTES, 1), 0);
+}
+
+/* coalesce_init() with PASST_COALESCE_US=@v in a child: its exit status,
+ * and the cap it set, in us, through the status if it returned
+ */
+static int init_with(const char *v, unsigned *us)
+{
+	int st;
+	pid_t pid = fork();
+
+	if (!pid) {
+		setenv("PASST_COALESCE_US", v, 1);
+		coalesce_init();
+		_exit((int)(coalesce_max_ns() / (50 * US)));
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	*us = (unsigned)WEXITSTATUS(st) * 50;
+	return WEXITSTATUS(st);
+}
+
+static void test_passt_coalesce_us_sets_the_cap_or_is_refused(void **state)
+{
+	unsigned us;
+
+	(void)state;
+	unsetenv("PASST_COALESCE_US");
+	coalesce_init();
+	assert_int_equal(coalesce_max_ns(), COALESCE_MAX_NS_DEFAULT);
+
+	init_with("0", &us);
+	assert_int_equal(us, 0);
+	init_with("250", &us);
+	assert_int_equal(us, 250);
+	init_with("5000", &us);
+	assert_int_equal(us, 5000);
+
+	/* die() exits with EXIT_FAILURE: status 1, which reads as 50 us */
+	assert_int_equal(init_with("abc", &us), 1);
+	assert_int_equal(init_with("", &us), 1);
+	assert_int_equal(init_with("-5", &us), 1);
+	assert_int_equal(init_with("12ms", &us), 1);
+	assert_int_equal(init_with("100001", &us), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(
+			test_slow_bulk_polls_after_a_streak_at_the_rate, setup),
+		cmocka_unit_test_setup(
+			test_polls_that_merge_frames_go_on_at_their_rate,
+			setup),
+		cmocka_unit_test_setup(test_a_fast_guest_never_polls, setup),
+		cmocka_unit_test_setup(test_small_messages_never_poll, setup),
+		cmocka_unit_test_setup(test_bulk_passes_far_apart_never_poll,
+				       setup),
+		cmocka_unit_test_setup(
+			test_polls_merging_nothing_hold_off_longer_each_time,
+			setup),
+		cmocka_unit_test_setup(
+			test_two_quiet_polls_stop_without_holding_off,
+			setup),
+		cmocka_unit_test_setup(
+			test_the_cap_is_configurable_and_zero_turns_it_off,
+			setup),
+		cmocka_unit_test_setup(test_reset_forgets_polling, setup),
+		cmocka_unit_test_setup(
+			test_passt_coalesce_us_sets_the_cap_or_is_refused,
+			setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
