@@ -722,7 +722,7 @@ static int vu_set_vring_base(const struct vu_msg *m)
 		warn_rl("vhost-user: SET_VRING_BASE: ring %u is running", i);
 		return -EBUSY;
 	}
-	vu_dev.vq[i].last_avail = (uint16_t)s.num;
+	vu_dev.vq[i].last_avail = vu_dev.vq[i].avail_seen = (uint16_t)s.num;
 	return 0;
 }
 

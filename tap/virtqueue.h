@@ -104,6 +104,8 @@ struct vq_elem {
  * @addr_set:	SET_VRING_ADDR seen
  * @desc, @avail, @used: the rings in our mapping, NULL unless translated
  * @last_avail:	next available ring entry to consume (free-running)
+ * @avail_seen:	avail->idx as we last loaded it: entries before it are
+ *		published (vq_pop() loads it again only once it got there)
  * @used_idx:	next used ring entry to fill (free-running)
  * @started:	kick fd given: we may process the ring
  * @enabled:	SET_VRING_ENABLE 1 (or no protocol features)
@@ -124,7 +126,7 @@ struct virtq {
 	bool log_flag;
 	bool addr_set;
 	uint8_t *desc, *avail, *used;
-	uint16_t last_avail, used_idx;
+	uint16_t last_avail, avail_seen, used_idx;
 	bool started, enabled, broken;
 	int kick_fd, call_fd, err_fd;
 	uint32_t kick_gen;

@@ -134,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (vq_translate(&vq, &m))
 		goto out;
 	vq.started = vq.enabled = true;
-	vq.last_avail = (uint16_t)(h[1] | h[2] << 8);
+	vq.last_avail = vq.avail_seen = (uint16_t)(h[1] | h[2] << 8);
 	vq.used_idx = (uint16_t)(h[3] | h[4] << 8);
 	FZ_CHECK(vq_ready(&vq));
 
