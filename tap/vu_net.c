@@ -334,13 +334,23 @@ void vu_net_tx_kick(struct ctx *c, unsigned q)
 }
 
 /**
- * vu_net_tx_reset() - a TX ring stopped: forget its coalescing
+ * vu_net_tx_reset() - a ring stopped: forget its coalescing, and if we
+ *		       polled it, ask for kicks again in guest memory
  * @q:		ring index
+ *
+ * Whoever runs the ring next may be another back-end (the target of a
+ * migration, which takes the used ring's flags as they are): it must
+ * find kicks asked for, as they are between our loop rounds otherwise.
  */
 void vu_net_tx_reset(unsigned q)
 {
+	struct virtq *vq;
+
 	if (q >= VU_QUEUES)
 		return;
+	vq = &vu_dev.vq[q];
+	if (tx_poll_at[q] && vq->desc)
+		vq_kicks(vq, &vu_dev.mem, true);
 	tx_poll_at[q] = 0;
 	coalesce_reset(&tx_co[q], COALESCE_TARGET_RING);
 }

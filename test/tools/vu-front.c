@@ -1775,6 +1775,15 @@ static int migrate(int tap, const char *to, bool cancel)
 		}
 		base[i] = (uint16_t)s[1];
 	}
+	/* A stopped ring goes to the target as it is: the daemon must leave
+	 * kicks asked for on TX (it may have had them off while it polled),
+	 * or a target that doesn't write the flags never hears from us
+	 */
+	if (!evidx && (get16(tx.used) & 1)) {
+		say("migration: the source left NO_NOTIFY on the TX ring\n");
+		stage = "tx-kicks";
+		goto resume;
+	}
 	t_stopped = now_ms();
 	if (state_save(&state, &state_len, &check) || check) {
 		if (state_save_path && state)
