@@ -72,8 +72,10 @@ bench_upstream() {
 		UPSTREAM=$_bu/passt
 	fi
 	[ -x "$UPSTREAM" ] || fail "no upstream passt at $UPSTREAM"
-	# It execs passt.avx2 from its own directory on AVX2 machines
-	[ -x "$(dirname "$UPSTREAM")/passt.avx2" ] ||
+	# It execs passt.avx2 from its own directory on AVX2 machines (not
+	# so a wrapper such as bench/ours-as-upstream.sh)
+	[ "${UPSTREAM##*/}" != passt ] ||
+		[ -x "$(dirname "$UPSTREAM")/passt.avx2" ] ||
 		log "warning: no passt.avx2 next to $UPSTREAM"
 }
 
