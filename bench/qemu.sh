@@ -332,6 +332,8 @@ config() {
 	[ -z "$c_f" ] || note "$c_k daemon: ${c_f#info: }"
 	c_f=$(grep 'interrupts to the guest' "$PASST_ERR" | tail -n 1) || :
 	[ -z "$c_f" ] || note "$c_k daemon: ${c_f#info: }"
+	c_f=$(grep 'coalescing: polled' "$PASST_ERR" | tail -n 1) || :
+	[ -z "$c_f" ] || note "$c_k daemon: ${c_f#info: }"
 	log "  $c_k: daemon log $(wc -l <"$PASST_ERR") lines"
 }
 
