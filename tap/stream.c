@@ -503,6 +503,8 @@ static void stream_epoll_update(struct ctx *c)
 /* A pass over the input: read, then decide whether the next one waits for
  * EPOLLIN or for a poll (tap/coalesce.c). One that leaves frames or bytes
  * behind is followed by the next round's at once, whatever it says.
+ * While polling, in_poll_at keeps its (past) time during the read, so the
+ * flushes on the way leave EPOLLIN off: no epoll_ctl() pair per poll.
  */
 static void stream_input(struct ctx *c)
 {
@@ -510,13 +512,11 @@ static void stream_input(struct ctx *c)
 
 	pass_bytes = 0;
 	pass_frames = 0;
-	in_poll_at = 0;
 	drained = stream_read(c);
 	if (c->fd_tap < 0)
 		return;
-	if (drained)
-		in_poll_at = coalesce_pass(&in_co, now_ns(), pass_bytes,
-					   pass_frames);
+	in_poll_at = drained ? coalesce_pass(&in_co, now_ns(), pass_bytes,
+					     pass_frames) : 0;
 	stream_epoll_update(c);
 }
 
