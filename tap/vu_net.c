@@ -306,8 +306,10 @@ void vu_net_tx(struct ctx *c, unsigned q)
 	if (!vq_ready(vq))
 		return;
 	/* A trickle of bulk: kicks stay off, vu_net_poll() comes back */
-	if (budget < VU_TX_BUDGET &&
-	    (tx_poll_at[q] = coalesce_pass(&tx_co[q], now_ns(), bytes, frames)))
+	if (budget < VU_TX_BUDGET)
+		tx_poll_at[q] = coalesce_pass(&tx_co[q], now_ns(), bytes,
+					      frames);
+	if (tx_poll_at[q])
 		return;
 	/* More than our budget: come back after the others had their turn.
 	 * Otherwise kicks on again, and if frames came meanwhile, unkicked,

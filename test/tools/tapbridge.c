@@ -231,10 +231,7 @@ static int sock_to_tap(int s, int tap)
 	return 1;
 }
 
-/* tap_to_buf() - read frames from the tap into the output buffer
- *
- * Return: 0 on success, -1 on error
- */
+/* Nanoseconds on CLOCK_MONOTONIC (-d) */
 static long long now_ns(void)
 {
 	struct timespec ts;
@@ -243,6 +240,10 @@ static long long now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* tap_to_buf() - read frames from the tap into the output buffer
+ *
+ * Return: 0 on success, -1 on error
+ */
 static int tap_to_buf(int tap)
 {
 	while (sizeof(tx_buf) - tx_len >= PREFIX_LEN + FRAME_MAX) {

@@ -237,20 +237,17 @@ static bool dev_csum;			/* the daemon offers CSUM */
 static uint8_t rx_hdr[12];		/* virtio-net header of the last RX
 					 * frame (with offloads) */
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static long long now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static uint64_t now_ms(void)
+{
+	return (uint64_t)now_ns() / 1000000;
 }
 
 static void on_signal(int sig)
