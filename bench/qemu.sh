@@ -126,12 +126,32 @@ server_stop() {
 	wait "$SERVER_PID" 2>/dev/null || :
 }
 
+# coal_snap BACKEND: our daemon's coalescing counters, on SIGUSR1 (polls,
+# frames, tries, given up, bulk passes on wake-ups, held off), for the
+# back-ends in BENCH_STATS_BACKENDS (default ours: upstream's passt would
+# die of the signal; name upstream too when bench/ours-as-upstream.sh
+# stands in for it); nothing if not ours or no counters came
+coal_snap() {
+	local s_n
+	case " ${BENCH_STATS_BACKENDS:-ours} " in
+	*" $1 "*) ;;
+	*) return 0 ;;
+	esac
+	s_n=$(grep -c 'Frames from guest' "$PASST_ERR" || :)
+	kill -USR1 "$DPID" 2>/dev/null || return 0
+	# The frames' line comes after the coalescing line (tap_log_stats())
+	wait_for "[ \$(grep -c 'Frames from guest' '$PASST_ERR') -gt $s_n ]" \
+		5 || return 0
+	grep 'coalescing: polled' "$PASST_ERR" | tail -n 1 |
+		sed 's/.*polled//; s/[^0-9]\{1,\}/ /g'
+}
+
 # tp MODE BACKEND MTU DIR RUN cpu|sc: one iperf3 run from the guest,
 # records its figures; returns 1 if the daemon died
 tp() {
 	local t_mode=$1 t_b=$2 t_mtu=$3 t_d=$4 t_r=$5 t_kind=$6 t_k t_rev=""
 	local t_c0=0 t_c1=0 t_w0=0 t_w1=0 t_n=FAIL t_rc=0 t_json t_bytes t_err
-	local t_gbps t_retr t_wg
+	local t_gbps t_retr t_wg t_s0="" t_s1=""
 	t_k="$t_mode $t_b $t_mtu"
 	t_json=$T/$t_mode-$t_b-$t_mtu-$t_d-$t_kind-$t_r.json
 	[ "$t_d" = p2g ] && t_rev=-R
@@ -141,6 +161,7 @@ tp() {
 	elif [ "$t_kind" = prof ]; then
 		prof_start "$DPID"
 	else
+		t_s0=$(coal_snap "$t_b")
 		t_c0=$(cpu_ticks "$DPID")
 		t_w0=$(ctx_switches "$DPID")
 	fi
@@ -159,6 +180,7 @@ tp() {
 	elif alive "$DPID"; then
 		t_c1=$(cpu_ticks "$DPID")
 		t_w1=$(ctx_switches "$DPID")
+		t_s1=$(coal_snap "$t_b")
 	fi
 	server_stop
 	if ! alive "$DPID"; then
@@ -212,6 +234,15 @@ tp() {
 		"GiB, daemon CPU $(ticks_s $((t_c1 - t_c0))) s," \
 		"wake-ups/GiB ${t_wg%.*}," \
 		"retransmits $t_retr"
+	[ -z "$t_s1" ] ||
+		log "    coalescing, per GiB: $(awk -v b="$t_bytes" \
+		-v s0="${t_s0:-0 0 0 0 0 0}" -v s1="$t_s1" 'BEGIN {
+		split(s0, a, " "); split(s1, z, " "); g = b / 1073741824
+		for (i = 1; i <= 6; i++) d[i] = z[i] - (i in a ? a[i] : 0)
+		printf "%.0f polls (%.1f frames each), %.0f bulk passes on " \
+		       "wake-ups (%.0f held off); %d tries, %d given up",
+		       d[1] / g, d[1] ? d[2] / d[1] : 0, d[5] / g, d[6] / g,
+		       d[3], d[4] }')"
 }
 
 # rr MODE BACKEND MTU RUN: one sockperf ping-pong run from the guest,

@@ -49,10 +49,12 @@
  *    frames were taken with notifications after all).
  *  - Two polls in a row that take a single frame each merged nothing,
  *    which is what a request/response exchange of large messages looks
- *    like (each waits for the answer to the one before): polling ends, and
- *    the next try waits out @penalty passes, which doubles up to
- *    COALESCE_PENALTY_MAX with each such failure and starts over after a
- *    poll that merged frames.
+ *    like (each waits for the answer to the one before), and a sender
+ *    held to one frame per ACK by the window we offer (the start of a
+ *    connection whose socket's send buffer hasn't grown yet, see
+ *    bench/README.md): polling ends, and the next try waits out @penalty
+ *    passes, which doubles up to COALESCE_PENALTY_MAX with each such
+ *    failure and starts over after a poll that merged frames.
  *
  * Measured with a TCG guest behind QEMU 10 (bench/qemu.sh, 4 runs side
  * by side against the build without it, 2026-12-04), guest -> peer: CPU
@@ -209,7 +211,9 @@ uint64_t coalesce_pass(struct coalesce *s, uint64_t now, size_t bytes,
 			return coalesce_stop(s, true);
 		}
 	} else {
+		coalesce_stats.woken++;
 		if (s->hold) {
+			coalesce_stats.held++;
 			s->hold--;
 			return 0;
 		}
@@ -243,7 +247,9 @@ void coalesce_log_stats(void)
 	if (!st->tries)
 		return;
 	info("coalescing: polled %llu times for %llu frames, started %llu "
-	     "times, %llu of them given up as merging nothing",
+	     "times, %llu of them given up as merging nothing; %llu bulk "
+	     "passes on wake-ups, %llu of them held off",
 	     (unsigned long long)st->polls, (unsigned long long)st->frames,
-	     (unsigned long long)st->tries, (unsigned long long)st->failed);
+	     (unsigned long long)st->tries, (unsigned long long)st->failed,
+	     (unsigned long long)st->woken, (unsigned long long)st->held);
 }

@@ -53,9 +53,11 @@ struct coalesce {
  * @frames:	frames those polls took
  * @tries:	times polling started
  * @failed:	tries given up because a poll merged nothing
+ * @woken:	bulk passes (COALESCE_MIN_BYTES or more) made on a wake-up
+ * @held:	those of them that a hold-off kept from polling
  */
 struct coalesce_stats {
-	uint64_t polls, frames, tries, failed;
+	uint64_t polls, frames, tries, failed, woken, held;
 };
 
 extern struct coalesce_stats coalesce_stats;

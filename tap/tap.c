@@ -433,10 +433,13 @@ int tap_send_ip6(struct ctx *c, const struct in6_addr *src,
 }
 
 /**
- * tap_log_stats() - report frame counters, at exit
+ * tap_log_stats() - report frame counters (SIGUSR1, exit); the frames' line
+ *		     comes last, so a reader who waits for it has them all
  */
 void tap_log_stats(void)
 {
+	vu_net_log_stats();
+	coalesce_log_stats();
 	info("Frames from guest: %llu (%llu malformed, %llu not handled, "
 	     "%llu taken in pieces), to guest: %llu (%llu not sent)",
 	     (unsigned long long)tap_stats.rx,
@@ -445,8 +448,6 @@ void tap_log_stats(void)
 	     (unsigned long long)tap_stats.rx_part,
 	     (unsigned long long)tap_stats.tx,
 	     (unsigned long long)tap_stats.tx_fail);
-	vu_net_log_stats();
-	coalesce_log_stats();
 }
 
 /**

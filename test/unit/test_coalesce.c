@@ -167,9 +167,10 @@ static void test_bulk_passes_far_apart_never_poll(void **state)
 static void test_polls_merging_nothing_hold_off_longer_each_time(
 	void **state)
 {
-	struct coalesce s;
+	struct coalesce_stats st0 = coalesce_stats;
+	unsigned fail, hold, held = 0;
 	uint64_t t = 5 * MS, at;
-	unsigned fail, hold;
+	struct coalesce s;
 
 	(void)state;
 	coalesce_reset(&s, COALESCE_TARGET_RING);
@@ -188,7 +189,15 @@ static void test_polls_merging_nothing_hold_off_longer_each_time(
 		/* Kicks for that many passes, whatever they look like */
 		assert_int_equal(passes(&s, &t, hold, SLOW_GAP, SLOW_BYTES, 1),
 				 0);
+		held += hold;
 	}
+	/* The log's counters: each try took three passes on wake-ups (the
+	 * third started it), and every pass held off was one too
+	 */
+	assert_int_equal(coalesce_stats.tries - st0.tries, 8);
+	assert_int_equal(coalesce_stats.failed - st0.failed, 8);
+	assert_int_equal(coalesce_stats.held - st0.held, held);
+	assert_int_equal(coalesce_stats.woken - st0.woken, held + 8 * 3);
 
 	/* A poll that merges frames starts the penalty over, and the count
 	 * of single-frame polls
