@@ -35,6 +35,11 @@
 # -d), as a guest with an emulated CPU does (about 300 with 64 KiB frames
 # under TCG), without QEMU's noise.
 #
+# BENCH_SHAPE="QDISC..." puts a qdisc on the host's link to the peer
+# (tc qdisc add dev h0 root QDISC...), a slower link than the guest:
+# "tbf rate 3gbit burst 64kb latency 200us" is the one that caught input
+# coalescing polling a guest that waited for our window (bench/README.md).
+#
 # BENCH_PIN=1 puts the daemons on the last CPU and everything else the
 # harness starts (bridges, iperf3, sockperf) on the others, with taskset:
 # where the scheduler places the daemon next to its guest's bridge or the
@@ -399,6 +404,12 @@ guest_ns_add "$GUEST_UP"
 for _n in "$ROUTER" "$HOST"; do
 	ns "$_n" sysctl -qw net.ipv4.tcp_no_metrics_save=1
 done
+if [ -n "${BENCH_SHAPE:-}" ]; then
+	# shellcheck disable=SC2086
+	ns "$HOST" tc qdisc add dev h0 root $BENCH_SHAPE ||
+		fail "BENCH_SHAPE: tc refused '$BENCH_SHAPE'"
+	log "the host's link to the peer: $BENCH_SHAPE"
+fi
 START=$(date +%s)
 for _mode in $BENCH_MODES; do
 	case $_mode in stream | vhost-user) ;; *) fail "unknown mode $_mode" ;; esac

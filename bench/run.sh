@@ -112,6 +112,10 @@ grep -q 'system calls counted with: none' "$OUT/latest.log" &&
 			"harness, a slow guest: one frame every" \
 			"$BENCH_PACE_US us at most to the daemon"
 	fi
+	if [ -n "${BENCH_SHAPE:-}" ]; then
+		echo "- BENCH_SHAPE: in the kernel-guest harness, the host's" \
+			"link to the peer is shaped: $BENCH_SHAPE"
+	fi
 	echo "- ratio: ours : upstream, medians; ratio range: lowest and" \
 		"highest ratio between any run of ours and any of upstream's;" \
 		"spread: (max - min) / median of a back-end's runs"

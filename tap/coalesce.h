@@ -55,9 +55,10 @@ struct coalesce {
  * @failed:	tries given up because a poll merged nothing
  * @woken:	bulk passes (COALESCE_MIN_BYTES or more) made on a wake-up
  * @held:	those of them that a hold-off kept from polling
+ * @limited:	times polling ended because the guest waited for our window
  */
 struct coalesce_stats {
-	uint64_t polls, frames, tries, failed, woken, held;
+	uint64_t polls, frames, tries, failed, woken, held, limited;
 };
 
 extern struct coalesce_stats coalesce_stats;
@@ -68,6 +69,7 @@ uint64_t coalesce_max_ns(void);
 void coalesce_reset(struct coalesce *s, size_t target);
 uint64_t coalesce_pass(struct coalesce *s, uint64_t now, size_t bytes,
 		       unsigned frames);
+void coalesce_window_limited(void);
 void coalesce_log_stats(void);
 
 #endif /* TAP_COALESCE_H */

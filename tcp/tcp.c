@@ -101,6 +101,7 @@
 #include "loop.h"
 #include "net/icmp_err.h"
 #include "net/packet.h"
+#include "tap/coalesce.h"
 #include "tap/tap.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
@@ -128,6 +129,7 @@
 #define TCP_QUIET_ON 3			/* no input events from this many
 					 * frames in flight */
 #define TCP_QUIET_OFF 2			/* input events again below this */
+#define TCP_LIMITED_ROOM (64 * 1024)	/* less window left: the guest waits */
 
 #define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
 #define SEQ_LE(a, b) ((int32_t)((a) - (b)) <= 0)
@@ -1110,6 +1112,25 @@ static void tcp_established(struct tcp_conn *conn)
 }
 
 /*
+ * tcp_window_check() - after a write of the guest's data: does the guest
+ * now wait for our window? It does if the socket refused some (@refused),
+ * or if what is left of the window we offered is less than
+ * TCP_LIMITED_ROOM (a large frame) or a quarter of the room measured, or
+ * the room is to be measured again (after a refusal or a window update).
+ * Then input coalescing mustn't poll (tap/coalesce.c): the guest's pace
+ * is our ACKs'.
+ */
+static void tcp_window_check(const struct tcp_conn *conn, bool refused)
+{
+	uint32_t left = conn->wnd_edge - conn->seq_from_guest;
+
+	if (refused || !conn->wnd_span ||
+	    SEQ_GT(conn->seq_from_guest, conn->wnd_edge) ||
+	    left < MAX(TCP_LIMITED_ROOM, conn->wnd_span / 4))
+		coalesce_window_limited();
+}
+
+/*
  * tcp_write() - write guest data to the socket, ACK (later) what it took
  * Return: 0, or -1 if the connection was reset and is gone
  */
@@ -1128,6 +1149,7 @@ static int tcp_write(struct ctx *c, struct tcp_conn *conn,
 		n = 0;
 	}
 	conn->seq_from_guest += (uint32_t)n;
+	tcp_window_check(conn, (size_t)n < len);
 	if ((size_t)n < len) {
 		/* The kernel took part: what's left isn't ACKed, and the
 		 * guest must send it again once there's room

@@ -5,8 +5,9 @@
  * the interval its rate needs to gather the queue's target (and a few of
  * its frames), capped; a fast guest, small messages, passes far apart and
  * a disabled setting never poll; two polls in a row that merge nothing
- * stop polling and hold off the next try for longer each time;
- * PASST_COALESCE_US sets the cap or is refused.
+ * stop polling and hold off the next try for longer each time; a guest
+ * that waits for our window is never polled; PASST_COALESCE_US sets the
+ * cap or is refused.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -329,6 +330,44 @@ static void test_passt_coalesce_us_sets_the_cap_or_is_refused(void **state)
 	assert_int_equal(init_with("100001", &us), 1);
 }
 
+static void test_a_guest_waiting_for_our_window_is_never_polled(
+	void **state)
+{
+	uint64_t limited0 = coalesce_stats.limited, t = 5 * MS, at;
+	struct coalesce s;
+	unsigned i;
+
+	(void)state;
+	coalesce_reset(&s, COALESCE_TARGET_SOCKET);
+	/* Polling, then a poll after which the guest waits for our window:
+	 * notifications on at once, counted, and no hold-off
+	 */
+	at = start_polling(&s, &t);
+	assert_int_not_equal(at, 0);
+	t = at;
+	coalesce_window_limited();
+	assert_int_equal(coalesce_pass(&s, t, 3 * SLOW_BYTES, 3), 0);
+	assert_false(s.polling);
+	assert_int_equal(s.hold, 0);
+	assert_int_equal(coalesce_stats.limited - limited0, 1);
+	/* A trickle that waits for the window after each pass never starts */
+	for (i = 0; i < 10; i++) {
+		t += SLOW_GAP;
+		coalesce_window_limited();
+		assert_int_equal(coalesce_pass(&s, t, SLOW_BYTES, 1), 0);
+	}
+	/* and one such pass breaks a streak: three more are needed */
+	assert_int_equal(passes(&s, &t, 2, SLOW_GAP, SLOW_BYTES, 1), 0);
+	t += SLOW_GAP;
+	coalesce_window_limited();
+	assert_int_equal(coalesce_pass(&s, t, SLOW_BYTES, 1), 0);
+	assert_int_equal(passes(&s, &t, 2, SLOW_GAP, SLOW_BYTES, 1), 0);
+	assert_int_not_equal(passes(&s, &t, 1, SLOW_GAP, SLOW_BYTES, 1), 0);
+	/* The note holds for one pass only */
+	assert_true(s.polling);
+	assert_int_equal(coalesce_stats.limited - limited0, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -346,6 +385,9 @@ int main(void)
 			setup),
 		cmocka_unit_test_setup(
 			test_two_quiet_polls_stop_without_holding_off,
+			setup),
+		cmocka_unit_test_setup(
+			test_a_guest_waiting_for_our_window_is_never_polled,
 			setup),
 		cmocka_unit_test_setup(
 			test_the_cap_is_configurable_and_zero_turns_it_off,
