@@ -128,10 +128,10 @@ server_stop() {
 
 # coal_snap BACKEND: our daemon's coalescing counters, on SIGUSR1 (polls,
 # frames, tries, given up, ended by the window, bulk passes on wake-ups,
-# held off), for the
-# back-ends in BENCH_STATS_BACKENDS (default ours: upstream's passt would
-# die of the signal; name upstream too when bench/ours-as-upstream.sh
-# stands in for it); nothing if not ours or no counters came
+# held off), for the back-ends in BENCH_STATS_BACKENDS (default ours:
+# upstream's passt would die of the signal; name upstream too when
+# bench/ours-as-upstream.sh stands in for it); nothing if not ours or no
+# counters came
 coal_snap() {
 	local s_n
 	case " ${BENCH_STATS_BACKENDS:-ours} " in

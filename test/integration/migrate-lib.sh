@@ -82,6 +82,9 @@ mig_pod() {
 	ip -n "$1" route add default via "$GW4" dev eth0
 	ip -n "$1" -6 route add default via fe80::1 dev eth0
 	ns "$1" sysctl -qw net.ipv4.ping_group_range="0 2147483647"
+	# MIG_TCP_WMEM: the daemon's sockets' send buffers (tcp_wmem)
+	[ -z "${MIG_TCP_WMEM:-}" ] ||
+		ns "$1" sysctl -qw net.ipv4.tcp_wmem="$MIG_TCP_WMEM"
 	mkdir -p "/etc/netns/$1"
 	cat >"/etc/netns/$1/resolv.conf" <<-EOF
 		nameserver $DNS4
