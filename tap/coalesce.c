@@ -56,12 +56,13 @@
  *    a window per poll: 1.5 Gbit/s against 2.9 with coalescing off.
  *  - Two polls in a row that take a single frame each merged nothing,
  *    which is what a request/response exchange of large messages looks
- *    like (each waits for the answer to the one before), and a sender
- *    held to one frame per ACK by the window we offer (the start of a
- *    connection whose socket's send buffer hasn't grown yet, see
- *    bench/README.md): polling ends, and the next try waits out @penalty
- *    passes, which doubles up to COALESCE_PENALTY_MAX with each such
- *    failure and starts over after a poll that merged frames.
+ *    like (each waits for the answer to the one before): polling ends,
+ *    and the next try waits out @penalty passes, which doubles up to
+ *    COALESCE_PENALTY_MAX with each such failure and starts over after a
+ *    poll that merged frames. (A sender held to one frame per ACK by our
+ *    window, as at the start of a connection whose socket's send buffer
+ *    hasn't grown yet, ends up here too if the window rule above misses
+ *    it; see bench/README.md.)
  *
  * Measured with a TCG guest behind QEMU 10 (bench/qemu.sh, 4 runs side
  * by side against the build without it, 2026-12-04), guest -> peer: CPU
