@@ -53,7 +53,8 @@ struct coalesce {
  * @frames:	frames those polls took
  * @tries:	times polling started
  * @failed:	tries given up because a poll merged nothing
- * @woken:	bulk passes (COALESCE_MIN_BYTES or more) made on a wake-up
+ * @woken:	bulk passes (COALESCE_MIN_BYTES or more) made on a wake-up,
+ *		but for those after which the guest waited for our window
  * @held:	those of them that a hold-off kept from polling
  * @limited:	times polling ended because the guest waited for our window
  */

@@ -1113,18 +1113,17 @@ static void tcp_established(struct tcp_conn *conn)
 
 /*
  * tcp_window_check() - after a write of the guest's data: does the guest
- * now wait for our window? It does if the socket refused some (@refused),
- * or if what is left of the window we offered is less than
- * TCP_LIMITED_ROOM (a large frame) or a quarter of the room measured, or
- * the room is to be measured again (after a refusal or a window update).
- * Then input coalescing mustn't poll (tap/coalesce.c): the guest's pace
- * is our ACKs'.
+ * now wait for our window? It does if what is left of the window we
+ * offered is less than TCP_LIMITED_ROOM (a large frame) or a quarter of
+ * the room measured, or if the room is to be measured again (the socket
+ * refused some, or signalled room after running low). Then input
+ * coalescing mustn't poll (tap/coalesce.c): the guest's pace is our ACKs'.
  */
-static void tcp_window_check(const struct tcp_conn *conn, bool refused)
+static void tcp_window_check(const struct tcp_conn *conn)
 {
 	uint32_t left = conn->wnd_edge - conn->seq_from_guest;
 
-	if (refused || !conn->wnd_span ||
+	if (!conn->wnd_span ||
 	    SEQ_GT(conn->seq_from_guest, conn->wnd_edge) ||
 	    left < MAX(TCP_LIMITED_ROOM, conn->wnd_span / 4))
 		coalesce_window_limited();
@@ -1149,7 +1148,6 @@ static int tcp_write(struct ctx *c, struct tcp_conn *conn,
 		n = 0;
 	}
 	conn->seq_from_guest += (uint32_t)n;
-	tcp_window_check(conn, (size_t)n < len);
 	if ((size_t)n < len) {
 		/* The kernel took part: what's left isn't ACKed, and the
 		 * guest must send it again once there's room
@@ -1160,6 +1158,7 @@ static int tcp_write(struct ctx *c, struct tcp_conn *conn,
 		      tcp_idx(conn), n, len);
 		tcp_out_wait(c, conn);
 	}
+	tcp_window_check(conn);
 	tcp_ack_later(c, conn);
 	return 0;
 }
