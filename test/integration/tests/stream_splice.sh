@@ -56,7 +56,7 @@ fi
 
 # ring_mapped: KiB of the output buffer's file mapped (the memfd's name,
 # or the unlinked file of the tmpfs, "/#INODE (deleted)"), in all its
-# mappings (the daemon's madvise() splits them): twice its 8 MiB
+# mappings (the daemon's madvise() splits them): twice its 4 MiB
 ring_mapped() {
 	local range rest kib=0
 
@@ -85,7 +85,7 @@ case_run() {
 		grep -q 'stream: output buffer on huge pages' "$PASST_ERR" ||
 			fail "$1: no huge pages: $(grep 'stream:' "$PASST_ERR")"
 	fi
-	[ "$(ring_mapped)" -eq 16384 ] ||
+	[ "$(ring_mapped)" -eq 8192 ] ||
 		fail "$1: the output buffer isn't mapped twice: $(ring_mapped) KiB"
 	if [ "$2" != copy ]; then
 		grep -q 'stream: frames to the front-end spliced.*sendfile' \
