@@ -35,7 +35,7 @@
 #   BENCH_QUICK=1   smoke test: 1 run of 2 s each
 #   BENCH_MODES     "stream vhost-user", BENCH_BACKENDS "ours upstream",
 #   BENCH_MTUS      "65520 1500"
-#   UPSTREAM        upstream passt (default: test/upstream/fetch.sh's)
+#   UPSTREAM        upstream passt (default: bench/upstream.sh's, the newest)
 #   BENCH_RECORDS   where the records go (default $T/records, and the
 #                   script prints its own table at the end)
 
@@ -63,12 +63,13 @@ BENCH_TCK=$(getconf CLK_TCK)
 BENCH_PORT=5201
 BENCH_SP_PORT=11111
 
-# bench_upstream: set UPSTREAM to Debian 13's passt (fetch.sh) unless given
+# bench_upstream: set UPSTREAM to the newest upstream passt at hand
+# (bench/upstream.sh) unless given
 bench_upstream() {
 	case " $BENCH_BACKENDS " in *" upstream "*) ;; *) return 0 ;; esac
 	if [ -z "${UPSTREAM:-}" ]; then
-		_bu=$("$BENCH_ROOT/test/upstream/fetch.sh" | tail -n 1) ||
-			fail "test/upstream/fetch.sh failed: no upstream passt"
+		_bu=$("$BENCH_DIR/upstream.sh") ||
+			fail "bench/upstream.sh failed: no upstream passt"
 		UPSTREAM=$_bu/passt
 	fi
 	[ -x "$UPSTREAM" ] || fail "no upstream passt at $UPSTREAM"
@@ -103,10 +104,10 @@ bench_env() {
 bench_args() {
 	_ba="-m $3"
 	[ "$2" = vhost-user ] && _ba="$_ba --vhost-user"
-	# Upstream passt drops to nobody when started as root, and then can't
-	# write its pid file in our 0700 directory: keep root (it still
-	# sandboxes itself: namespaces, seccomp, no capabilities)
-	[ "$1" = upstream ] && _ba="$_ba --runas 0"
+	# Both daemons start as root and drop to nobody, as they would under
+	# libvirt. (Upstream used to get --runas 0 here; passt of 2026 maps
+	# that uid into its user namespace, which needs CAP_SETFCAP, and
+	# exits: "Couldn't write to /proc/PID/uid_map")
 	echo "$_ba"
 }
 

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# run.sh - make bench: our daemon against upstream passt (Debian 13's,
-# from test/upstream/fetch.sh), one table of medians and ratios.
+# run.sh - make bench: our daemon against upstream passt (the newest at
+# hand, from bench/upstream.sh), one table of medians and ratios.
 #
 # Runs the kernel-as-guest benchmark (bench/ns.sh: stream mode through
 # tapbridge, vhost-user mode through vu-front) and the QEMU one
@@ -34,9 +34,9 @@ log() {
 
 if [ -z "${UPSTREAM:-}" ]; then
 	_st=0
-	_dir=$("$ROOT/test/upstream/fetch.sh" | tail -n 1) || _st=$?
+	_dir=$("$BENCH/upstream.sh") || _st=$?
 	if [ "$_st" -ne 0 ]; then
-		log "test/upstream/fetch.sh failed (status $_st): no upstream" \
+		log "bench/upstream.sh failed (status $_st): no upstream" \
 			"passt to compare with"
 		exit 1
 	fi
