@@ -4,9 +4,8 @@
 # ours-as-upstream.sh - run a build of ours in the benchmark's upstream slot
 #
 # For side-by-side comparisons of two builds, or of one build with and
-# without a setting: bench/run.sh starts "upstream" with --runas 0, which
-# our daemon needs no more than any other option meant for upstream, so
-# that one is dropped and the rest passed on.
+# without a setting: the harness starts "upstream" with the same options
+# as ours, which are passed on.
 #
 #   ALT_BIN=/tmp/old/build/passt UPSTREAM=bench/ours-as-upstream.sh \
 #       BENCH_HARNESSES=qemu bench/run.sh
@@ -16,19 +15,6 @@
 # ALT_ENV: VAR=VALUE settings for it, separated by spaces
 
 bin=${ALT_BIN:-$(dirname "$0")/../build/passt}
-
-n=$#
-while [ "$n" -gt 0 ]; do
-	a=$1
-	shift
-	n=$((n - 1))
-	if [ "$a" = --runas ] && [ "$n" -gt 0 ]; then
-		shift
-		n=$((n - 1))
-		continue
-	fi
-	set -- "$@" "$a"
-done
 
 # shellcheck disable=SC2086 # ALT_ENV is a list of words
 exec env ${ALT_ENV:-} "$bin" "$@"
