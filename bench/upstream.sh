@@ -15,8 +15,11 @@ set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 st=1
 for s in ${BENCH_UPSTREAM_SUITES:-sid trixie}; do
-	dir=/var/cache/passt-test/upstream-$s
-	[ "$s" != trixie ] || dir=${PASST_UPSTREAM_DIR:-/var/cache/passt-test/upstream}
+	if [ "$s" = trixie ]; then
+		dir=${PASST_UPSTREAM_DIR:-/var/cache/passt-test/upstream}
+	else
+		dir=/var/cache/passt-test/upstream-$s
+	fi
 	out=$(PASST_UPSTREAM_SUITE=$s "$TOP/test/upstream/fetch.sh" "$dir") &&
 		{ printf '%s\n' "$out" | tail -n 1; exit 0; }
 	st=$?
