@@ -153,9 +153,9 @@ fuzz:
 
 # Ours against the newest upstream passt at hand (bench/upstream.sh), both
 # modes, both directions, both MTUs, with the kernel of a namespace and a
-# QEMU guest:
-# one table, also in bench/results/latest.md (bench/README.md). As root;
-# BENCH_QUICK=1 for a smoke run, BENCH_RUNS (5) and BENCH_SECS (8) per cell
+# QEMU guest: one table, also in bench/results/latest.md (bench/README.md).
+# As root; BENCH_QUICK=1 for a smoke run, BENCH_RUNS (5) and BENCH_SECS (8)
+# per cell
 .PHONY: bench
 bench: $(BUILD)/passt tools
 	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
