@@ -21,8 +21,17 @@
  *	peek offset counting past the ACKed bytes, and then one recv with
  *	MSG_TRUNC discards them all (tcp_sock_discard(): queued on the
  *	io_uring of uring.c with the round's other calls where there is one),
- *	however many ACKs the round brought. Whatever reads the queue from
- *	its head first discards at once (tcp_sock_sync()). A
+ *	however many ACKs the round brought. Not every round, though: while
+ *	the socket holds more than the guest took (the last peek got all it
+ *	asked for), the ACKed bytes wait until they reach TCP_DISCARD_MIN (a
+ *	quarter of the largest receive buffer tcp_rmem allows, if less). A
+ *	discard opens the peer's window, and the window update it sends
+ *	makes the peer transmit its next burst in our context (a local
+ *	peer's, all of it): fewer and larger discards cost less, and the
+ *	peer's smaller window meanwhile can't slow down a guest that has
+ *	more waiting for it anyway. Once a peek comes back short, the
+ *	socket is dry and every round discards again. Whatever reads the
+ *	queue from its head first discards at once (tcp_sock_sync()). A
  *	retransmission rewinds the peek offset to the first unacknowledged
  *	byte: the queue IS the retransmission buffer.
  *
@@ -86,6 +95,7 @@
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -130,6 +140,10 @@
 					 * frames in flight */
 #define TCP_QUIET_OFF 2			/* input events again below this */
 #define TCP_LIMITED_ROOM (64 * 1024)	/* less window left: the guest waits */
+#define TCP_DISCARD_MIN (1024 * 1024)	/* ACKed bytes kept in a socket that
+					 * has more for the guest, at most;
+					 * and a quarter of tcp_rmem's max */
+#define TCP_RMEM_PATH "/proc/sys/net/ipv4/tcp_rmem"
 
 #define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
 #define SEQ_LE(a, b) ((int32_t)((a) - (b)) <= 0)
@@ -145,6 +159,7 @@ static uint8_t tcp_discard[65536];
 #define TCP_DISCARD_IOV 256		/* so at most 16 MiB may be in flight */
 
 bool tcp_peek_offset_ok;		/* kernel supports SO_PEEK_OFF */
+static uint32_t tcp_discard_min;	/* see tcp_init(); 0: every round */
 
 /*
  * Guest data not yet written: consecutive in-order segments of one
@@ -556,6 +571,16 @@ static void tcp_discard_failed(struct ctx *c, uint64_t tag, int res)
 }
 
 /*
+ * tcp_discard_due() - drop the ACKed bytes at the end of this round, or let
+ * them wait for more? See "socket -> guest" above.
+ */
+static bool tcp_discard_due(const struct tcp_conn *conn)
+{
+	return (conn->flags & TCP_F_SOCK_DRY) ||
+	       conn->acked_unread >= tcp_discard_min;
+}
+
+/*
  * tcp_sock_discard() - end of round: drop the ACKed bytes, through io_uring
  * if there is a ring (the queue's head then moves at uring_flush(), before
  * anything else can read it), else at once (tcp_sock_sync())
@@ -701,8 +726,14 @@ static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 			tcp_rst(c, conn);
 			return -1;
 		}
+		conn->flags |= TCP_F_SOCK_DRY;
 		goto fin;
 	}
+	/* Less than asked for: nothing more is queued behind it */
+	if ((size_t)n < want + (tcp_peek_offset_ok ? 0 : inflight))
+		conn->flags |= TCP_F_SOCK_DRY;
+	else
+		conn->flags &= ~TCP_F_SOCK_DRY;
 	if (!tcp_peek_offset_ok) {
 		if ((size_t)n <= inflight)
 			n = 0;
@@ -1688,7 +1719,7 @@ void tcp_defer_handler(struct ctx *c)
 		if (!conn)
 			continue;
 		conn->flags &= ~TCP_F_DEFERRED;	/* even if listed again above */
-		if (conn->acked_unread)
+		if (conn->acked_unread && tcp_discard_due(conn))
 			tcp_sock_discard(c, conn);
 		tcp_quiet(c, conn);
 	}
@@ -1702,6 +1733,8 @@ void tcp_defer_handler(struct ctx *c)
 void tcp_init(struct ctx *c)
 {
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), zero = 0;
+	FILE *f = fopen(TCP_RMEM_PATH, "re");
+	unsigned long rmin, rdef, rmax;
 
 	(void)c;
 	if (s >= 0) {
@@ -1710,4 +1743,14 @@ void tcp_init(struct ctx *c)
 		close(s);
 	}
 	debug("TCP: SO_PEEK_OFF %ssupported", tcp_peek_offset_ok ? "" : "not ");
+
+	/* Unknown: discard every round */
+	if (f) {
+		if (fscanf(f, "%lu %lu %lu", &rmin, &rdef, &rmax) == 3)
+			tcp_discard_min = (uint32_t)MIN((unsigned long)
+							TCP_DISCARD_MIN,
+							rmax / 4);
+		fclose(f);
+	}
+	debug("TCP: ACKed data discarded from %u bytes on", tcp_discard_min);
 }

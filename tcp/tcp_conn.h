@@ -40,6 +40,8 @@ enum tcp_state {
 					    * reads (tcp.c, tcp_quiet()) */
 #define TCP_F_WND_IDLE		(1U << 14) /* the window's measurement found
 					    * the send queue empty */
+#define TCP_F_SOCK_DRY		(1U << 15) /* the last peek got less than it
+					    * asked for */
 
 /**
  * struct tcp_conn - a TCP connection between the guest and a host socket
@@ -55,8 +57,8 @@ enum tcp_state {
  * @seq_to_guest:	next sequence number we send (snd_nxt)
  * @seq_acked:		oldest unacknowledged sequence number (snd_una)
  * @acked_unread:	bytes the guest ACKed that are still at the head of
- *			the socket's receive queue (discarded in one go by
- *			tcp_sock_sync(), once per round)
+ *			the socket's receive queue (discarded in one go at
+ *			the end of a round, see tcp_discard_due())
  * @seq_isn:		our initial sequence number
  * @seq_from_guest:	next sequence number we expect from the guest
  * @wnd_guest:		guest's receive window, bytes
