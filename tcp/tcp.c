@@ -25,11 +25,12 @@
  *	the socket holds more than the guest took (the last peek got all it
  *	asked for), the ACKed bytes wait until they reach TCP_DISCARD_MIN (a
  *	quarter of the largest receive buffer tcp_rmem allows, if less). A
- *	discard opens the peer's window, and the window update it sends
- *	makes the peer transmit its next burst in our context (a local
- *	peer's, all of it): fewer and larger discards cost less, and the
- *	peer's smaller window meanwhile can't slow down a guest that has
- *	more waiting for it anyway. Once a peek comes back short, the
+ *	discard opens the peer's window, and a local peer often sends its
+ *	next burst on our time: the softirq that delivers the window update
+ *	runs the peer's transmission, and the arrival of its segments,
+ *	before our call returns. Fewer and larger discards cost less, and
+ *	the peer's smaller window meanwhile can't slow down a guest that
+ *	has more waiting for it anyway. Once a peek comes back short, the
  *	socket is dry and every round discards again. Whatever reads the
  *	queue from its head first discards at once (tcp_sock_sync()). A
  *	retransmission rewinds the peek offset to the first unacknowledged
