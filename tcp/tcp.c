@@ -141,9 +141,9 @@
 					 * frames in flight */
 #define TCP_QUIET_OFF 2			/* input events again below this */
 #define TCP_LIMITED_ROOM (64 * 1024)	/* less window left: the guest waits */
-#define TCP_DISCARD_MIN (1024 * 1024)	/* ACKed bytes kept in a socket that
-					 * has more for the guest, at most;
-					 * and a quarter of tcp_rmem's max */
+#define TCP_DISCARD_MIN (1024 * 1024)	/* ACKed bytes that may wait in a
+					 * socket with more for the guest (a
+					 * quarter of tcp_rmem's max, if less) */
 #define TCP_RMEM_PATH "/proc/sys/net/ipv4/tcp_rmem"
 
 #define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
