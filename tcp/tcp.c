@@ -1734,8 +1734,8 @@ void tcp_defer_handler(struct ctx *c)
 void tcp_init(struct ctx *c)
 {
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), zero = 0;
-	FILE *f = fopen(TCP_RMEM_PATH, "re");
-	unsigned long rmin, rdef, rmax;
+	FILE *f;
+	unsigned long rmax;
 
 	(void)c;
 	if (s >= 0) {
@@ -1745,12 +1745,13 @@ void tcp_init(struct ctx *c)
 	}
 	debug("TCP: SO_PEEK_OFF %ssupported", tcp_peek_offset_ok ? "" : "not ");
 
-	/* Unknown: discard every round */
-	if (f) {
-		if (fscanf(f, "%lu %lu %lu", &rmin, &rdef, &rmax) == 3)
-			tcp_discard_min = (uint32_t)MIN((unsigned long)
-							TCP_DISCARD_MIN,
-							rmax / 4);
+	/* The largest receive buffer, tcp_rmem's third field; unknown:
+	 * discard every round
+	 */
+	if ((f = fopen(TCP_RMEM_PATH, "re"))) {
+		if (fscanf(f, "%*u %*u %lu", &rmax) == 1)
+			tcp_discard_min = (uint32_t)MIN(rmax / 4,
+						(unsigned long)TCP_DISCARD_MIN);
 		fclose(f);
 	}
 	debug("TCP: ACKed data discarded from %u bytes on", tcp_discard_min);
