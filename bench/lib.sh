@@ -13,7 +13,8 @@
 #   HARNESS MODE MTU TEST METRIC BACKEND VALUE
 # HARNESS ns or qemu; TEST g2p, p2g, rr, idle or peak; METRIC gbps,
 # cpu (daemon CPU seconds per GiB), sc (system calls per GiB), rtt (us),
-# rss or hwm (MiB); VALUE a number or FAIL. The CPU and throughput
+# rss or hwm (MiB); BACKEND ours, upstream, or bare (bench/ns.sh's bare
+# socket figure, with MODE and MTU "-"); VALUE a number or FAIL. The CPU and throughput
 # figures come from runs without any tracer attached; the system call
 # counts from separate runs with perf (or strace) attached.
 #
@@ -32,6 +33,7 @@
 #                   in bench/results/profile-*.txt (BENCH_PROFILE_TOP: 15);
 #                   BENCH_PROFILE_KEEP=1 records call graphs too and keeps
 #                   them in bench/results/perf-*.data
+#   BENCH_BARE=0    no bare socket figure (ns.sh)
 #   BENCH_QUICK=1   smoke test: 1 run of 2 s each
 #   BENCH_MODES     "stream vhost-user", BENCH_BACKENDS "ours upstream",
 #   BENCH_MTUS      "65520 1500"

@@ -27,6 +27,10 @@
 #         attached: system calls per GiB only
 #   rr    sockperf ping-pong, TCP, 64 bytes, one in flight; BENCH_RUNS
 #   peak  VmHWM at the end
+# Before all that, BENCH_RUNS runs per direction of the bare socket
+# figure (bare(), BENCH_BARE=0 leaves it out): what a process that only
+# moves the bytes through its socket spends, the floor under every
+# back-end's CPU per GiB (bench/report.sh's second table).
 # The TCP metrics cache is off in every namespace (the back-ends share
 # the peer and the source address).
 #
@@ -326,6 +330,49 @@ rr() {
 	log "  $r_b rr #$r_r: RTT p50 $r_p50 us"
 }
 
+# bare DIR RUN: one run of the bare socket figure (test/tools/bulk): a
+# process in HOST, placed as the daemons are, that only receives (p2g)
+# or sends (g2p) BENCH_SECS of bulk data from or to the peer, over the
+# path the daemons' sockets take, 1 MiB per call; records its CPU per GiB
+# and throughput as back-end "bare", mode and MTU "-"
+bare() {
+	local b_d=$1 b_r=$2 b_peer=send b_host=recv b_pid b_out b_rc=0
+	local b_bytes b_secs b_cpu
+	[ "$b_d" = g2p ] && b_peer=recv b_host=send
+	rm -f "$T/bulk.ready"
+	# shellcheck disable=SC2086
+	timeout $((BENCH_SECS + 30)) ip netns exec "$ROUTER" $PIN_H \
+		"$TOOLS/bulk" -t "$BENCH_SECS" -r "$T/bulk.ready" \
+		listen "$PEER4" "$BENCH_PORT" "$b_peer" >"$T/bulk-peer.out" \
+		2>&1 &
+	b_pid=$!
+	track "$b_pid"
+	wait_for "[ -e '$T/bulk.ready' ] || ! alive $b_pid" 10 || :
+	# shellcheck disable=SC2086
+	b_out=$(timeout $((BENCH_SECS + 30)) ip netns exec "$HOST" $PIN_D \
+		"$TOOLS/bulk" -t "$BENCH_SECS" connect "$PEER4" \
+		"$BENCH_PORT" "$b_host" 2>&1) || b_rc=$?
+	wait "$b_pid" || b_rc=$((b_rc ? b_rc : $?))
+	b_bytes=$(echo "$b_out" | sed -n 's/^bytes=\([0-9]*\) .*/\1/p')
+	b_secs=$(echo "$b_out" | sed -n 's/.* secs=\([0-9.]*\) .*/\1/p')
+	b_cpu=$(echo "$b_out" | sed -n 's/.* cpu=\([0-9.]*\)$/\1/p')
+	if [ "$b_rc" -ne 0 ] || [ -z "$b_bytes" ] || [ "$b_bytes" = 0 ]; then
+		log "  bare socket $b_d #$b_r: FAILED (status $b_rc):" \
+			"$(echo "$b_out" | head -c 300)" \
+			"$(head -c 300 "$T/bulk-peer.out")"
+		rec - - "$b_d" gbps bare FAIL
+		rec - - "$b_d" cpu bare FAIL
+		return 0
+	fi
+	rec - - "$b_d" gbps bare \
+		"$(awk -v b="$b_bytes" -v s="$b_secs" \
+			'BEGIN { printf "%.4f\n", b * 8 / s / 1e9 }')"
+	rec - - "$b_d" cpu bare "$(per_gib "$b_cpu" "$b_bytes")"
+	log "  bare socket $b_d #$b_r: $(per_gib "$b_cpu" "$b_bytes") s/GiB," \
+		"$(awk -v b="$b_bytes" -v s="$b_secs" \
+			'BEGIN { printf "%.2f", b * 8 / s / 1e9 }') Gbit/s"
+}
+
 # order RUN: the back-ends in this run's order (alternating)
 order() {
 	local o_b o_l=
@@ -411,6 +458,13 @@ if [ -n "${BENCH_SHAPE:-}" ]; then
 	log "the host's link to the peer: $BENCH_SHAPE"
 fi
 START=$(date +%s)
+if [ "${BENCH_BARE:-1}" = 1 ]; then
+	log "bare socket: what a process that only moves the bytes spends"
+	for _r in $(seq 1 "$BENCH_RUNS"); do
+		bare p2g "$_r"
+		bare g2p "$_r"
+	done
+fi
 for _mode in $BENCH_MODES; do
 	case $_mode in stream | vhost-user) ;; *) fail "unknown mode $_mode" ;; esac
 	for _m in $BENCH_MTUS; do

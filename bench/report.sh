@@ -12,6 +12,10 @@
 # ours / lowest upstream), the runs that succeeded out of those made, and
 # each back-end's spread, (max - min) / median. Rows are sorted; a cell
 # with no successful run shows FAIL.
+#
+# Then, where bench/ns.sh recorded it, the bare socket figure: what a
+# process that only moves the bytes spends, beside each kernel-guest
+# cell's CPU per GiB (the second table, below).
 set -eu
 
 [ $# -eq 1 ] && [ -r "$1" ] || {
@@ -19,14 +23,8 @@ set -eu
 	exit 2
 }
 
-awk '
-function rank(list, v,    a, n, i) {
-	n = split(list, a, " ")
-	for (i = 1; i <= n; i++)
-		if (a[i] == v)
-			return sprintf("%02d", i)
-	return "99" v
-}
+# The statistics both tables use (awk)
+STATS='
 # Sorted copy of the values in s (space-separated) into arr; count back
 function sorted(s, arr,    n, i, j, t) {
 	n = split(s, arr, " ")
@@ -48,6 +46,22 @@ function median(s,    a, n) {
 }
 function vmin(s,    a, n) { n = sorted(s, a); return n ? a[1] : "" }
 function vmax(s,    a, n) { n = sorted(s, a); return n ? a[n] : "" }
+function spread(s,    md) {
+	md = median(s)
+	if (md == "" || split(s, _t, " ") < 2 || md + 0 == 0)
+		return "-"
+	return sprintf("%.0f%%", 100 * (vmax(s) - vmin(s)) / md)
+}
+'
+
+awk "$STATS"'
+function rank(list, v,    a, n, i) {
+	n = split(list, a, " ")
+	for (i = 1; i <= n; i++)
+		if (a[i] == v)
+			return sprintf("%02d", i)
+	return "99" v
+}
 function fmt(m, v) {
 	if (v == "")
 		return "FAIL"
@@ -58,12 +72,6 @@ function fmt(m, v) {
 	if (m == "rtt")
 		return sprintf("%.1f", v)
 	return sprintf("%.2f", v)
-}
-function spread(s,    md) {
-	md = median(s)
-	if (md == "" || split(s, _t, " ") < 2 || md + 0 == 0)
-		return "-"
-	return sprintf("%.0f%%", 100 * (vmax(s) - vmin(s)) / md)
 }
 function ratio(a, b) {
 	if (a == "" || b == "" || b + 0 == 0)
@@ -82,7 +90,7 @@ BEGIN {
 	GOAL["gbps"] = ">= 1.0"; GOAL["cpu"] = "<= 0.7"; GOAL["rtt"] = "<= 1.0"
 	GOAL["rss"] = "< 1.0"; GOAL["hwm"] = "< 1.0"
 }
-NF == 7 {
+NF == 7 && $6 != "bare" {
 	k = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4 SUBSEP $5
 	keys[k] = 1
 	n[k, $6]++
@@ -127,3 +135,61 @@ END {
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	cat
 }
+
+# The bare socket figure (bench/ns.sh's bare(), back-end "bare"): what a
+# process that only moves the bytes through its socket spends per GiB,
+# beside each kernel-guest cell's medians and 0.7 of upstream's. Where
+# the bare figure is above that, no back-end on this kernel and path
+# meets the goal in that cell.
+grep -q '^ns - - [gp2]* cpu bare ' "$1" || exit 0
+awk "$STATS"'
+BEGIN { TEST["g2p"] = "guest→peer"; TEST["p2g"] = "peer→guest" }
+NF == 7 && $1 == "ns" && $5 == "cpu" && ($4 == "g2p" || $4 == "p2g") {
+	if ($6 == "bare") {
+		nb[$4]++
+		if ($7 != "FAIL")
+			bare[$4] = bare[$4] " " $7
+		next
+	}
+	k = $2 " " $3 " " $4
+	cells[k] = 1
+	if ($7 != "FAIL")
+		v[k, $6] = v[k, $6] " " $7
+}
+NF == 7 && $1 == "ns" && $5 == "gbps" && $6 == "bare" && $7 != "FAIL" {
+	bgbps[$4] = bgbps[$4] " " $7
+}
+END {
+	print ""
+	print "Bare socket (test/tools/bulk): CPU per GiB of a process that" \
+	      " only receives (peer→guest) or sends (guest→peer) the bytes" \
+	      " over the daemons'\'' path, 1 MiB per call, beside the" \
+	      " kernel-guest cells:"
+	print ""
+	for (d in nb) {
+		mb = median(bare[d])
+		printf "- %s: %s s/GiB at %s Gbit/s, %d/%d runs ok," \
+		       " spread %s\n", TEST[d],
+		       mb == "" ? "FAIL" : sprintf("%.3f", mb),
+		       median(bgbps[d]) == "" ? "-" : \
+		       sprintf("%.2f", median(bgbps[d])),
+		       split(bare[d], _a, " "), nb[d], spread(bare[d])
+	}
+	print ""
+	print "| mode | MTU | test | ours | upstream | 0.7 × upstream |" \
+	      " bare | bare : upstream |"
+	print "|---|---|---|---|---|---|---|---|"
+	for (k in cells) {
+		split(k, f, " ")
+		mo = median(v[k, "ours"]); mu = median(v[k, "upstream"])
+		mb = median(bare[f[3]])
+		printf "%s %06d %s\t| %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		       f[1], 999999 - f[2], f[3], f[1], f[2], TEST[f[3]],
+		       mo == "" ? "FAIL" : sprintf("%.3f", mo),
+		       mu == "" ? "FAIL" : sprintf("%.3f", mu),
+		       mu == "" ? "-" : sprintf("%.3f", 0.7 * mu),
+		       mb == "" ? "FAIL" : sprintf("%.3f", mb),
+		       (mb == "" || mu == "" || mu + 0 == 0) ? "n/a" : \
+		       sprintf("%.2f", mb / mu) | "sort | cut -f2-"
+	}
+}' "$1"
