@@ -14,9 +14,9 @@
 # HARNESS ns or qemu; TEST g2p, p2g, rr, idle or peak; METRIC gbps,
 # cpu (daemon CPU seconds per GiB), sc (system calls per GiB), rtt (us),
 # rss or hwm (MiB); BACKEND ours, upstream, or bare (bench/ns.sh's bare
-# socket figure, with MODE and MTU "-"); VALUE a number or FAIL. The CPU and throughput
-# figures come from runs without any tracer attached; the system call
-# counts from separate runs with perf (or strace) attached.
+# socket figure, with MODE and MTU "-"); VALUE a number or FAIL. The CPU
+# and throughput figures come from runs without any tracer attached; the
+# system call counts from separate runs with perf (or strace) attached.
 #
 # Environment (all optional):
 #   BENCH_RUNS      runs per throughput and latency cell (default 5)
