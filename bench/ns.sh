@@ -337,7 +337,7 @@ rr() {
 # and throughput as back-end "bare", mode and MTU "-"
 bare() {
 	local b_d=$1 b_r=$2 b_peer=send b_host=recv b_pid b_out b_rc=0
-	local b_bytes b_secs b_cpu
+	local b_bytes b_secs b_cpu b_gbps
 	[ "$b_d" = g2p ] && b_peer=recv b_host=send
 	rm -f "$T/bulk.ready"
 	# shellcheck disable=SC2086
@@ -364,13 +364,12 @@ bare() {
 		rec - - "$b_d" cpu bare FAIL
 		return 0
 	fi
-	rec - - "$b_d" gbps bare \
-		"$(awk -v b="$b_bytes" -v s="$b_secs" \
-			'BEGIN { printf "%.4f\n", b * 8 / s / 1e9 }')"
-	rec - - "$b_d" cpu bare "$(per_gib "$b_cpu" "$b_bytes")"
-	log "  bare socket $b_d #$b_r: $(per_gib "$b_cpu" "$b_bytes") s/GiB," \
-		"$(awk -v b="$b_bytes" -v s="$b_secs" \
-			'BEGIN { printf "%.2f", b * 8 / s / 1e9 }') Gbit/s"
+	b_gbps=$(awk -v b="$b_bytes" -v s="$b_secs" \
+		'BEGIN { printf "%.4f\n", b * 8 / s / 1e9 }')
+	b_cpu=$(per_gib "$b_cpu" "$b_bytes")
+	rec - - "$b_d" gbps bare "$b_gbps"
+	rec - - "$b_d" cpu bare "$b_cpu"
+	log "  bare socket $b_d #$b_r: $b_cpu s/GiB, $b_gbps Gbit/s"
 }
 
 # order RUN: the back-ends in this run's order (alternating)
