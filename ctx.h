@@ -113,6 +113,7 @@ struct ctx {
 	char repair_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool migrate_exit, migrate_no_linger;
 	unsigned migrate_linger_timeout; /* seconds, --migrate-linger-timeout */
+	bool virtio_compat;	/* --virtio-compat: upstream's virtio features */
 
 	/* Process */
 	bool foreground;

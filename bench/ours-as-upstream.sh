@@ -13,8 +13,9 @@
 #
 # ALT_BIN: the daemon (default: build/passt beside this script)
 # ALT_ENV: VAR=VALUE settings for it, separated by spaces
+# ALT_ARGS: options for it after the harness's (e.g. --virtio-compat)
 
 bin=${ALT_BIN:-$(dirname "$0")/../build/passt}
 
 # shellcheck disable=SC2086 # ALT_ENV is a list of words
-exec env ${ALT_ENV:-} "$bin" "$@"
+exec env ${ALT_ENV:-} "$bin" "$@" ${ALT_ARGS:-}

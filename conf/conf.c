@@ -81,6 +81,7 @@ enum {
 	OPT_VERSION,
 	OPT_NO_COPY_ROUTES,
 	OPT_NO_COPY_ADDRS,
+	OPT_VIRTIO_COMPAT,
 };
 
 /* '+': stop at the first non-option; ':': report missing arguments */
@@ -140,6 +141,7 @@ static const struct option options[] = {
 	{ "migrate-no-linger",	no_argument,	   NULL, OPT_MIGRATE_NOLINGER },
 	{ "migrate-linger-timeout", required_argument, NULL,
 	  OPT_MIGRATE_LINGER_TIMEOUT },
+	{ "virtio-compat",	no_argument,	   NULL, OPT_VIRTIO_COMPAT },
 	{ "runas",		required_argument, NULL, 'e' },
 	{ "no-copy-routes",	no_argument,	   NULL, OPT_NO_COPY_ROUTES },
 	{ "no-copy-addrs",	no_argument,	   NULL, OPT_NO_COPY_ADDRS },
@@ -163,6 +165,7 @@ static const char usage_text[] =
 "      --migrate-no-linger     close migrated sockets at once (deprecated)\n"
 "      --migrate-linger-timeout SECONDS\n"
 "                              longest linger after migration as source\n"
+"      --virtio-compat         offer only upstream passt's virtio features\n"
 "\n"
 "Process and logging:\n"
 "  -f, --foreground            don't daemonize\n"
@@ -587,6 +590,9 @@ static int conf_check(struct conf_opt *o, struct ctx *c)
 		if (c->migrate_linger_timeout != MIGRATE_LINGER_DEFAULT_S)
 			return conf_err(o, "--migrate-linger-timeout requires "
 					"--vhost-user");
+		if (c->virtio_compat)
+			return conf_err(o, "--virtio-compat requires "
+					"--vhost-user");
 	}
 	if (c->mtu && c->mtu < MTU_MIN_IPV6 && !c->no_v6) {
 		if (c->no_v4 || c->ip6.addr_given || c->ip6.gw_given)
@@ -865,6 +871,9 @@ static int conf_one(struct conf_opt *o, struct ctx *c, int ch,
 			return conf_err(o, "'%s': expected seconds, 1 to 3600",
 					arg);
 		c->migrate_linger_timeout = (unsigned)v;
+		return 0;
+	case OPT_VIRTIO_COMPAT:
+		c->virtio_compat = true;
 		return 0;
 	case 'e':
 		return conf_runas(o, c, arg);

@@ -434,6 +434,12 @@ static void vu_check_appeared(struct ctx *c)
 	}
 }
 
+/* The features we offer: all, or upstream's set with --virtio-compat */
+static uint64_t vu_features_offer(const struct ctx *c)
+{
+	return c->virtio_compat ? VU_FEATURES_COMPAT : VU_FEATURES;
+}
+
 static int vu_set_features(struct ctx *c, const struct vu_msg *m)
 {
 	uint64_t f = vu_u64(m);
@@ -445,9 +451,9 @@ static int vu_set_features(struct ctx *c, const struct vu_msg *m)
 			"legacy virtio is not supported");
 		return -EINVAL;
 	}
-	if (f & ~VU_FEATURES) {
+	if (f & ~vu_features_offer(c)) {
 		warn_rl("vhost-user: SET_FEATURES: 0x%llx not offered",
-			(unsigned long long)(f & ~VU_FEATURES));
+			(unsigned long long)(f & ~vu_features_offer(c)));
 		return -EINVAL;
 	}
 	vu_dev.features = f;
@@ -958,7 +964,7 @@ static int vu_handle(struct ctx *c, const struct vu_msg *m)
 	case VU_GET_FEATURES:
 		if (m->size > 8 || rx.nfds)
 			return -ECONNABORTED;
-		rc = vu_reply_u64(m->req, VU_FEATURES);
+		rc = vu_reply_u64(m->req, vu_features_offer(c));
 		break;
 	case VU_GET_PROTOCOL_FEATURES:
 		if (m->size > 8 || rx.nfds)

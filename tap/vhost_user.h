@@ -44,6 +44,15 @@ struct ctx;
 	 (1ULL << VIRTIO_NET_F_HOST_TSO4) | (1ULL << VIRTIO_NET_F_HOST_TSO6) |  \
 	 (1ULL << VIRTIO_NET_F_GUEST_TSO4) | (1ULL << VIRTIO_NET_F_GUEST_TSO6) | \
 	 (1ULL << VIRTIO_RING_F_EVENT_IDX) | (1ULL << VIRTIO_NET_F_MQ))
+/* With --virtio-compat: what upstream passt offers (Debian 13's
+ * 0.0~git20250503; Debian sid's 2025-10 release adds GUEST_CSUM), so that a
+ * guest booted on us can migrate to it: QEMU refuses to load a virtio-net
+ * device on a target whose back-end lacks a feature the guest negotiated
+ */
+#define VU_FEATURES_COMPAT                                             \
+	((1ULL << VIRTIO_F_VERSION_1) |                                \
+	 (1ULL << VHOST_USER_F_PROTOCOL_FEATURES) |                    \
+	 (1ULL << VHOST_F_LOG_ALL) | (1ULL << VIRTIO_NET_F_MRG_RXBUF))
 #define VU_PROTOCOL_FEATURES                                           \
 	((1ULL << VHOST_USER_PROTOCOL_F_LOG_SHMFD) |                   \
 	 (1ULL << VHOST_USER_PROTOCOL_F_RARP) |                        \

@@ -59,6 +59,8 @@
  *   stop-kick      GET_VRING_BASE on TX (checks the index), then a frame
  *                  and a kick: the daemon must not touch the ring
  *   log            SET_LOG_BASE + LOG_ALL: a frame to us marks its pages
+ *   features       print the daemon's feature and protocol feature offers
+ *                  ("features=0x... protocol_features=0x..." on stdout)
  *   mig-probe      connect: exit 3 unless the daemon offers DEVICE_STATE
  *   state-load     connect, load --state-load FILE as a migration target
  *                  (SET_DEVICE_STATE_FD LOAD, CHECK_DEVICE_STATE must be 0,
@@ -2470,6 +2472,23 @@ static int case_log(void)
 	return 0;
 }
 
+/* features: what the daemon offers, on stdout, as QEMU asks for it first
+ * (GET_FEATURES, GET_PROTOCOL_FEATURES); nothing negotiated
+ */
+static int case_features(void)
+{
+	uint64_t f, pf;
+
+	if (sock_connect(sock_path) || get_u64(GET_FEATURES, &f) ||
+	    get_u64(GET_PROTOCOL_FEATURES, &pf))
+		return -1;
+	printf("features=0x%llx protocol_features=0x%llx\n",
+	       (unsigned long long)f, (unsigned long long)pf);
+	fflush(stdout);
+	sock_close();
+	return 0;
+}
+
 /* mig-probe: exit 3 (in dev_handshake) unless DEVICE_STATE is offered */
 static int case_mig_probe(void)
 {
@@ -2616,6 +2635,8 @@ static int run_case(const char *name)
 	}
 	if (!strcmp(name, "connect"))
 		return dev_connect(0);
+	if (!strcmp(name, "features"))
+		return case_features();
 	if (!strcmp(name, "mig-probe"))
 		return case_mig_probe();
 	if (!strcmp(name, "state-load"))
