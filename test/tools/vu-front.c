@@ -120,6 +120,12 @@
  *                           (read at the trigger), or "migrated N"
  * Any of these offers DEVICE_STATE: a daemon without it makes vu-front
  * exit with status 3 at connect time.
+ * As in QEMU, the guest keeps the features it negotiated at boot across
+ * migrations: the target is only asked what it offers, and once it has
+ * loaded the state, a target that lacks one of them (of those QEMU takes
+ * from a vhost-user back-end) fails the migration, with QEMU's message
+ * ("Features 0x... unsupported. Allowed features: 0x...", stage=features)
+ * and the source resumes.
  *
  * Exit status: 0 if every case went as expected (and every migration but
  * the requested cancels succeeded), 1 otherwise, 2 on usage, 3 if the
@@ -189,6 +195,23 @@ enum {
 							 * GUEST_TSO4/6,
 							 * HOST_TSO4/6 */
 #define F_LOG_ALL (1ULL << 26)
+/* The virtio-net features QEMU 10 takes from a vhost-user back-end (its
+ * list in net/vhost-user.c): the guest may only have those of them the
+ * back-end offered, and a migration target whose back-end lacks one the
+ * guest negotiated is refused at device load. The others (MAC, STATUS,
+ * CTRL_VQ, ...) QEMU emulates itself; PROTOCOL_FEATURES and LOG_ALL are
+ * the back-end's, not the guest's.
+ */
+#define F_QEMU_VU ((1ULL << 0) | (1ULL << 1) | (1ULL << 3) | (1ULL << 6) | \
+		   (1ULL << 7) | (1ULL << 8) | (1ULL << 9) | (1ULL << 10) | \
+		   (1ULL << 11) | (1ULL << 12) | (1ULL << 13) | \
+		   (1ULL << 14) | (1ULL << 15) | (1ULL << 21) | \
+		   (1ULL << 22) | (1ULL << 24) | (1ULL << 27) | \
+		   (1ULL << 28) | (1ULL << 29) | (1ULL << 32) | \
+		   (1ULL << 33) | (1ULL << 34) | (1ULL << 35) | \
+		   (1ULL << 38) | (1ULL << 40) | (1ULL << 54) | \
+		   (1ULL << 55) | (1ULL << 56) | (1ULL << 57) | \
+		   (1ULL << 60) | (1ULL << 61))
 #define F_EVIDX (1ULL << 29)	/* VIRTIO_RING_F_EVENT_IDX */
 #define F_PROTO (1ULL << 30)
 #define F_V1 (1ULL << 32)
@@ -236,6 +259,7 @@ static long long pace_ns;		/* -d, in ns; 0: no pacing */
 static long long pace_next;		/* CLOCK_MONOTONIC ns of the next */
 static uint64_t offloads;		/* of F_OFFLOADS, what was negotiated */
 static bool dev_csum;			/* the daemon offers CSUM */
+static uint64_t dev_offer;		/* the daemon's GET_FEATURES answer */
 static uint8_t rx_hdr[12];		/* virtio-net header of the last RX
 					 * frame (with offloads) */
 
@@ -718,6 +742,7 @@ static int dev_handshake(void)
 		want |= PF_DEVICE_STATE;
 	if (get_u64(GET_FEATURES, &f))
 		return -1;
+	dev_offer = f;
 	offloads = offload ? f & F_OFFLOADS : 0;
 	evidx = want_evidx && (f & F_EVIDX);
 	dev_csum = f & F_CSUM;
@@ -1690,6 +1715,26 @@ static void mig_notify_write(const char *msg, size_t len)
  * timings (ms since the trigger). Returns 0 if the guest runs again, on
  * the target or (after a cancel or a failure) on the source; -1 if not.
  */
+/*
+ * What QEMU checks when it loads the virtio-net device on a migration
+ * target: every feature the guest negotiated (features_acked(), at boot)
+ * that QEMU takes from the back-end must be in the target back-end's
+ * offer @offer. -1 (with QEMU's message) if not
+ */
+static int features_check(uint64_t offer)
+{
+	uint64_t guest = features_acked() & F_QEMU_VU;
+
+	if (!(guest & ~offer))
+		return 0;
+	say("migrate: target: Features 0x%llx unsupported. Allowed features: "
+	    "0x%llx (the back-end lacks 0x%llx): Failed to load "
+	    "virtio-net:virtio\n", (unsigned long long)guest,
+	    (unsigned long long)(offer & F_QEMU_VU),
+	    (unsigned long long)(guest & ~offer));
+	return -1;
+}
+
 static int migrate(int tap, const char *to, bool cancel)
 {
 	uint64_t t0 = now_ms(), t_conn, t_stop, t_stopped = 0, t_saved = 0;
@@ -1701,7 +1746,8 @@ static int migrate(int tap, const char *to, bool cancel)
 	struct conn src, dst;
 	uint16_t base[2] = { 0, 0 };
 	struct timespec t_wall = { 0, 0 };
-	bool have_dst = false, resumed = false;
+	bool have_dst = false, resumed = false, csum_dst = false;
+	uint64_t offer_dst = 0;
 	char notify[1024];
 	size_t notify_len;
 	char line[512];
@@ -1734,14 +1780,30 @@ static int migrate(int tap, const char *to, bool cancel)
 		goto out;
 	}
 	if (!cancel) {
+		/* The guest keeps what it negotiated at boot: the target's
+		 * offer is only checked against it (features_check())
+		 */
+		uint64_t off = offloads, offer_src = dev_offer;
+		bool ev = evidx, csum = dev_csum;
+
 		/* The target's QEMU is up and connected before switch-over */
 		conn_save(&src);
 		if (sock_connect(to) || dev_handshake()) {
 			sock_close();
 			conn_load(&src);
+			offloads = off;
+			evidx = ev;
+			dev_csum = csum;
+			dev_offer = offer_src;
 			stage = "connect";
 			goto out;
 		}
+		offer_dst = dev_offer;
+		csum_dst = dev_csum;
+		offloads = off;
+		evidx = ev;
+		dev_csum = csum;
+		dev_offer = offer_src;
 		conn_save(&dst);
 		conn_load(&src);
 		have_dst = true;
@@ -1809,6 +1871,17 @@ static int migrate(int tap, const char *to, bool cancel)
 		stage = "load";
 		goto resume;
 	}
+	/* QEMU loads the back-end's state with the device, then checks the
+	 * features, and fails the load: the target's QEMU quits
+	 */
+	if (features_check(offer_dst)) {
+		sock_close();
+		conn_load(&src);
+		stage = "features";
+		goto resume;
+	}
+	dev_offer = offer_dst;
+	dev_csum = csum_dst;
 	t_loaded = now_ms();
 	if (dev_start(0, false, base)) {
 		/* The target took the state: no way back */
