@@ -114,6 +114,7 @@ struct ctx {
 	bool migrate_exit, migrate_no_linger;
 	unsigned migrate_linger_timeout; /* seconds, --migrate-linger-timeout */
 	bool virtio_compat;	/* --virtio-compat: upstream's virtio features */
+	bool no_announce;	/* --no-announce: no RARP etc. after migration */
 
 	/* Process */
 	bool foreground;

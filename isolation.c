@@ -585,7 +585,10 @@ static const struct iso_rule iso_rules[] = {
 	{ "sendmsg", P_ALL, NOARG,
 	  "TCP data, stream frames, vhost-user replies, repair requests" },
 	{ "recvfrom", P_ALL, NOARG, "recv(): ICMP replies, front-end, helper" },
-	{ "sendto", P_ALL, NOARG, "UDP and ICMP to the host, syslog(3)" },
+	{ "sendto", P_ALL, NOARG,
+	  "UDP and ICMP to the host, syslog(3), send() of the announcement "
+	  "after a migration (migrate/announce.c: a packet socket opened "
+	  "before the sandbox, nothing else is needed for it)" },
 	{ "recvmmsg", P_ALL, NOARG, "UDP datagrams in batches" },
 	{ "ioctl", P_ALL, 1, ~0ULL, SIOCINQ,
 	  "SIOCINQ: TCP bytes not read yet; migration's receive queue" },

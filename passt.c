@@ -60,6 +60,7 @@
 #include "udp/udp.h"
 #include "icmp/icmp.h"
 #include "net/ndp.h"
+#include "migrate/announce.h"
 #include "migrate/migrate.h"
 #include "migrate/repair.h"
 #include "uring.h"
@@ -287,6 +288,8 @@ int main(int argc, char **argv)
 		stream_init(c);
 	}
 	fwd_listen_init(c);
+	/* Needs CAP_NET_RAW, which the sandbox takes away */
+	announce_init(c);
 
 	if (!c->foreground)
 		daemonize(c);

@@ -82,6 +82,7 @@ enum {
 	OPT_NO_COPY_ROUTES,
 	OPT_NO_COPY_ADDRS,
 	OPT_VIRTIO_COMPAT,
+	OPT_NO_ANNOUNCE,
 };
 
 /* '+': stop at the first non-option; ':': report missing arguments */
@@ -142,6 +143,7 @@ static const struct option options[] = {
 	{ "migrate-linger-timeout", required_argument, NULL,
 	  OPT_MIGRATE_LINGER_TIMEOUT },
 	{ "virtio-compat",	no_argument,	   NULL, OPT_VIRTIO_COMPAT },
+	{ "no-announce",	no_argument,	   NULL, OPT_NO_ANNOUNCE },
 	{ "runas",		required_argument, NULL, 'e' },
 	{ "no-copy-routes",	no_argument,	   NULL, OPT_NO_COPY_ROUTES },
 	{ "no-copy-addrs",	no_argument,	   NULL, OPT_NO_COPY_ADDRS },
@@ -166,6 +168,8 @@ static const char usage_text[] =
 "      --migrate-linger-timeout SECONDS\n"
 "                              longest linger after migration as source\n"
 "      --virtio-compat         offer only upstream passt's virtio features\n"
+"      --no-announce           don't announce a migrated guest on the host\n"
+"                              interface (RARP, gratuitous ARP, NA)\n"
 "\n"
 "Process and logging:\n"
 "  -f, --foreground            don't daemonize\n"
@@ -874,6 +878,9 @@ static int conf_one(struct conf_opt *o, struct ctx *c, int ch,
 		return 0;
 	case OPT_VIRTIO_COMPAT:
 		c->virtio_compat = true;
+		return 0;
+	case OPT_NO_ANNOUNCE:
+		c->no_announce = true;
 		return 0;
 	case 'e':
 		return conf_runas(o, c, arg);

@@ -57,6 +57,7 @@
 #include "log.h"
 #include "loop.h"
 #include "migrate/format.h"
+#include "migrate/announce.h"
 #include "migrate/migrate.h"
 #include "migrate/repair.h"
 #include "tcp/migrate.h"
@@ -228,6 +229,7 @@ static void migrate_load_apply(struct ctx *c)
 	info("Migration: target, %u of %u connection(s) restored in %llu ms",
 	     n, mig.parsed.count,
 	     (unsigned long long)(now_ms() - mig.started_ms));
+	announce_target_loaded(c);
 	migrate_finish(c, 0);
 }
 

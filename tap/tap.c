@@ -9,6 +9,7 @@
  * unicast-sourced frames, parses the frame into bounds-checked views
  * (net/packet.c) and dispatches on (EtherType, protocol, port/type):
  *
+ *	RARP (QEMU's announcement)	-> announce_guest_frame()
  *	ARP				-> arp_input()
  *	IPv4 UDP to port 67		-> dhcp_input()
  *	IPv4 ICMP			-> icmp_input()
@@ -47,6 +48,7 @@
 #include "net/dhcp.h"
 #include "net/dhcpv6.h"
 #include "icmp/icmp.h"
+#include "migrate/announce.h"
 #include "net/ndp.h"
 #include "net/packet.h"
 #include "tap/coalesce.h"
@@ -670,6 +672,8 @@ static void tap_dispatch(struct ctx *c, const struct pkt *p)
 	bool handled = false;
 
 	tap_learn_mac(c, p->eth_src);
+	if (announce_guest_frame(c, p))
+		return;		/* a RARP: QEMU announcing the guest */
 
 	switch (p->ethertype) {
 	case ETHTYPE_ARP:

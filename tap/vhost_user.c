@@ -74,6 +74,7 @@
 #include "tap/listen.h"
 #include "tap/tap.h"
 #include "tap/vhost_user.h"
+#include "migrate/announce.h"
 #include "migrate/migrate.h"
 #include "util.h"
 
@@ -832,6 +833,7 @@ static int vu_set_vring_kick(struct ctx *c, const struct vu_msg *m)
 	 * failed or was cancelled, and the guest runs here again
 	 */
 	migrate_device_started(c);
+	announce_device_started(c);
 	return 0;
 }
 
@@ -1038,8 +1040,11 @@ static int vu_handle(struct ctx *c, const struct vu_msg *m)
 		rc = vu_set_vring_enable(c, m);
 		break;
 	case VU_SEND_RARP:
-		/* The guest announces itself; nothing for us to do */
-		rc = vu_expect(m, 8, 0);
+		/* QEMU announces the guest (the payload is its MAC, which
+		 * isn't what the pod's network knows): we announce the pod
+		 */
+		if (!(rc = vu_expect(m, 8, 0)))
+			announce_send_rarp(c);
 		break;
 	case VU_SET_DEVICE_STATE_FD:
 		return vu_set_device_state_fd(c, m);

@@ -115,6 +115,9 @@
  *   --migrate-exec CMD      run "sh -c CMD" (not waited for) as soon as
  *                           the target runs the guest; MIG_N, MIG_TARGET
  *                           in its environment
+ *   --send-rarp             after a migration, SEND_RARP (the guest's
+ *                           MAC) to the target, as QEMU's announce timer
+ *                           does: at 50 ms, then every 100 ms, 5 in all
  *   --migrate-notify FIFO   then write a message to FIFO (non-blocking):
  *                           the contents of --migrate-notify-msg FILE
  *                           (read at the trigger), or "migrated N"
@@ -1312,6 +1315,13 @@ static const char *mig_exec, *mig_notify, *mig_notify_msg;
 static const char *state_load_path;
 static bool mig_cancel, mig_close_src, mig_nolog, mig_nodisable;
 static bool expect_load_fail;
+/* --send-rarp: QEMU's announcement after a migration, as its default
+ * announce timer sends it: SEND_RARP 50 ms after the target runs the
+ * guest, then every 100 ms, five in all
+ */
+static bool mig_rarp;
+static unsigned rarp_left;
+static long long rarp_next;		/* CLOCK_MONOTONIC ns */
 static unsigned mig_n, mig_bad;
 static struct conn old_src = { -1, -1, -1, -1, -1, false, false };
 
@@ -1889,6 +1899,10 @@ static int migrate(int tap, const char *to, bool cancel)
 		goto out;
 	}
 	t_started = now_ms();
+	if (mig_rarp) {
+		rarp_left = 5;
+		rarp_next = now_ns() + 50 * 1000000LL;
+	}
 	mig_notify_write(notify, notify_len);
 	clock_gettime(CLOCK_REALTIME, &t_wall);
 	mig_hook(to);
@@ -2054,6 +2068,15 @@ static int case_bridge(void)
 			wait.tv_sec = pace_wait / 1000000000LL;
 			wait.tv_nsec = pace_wait % 1000000000LL;
 		}
+		if (rarp_left) {
+			long long w = rarp_next - now_ns();
+
+			w = w < 0 ? 0 : w;
+			if (w < wait.tv_sec * 1000000000LL + wait.tv_nsec) {
+				wait.tv_sec = w / 1000000000LL;
+				wait.tv_nsec = w % 1000000000LL;
+			}
+		}
 		if (ppoll(pfd, 6, &wait, NULL) < 0 && errno != EINTR)
 			break;
 		if (pfd[2].revents & (POLLIN | POLLHUP)) {
@@ -2077,6 +2100,15 @@ static int case_bridge(void)
 		}
 		if (rc)
 			break;
+		if (rarp_left && now_ns() >= rarp_next) {
+			uint64_t m = 0;
+
+			memcpy(&m, mac_guest, 6);
+			if (send_u64(SEND_RARP, m))
+				say("bridge: SEND_RARP refused\n");
+			rarp_left--;
+			rarp_next += 100 * 1000000LL;
+		}
 		drain_eventfd(rx.call);
 		drain_eventfd(tx.call);
 		do {
@@ -2686,7 +2718,7 @@ static void usage(const char *name)
 		"[--state-load FILE] [--expect-load-fail] [--no-mig-log] "
 		"[--no-disable] [-d USEC] [--migrate-exec CMD] "
 		"[--migrate-notify FIFO] "
-		"[--migrate-notify-msg FILE] SOCKPATH CASE...\n"
+		"[--migrate-notify-msg FILE] [--send-rarp] SOCKPATH CASE...\n"
 		"(see the comment at the top of vu-front.c for the cases "
 		"and options)\n", name);
 	exit(2);
@@ -2773,6 +2805,7 @@ int main(int argc, char **argv)
 		{ "migrate-exec", required_argument, NULL, 'x' },
 		{ "migrate-notify", required_argument, NULL, 'o' },
 		{ "migrate-notify-msg", required_argument, NULL, 'M' },
+		{ "send-rarp", no_argument, NULL, 'R' },
 		{ 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -2856,6 +2889,9 @@ int main(int argc, char **argv)
 			break;
 		case 'M':
 			mig_notify_msg = optarg;
+			break;
+		case 'R':
+			mig_rarp = true;
 			break;
 		default:
 			usage(argv[0]);
