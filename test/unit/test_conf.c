@@ -582,6 +582,21 @@ static void test_migration_options_require_vhost_user(void **state)
 		   "/tmp/r");
 	assert_bad("--migrate-linger-timeout requires --vhost-user",
 		   "--migrate-linger-timeout", "5");
+	assert_bad("--virtio-compat requires --vhost-user", "--virtio-compat");
+}
+
+static void test_virtio_compat_and_no_announce_are_set(void **state)
+{
+	(void)state;
+	assert_ok("--vhost-user");
+	assert_false(c.virtio_compat);
+	assert_false(c.no_announce);
+	assert_ok("--vhost-user", "--virtio-compat", "--no-announce");
+	assert_true(c.virtio_compat);
+	assert_true(c.no_announce);
+	/* Stream mode announces too: QEMU writes its RARP into the socket */
+	assert_ok("--no-announce");
+	assert_true(c.no_announce);
 }
 
 static void test_runas_accepts_numeric_ids(void **state)
@@ -858,6 +873,7 @@ int main(void)
 		T(test_unimplemented_options_validate_values_first),
 		T(test_map_none_values_are_accepted),
 		T(test_migration_options_require_vhost_user),
+		T(test_virtio_compat_and_no_announce_are_set),
 		T(test_runas_accepts_numeric_ids),
 		T(test_runas_rejects_unknown_names),
 		T(test_help_and_version_ask_to_exit),
