@@ -7,6 +7,7 @@
 # make demo-migrate  live migration between two QEMUs, a timeline picture
 #                 ($(BUILD)/demo-migrate.png; DEMO_LINGER=no: without linger)
 # make libvirt    real libvirt drives the installed daemon; the .deb
+# make libvirt-migrate  libvirt live-migrates it between two "nodes"
 # make fuzz-long  every fuzzer for 10 million executions, with a table
 # make lsm        the AppArmor and SELinux profiles in contrib/ (make check)
 # make asan       sanitizer build in build-asan/
@@ -131,8 +132,16 @@ e2e-asan: tools
 
 # Real libvirt (11.3, bookworm-backports) starts and stops the installed
 # daemon in both modes; QEMU's descriptor; the Debian package
-libvirt: $(BUILD)/passt tools
+libvirt: $(BUILD)/passt $(BUILD)/passt-repair tools
 	BUILD=$(BUILD) TOOLS=$(abspath $(BUILD)/test/tools) test/libvirt/run.sh
+
+# libvirt live-migrates a vhost-user passt domain between two libvirt
+# "nodes" (network, mount and UTS namespaces of their own), as on a
+# KubeVirt node pair: test/libvirt/tests/migrate.sh (also in make libvirt)
+.PHONY: libvirt-migrate
+libvirt-migrate: $(BUILD)/passt $(BUILD)/passt-repair tools
+	BUILD=$(BUILD) TOOLS=$(abspath $(BUILD)/test/tools) \
+		test/libvirt/run.sh migrate
 
 # The README's "run" command: a real guest online through passt
 demo: $(BUILD)/passt tools

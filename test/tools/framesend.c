@@ -21,7 +21,8 @@
  *   "reconnect" and a probe.
  *
  * - control cases: arp-probe (ARP request for the gateway, wait for the
- *   reply), arp-burst (N ARP requests in one send(), wait for N replies:
+ *   reply), rarp (the RARP QEMU writes after a migration, to announce
+ *   the guest), arp-burst (N ARP requests in one send(), wait for N replies:
  *   with -S, the daemon is stopped meanwhile, so that it finds them all
  *   in the socket at once, more frames than it takes in one loop round,
  *   and must come back for the rest by itself), dhcp-probe (DHCPDISCOVER,
@@ -1455,6 +1456,7 @@ static void usage(const char *name)
 		"  arp-burst     COUNT ARP requests in one send(); fail unless\n"
 		"                COUNT replies\n"
 		"  dhcp-probe    DHCPDISCOVER; fail if no DHCPOFFER\n"
+		"  rarp          the RARP QEMU writes to announce the guest\n"
 		"  expect-close  fail unless the daemon closes the connection\n"
 		"  reconnect     close and connect again\n"
 		"  hold-unread   COUNT ARP requests, the replies left unread;\n"
@@ -1486,6 +1488,25 @@ static int send_built(const char *name, size_t len)
 	return 0;
 }
 
+/* rarp_build() - QEMU's announcement of the guest after a migration, as
+ * it writes it into a stream back-end's socket: a RARP reverse request for
+ * the guest's MAC, padded to 60 bytes
+ */
+static size_t rarp_build(uint8_t *f)
+{
+	size_t o = eth_build(f, mac_bcast, 0x8035);
+
+	memset(f + o, 0, 60 - o);
+	put16(f + o, 1);		/* Ethernet */
+	put16(f + o + 2, 0x0800);	/* IPv4 */
+	f[o + 4] = 6;
+	f[o + 5] = 4;
+	put16(f + o + 6, 3);		/* reverse request */
+	memcpy(f + o + 8, mac_guest, 6);
+	memcpy(f + o + 18, mac_guest, 6);
+	return 60;
+}
+
 /* run_case() - Return: 0 on success, 1 on failure, 2 on unknown case */
 static int run_case(const char *name)
 {
@@ -1495,6 +1516,8 @@ static int run_case(const char *name)
 
 	if (!strcmp(name, "arp-probe"))
 		return probe(true);
+	if (!strcmp(name, "rarp"))
+		return send_built(name, rarp_build(frame));
 	if (!strcmp(name, "arp-burst"))
 		return arp_burst();
 	if (!strcmp(name, "dhcp-probe"))
@@ -1619,7 +1642,7 @@ int main(int argc, char **argv)
 		static const char *const ctl[] = {
 			"arp-probe", "arp-burst", "dhcp-probe", "expect-close",
 			"reconnect", "garbage", "all-frames", "hold-unread",
-			"check-held",
+			"check-held", "rarp",
 		};
 		unsigned j;
 
