@@ -30,7 +30,9 @@
  *  - our rings start after a state LOAD was applied (the target's QEMU
  *    starts the device when the migrated guest resumes): the earliest we
  *    know, once per LOAD (announce_target_loaded(), then
- *    announce_device_started());
+ *    announce_device_started()), on the connection that made the LOAD
+ *    (a target QEMU that refuses the device after it disconnects:
+ *    announce_front_end_gone());
  *  - VHOST_USER_SEND_RARP (we offer VHOST_USER_PROTOCOL_F_RARP): QEMU's
  *    own announcement, a few rounds, 50 ms after the guest resumes and
  *    then every 100 ms by default, for a guest without
@@ -242,6 +244,19 @@ void announce_device_started(struct ctx *c)
 		return;
 	ann.armed = false;
 	announce_burst(c, "the migrated guest runs here");
+}
+
+/**
+ * announce_front_end_gone() - the front-end disconnected: a LOAD it made
+ *			       is void (its QEMU may have refused the device
+ *			       after it), and so are the guest's triggers
+ * @c:		execution context
+ */
+void announce_front_end_gone(struct ctx *c)
+{
+	(void)c;
+	ann.armed = false;
+	ann.window_end = 0;
 }
 
 /**

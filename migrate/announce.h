@@ -20,6 +20,7 @@ struct pkt;
 void announce_init(struct ctx *c);
 void announce_target_loaded(struct ctx *c);
 void announce_device_started(struct ctx *c);
+void announce_front_end_gone(struct ctx *c);
 void announce_send_rarp(struct ctx *c);
 bool announce_guest_frame(struct ctx *c, const struct pkt *p);
 

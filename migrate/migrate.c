@@ -468,9 +468,18 @@ int migrate_check(struct ctx *c)
  * connection could ask CHECK_DEVICE_STATE: abandon the transfer (as a
  * source, connections taken away come back when rings start again, see
  * migrate_device_started(); as a target, the partial state is dropped).
+ * A target whose LOAD went through but whose guest never ran here (its
+ * QEMU refused the device after the state, or was killed) closes what it
+ * restored silently: those connections are the source's again.
  */
 void migrate_front_end_gone(struct ctx *c)
 {
+	unsigned n = tcp_migrate_target_abandon(c);
+
+	if (n)
+		info("Migration: the front-end went away before the guest ran "
+		     "here: %u restored connection(s) closed silently (the "
+		     "guest runs on the source)", n);
 	if (mig.phase != MIG_SAVING && mig.phase != MIG_LOADING &&
 	    mig.phase != MIG_WAIT_HELPER)
 		return;
@@ -499,6 +508,7 @@ void migrate_device_started(struct ctx *c)
 {
 	unsigned n;
 
+	tcp_migrate_target_started();
 	if (!tcp_migrate_held())
 		return;
 	n = tcp_migrate_source_resume(c);

@@ -254,6 +254,7 @@ static void vu_disconnect(struct ctx *c)
 	d->appeared = false;
 	d->check_pending = false;
 	migrate_front_end_gone(c);
+	announce_front_end_gone(c);
 
 	if (migrate_source_done()) {
 		info("vhost-user: front-end disconnected after migrating "

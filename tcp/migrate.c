@@ -143,6 +143,15 @@ static struct {
 
 static void tcpm_poke_start(const int *fds, const unsigned *idx, unsigned n);
 
+/* Target: what the last LOAD restored, until the guest runs here */
+static struct {
+	struct tcpm_poked *p;
+	unsigned n;
+} tcpm_restored;
+
+static void tcpm_restored_set(const int *fds, const unsigned *idx,
+			      unsigned n);
+
 /* ret #0: the filter that drops every segment before TCP sees it */
 static int tcpm_filter_attach(int s)
 {
@@ -1009,6 +1018,7 @@ unsigned tcp_migrate_target(struct ctx *c, const struct mig_stream_in *s)
 		ok[done++] = fds[i];
 	}
 	tcpm_poke_start(ok, idx, done);
+	tcpm_restored_set(ok, idx, done);
 	free(fds);
 	free(ok);
 	free(idx);
@@ -1187,4 +1197,78 @@ unsigned tcp_migrate_poke(struct ctx *c)
 	if (tcpm_poke_now(c, now))
 		tcpm_poke.again = now + TCPM_POKE_MS;
 	return tcpm_poke.n;
+}
+
+/* Remember what a LOAD restored (see tcp_migrate_target_abandon()) */
+static void tcpm_restored_set(const int *fds, const unsigned *idx,
+			      unsigned n)
+{
+	unsigned i;
+
+	free(tcpm_restored.p);
+	memset(&tcpm_restored, 0, sizeof(tcpm_restored));
+	if (!n || !(tcpm_restored.p = calloc(n, sizeof(*tcpm_restored.p))))
+		return;
+	for (i = 0; i < n; i++)
+		tcpm_restored.p[i] = (struct tcpm_poked){ idx[i], fds[i] };
+	tcpm_restored.n = n;
+}
+
+/**
+ * tcp_migrate_target_started() - the guest runs here: the connections the
+ *				  last LOAD restored are the guest's now
+ */
+void tcp_migrate_target_started(void)
+{
+	tcpm_restored_set(NULL, NULL, 0);
+}
+
+/**
+ * tcp_migrate_target_abandon() - the front-end went away after a LOAD,
+ *				  before the guest ran here: close what it
+ *				  restored, silently
+ * @c:		execution context
+ *
+ * The target's QEMU can still fail the migration after it gave us the
+ * state: it checks the guest's virtio features only then (a guest that
+ * negotiated features we don't offer), or it is killed (an aborted
+ * migration). The guest then runs on the source again, and the peers'
+ * connections are the source's: closing ours normally would send the
+ * peers a FIN (or a RST) for them. In repair mode, close() sends nothing.
+ *
+ * Return: number of connections closed
+ */
+unsigned tcp_migrate_target_abandon(struct ctx *c)
+{
+	unsigned i, n = 0;
+	int *fds;
+
+	if (!tcpm_restored.n)
+		return 0;
+	tcpm_poke_stop();
+	fds = calloc(tcpm_restored.n, sizeof(*fds));
+	for (i = 0; fds && i < tcpm_restored.n; i++) {
+		struct tcp_conn *conn = tcp_conn_at(tcpm_restored.p[i].idx);
+
+		if (conn && conn->sock == tcpm_restored.p[i].sock &&
+		    !(conn->flags & TCP_F_MIGRATED))
+			fds[n++] = conn->sock;
+	}
+	if (n && repair_set(c, fds, n, REPAIR_ON))
+		warn("Migration: can't turn TCP_REPAIR on for %u restored "
+		     "connection(s): closing them may reach their peers", n);
+	for (i = 0; i < tcpm_restored.n; i++) {
+		struct tcp_conn *conn = tcp_conn_at(tcpm_restored.p[i].idx);
+
+		if (!conn || conn->sock != tcpm_restored.p[i].sock ||
+		    (conn->flags & TCP_F_MIGRATED))
+			continue;
+		loop_del(c, conn->sock);
+		close(conn->sock);
+		conn->sock = -1;
+		tcp_close(c, conn, false);
+	}
+	free(fds);
+	tcpm_restored_set(NULL, NULL, 0);
+	return n;
 }

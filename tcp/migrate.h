@@ -22,5 +22,7 @@ int tcp_migrate_target_check(const struct mig_stream_in *s, char *why,
 unsigned tcp_migrate_target(struct ctx *c, const struct mig_stream_in *s);
 void tcp_migrate_poke_timer(struct ctx *c, uint64_t now);
 unsigned tcp_migrate_poke(struct ctx *c);
+void tcp_migrate_target_started(void);
+unsigned tcp_migrate_target_abandon(struct ctx *c);
 
 #endif /* TCP_MIGRATE_H */

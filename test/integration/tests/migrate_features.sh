@@ -15,9 +15,17 @@
 #   2. the guest boots on ours with --virtio-compat: it negotiates
 #      upstream's features only, and the same migration completes; the
 #      streams are byte-exact, and no RST leaves either pod
+#   3. the guest boots on ours, default features, and the target is ours
+#      with --virtio-compat and --one-off (as libvirt starts it): refused
+#      after the target restored the connections; the target, whose
+#      front-end goes away before the guest ran there, closes them
+#      silently (repair mode) and exits: the peers get neither FIN nor
+#      RST from it, and the streams go on from the source, byte-exact
 #
 # Before vu-front checked the features at load, migration 1 "completed"
-# (the target simply negotiated less), where QEMU fails it.
+# (the target simply negotiated less), where QEMU fails it. Before the
+# target closed an abandoned restore silently, its exit sent the peer of
+# the peer -> guest stream a FIN, and that stream stalled in 3.
 #
 # SKIP (77) only if test/upstream/fetch.sh can't get the package.
 # PT_TIMEOUT: 240
@@ -114,3 +122,24 @@ expect "RSTs from the target pod" $(($(mig_rsts "$DST") - rst_dst)) 0
 log "migration 2 (--virtio-compat): $MIG_RESULT"
 unboot
 mig_stop "$up_pid"
+
+# 3. Ours to ours --virtio-compat, one-off: refused, the target lets go
+export PASST_DST=$PASST PASST_REPAIR_DST=$PASST_REPAIR
+mig_fabric_to src
+boot 3
+mig_pod_daemon dst target --virtio-compat --one-off
+t_pid=$D_PID t_log=$D_LOG
+rst_src=$(mig_rsts "$SRC") rst_dst=$(mig_rsts "$DST")
+if mig_migrate "$D_SOCK"; then
+	fail "migration 3 completed: the target doesn't offer our features"
+fi
+expect "migration 3's failing stage" "$(mig_field stage)" features
+wait_for "! alive $t_pid" 10 || fail "the refused target (one-off) still runs"
+grep 'restored connection(s) closed silently' "$t_log" >&2 ||
+	fail "the refused target didn't close its restore silently: $(tail -n 4 "$t_log")"
+mig_flowing a3 32768 15 || fail "a3 doesn't flow on the source after it resumed"
+mig_flowing b3 32768 15 || fail "b3 doesn't flow on the source after it resumed"
+mig_streams_verify a3 b3
+expect "RSTs from the source pod" $(($(mig_rsts "$SRC") - rst_src)) 0
+expect "RSTs from the refused target's pod" $(($(mig_rsts "$DST") - rst_dst)) 0
+unboot
