@@ -14,12 +14,16 @@
  *
  *   1. the command line is parsed (--help and --version end here);
  *   2. the process becomes non-dumpable and sets no_new_privs, drops every
- *      capability but CAP_NET_ADMIN from its effective, permitted and
- *      inheritable sets and from the bounding set (ambient capabilities go
- *      with the inheritable ones). Without privileges the drops fail and we
- *      go on: the setsockopt() below then fails with EPERM and says so;
- *   3. a seccomp allow-list of the fifteen system calls used from here on is
- *      loaded; anything else kills the process.
+ *      capability but CAP_NET_ADMIN and CAP_DAC_OVERRIDE from its
+ *      effective, permitted and inheritable sets and from the bounding set
+ *      (ambient capabilities go with the inheritable ones). Without
+ *      privileges the drops fail and we go on: the setsockopt() below then
+ *      fails with EPERM and says so;
+ *   3. a seccomp allow-list of the seventeen system calls used from here on
+ *      is loaded; anything else kills the process;
+ *   4. once connected, before the first request, CAP_DAC_OVERRIDE goes too:
+ *      it was only there to connect to a socket of the daemon's user (the
+ *      libvirt and KubeVirt daemons don't run as root).
  *
  * Then PATH is either a directory or the daemon's repair socket. For a
  * directory we watch it with inotify (the helper may start before the
@@ -154,22 +158,52 @@ static void repair_usage(FILE *f)
 		repair_prog);
 }
 
+/* Effective and permitted sets: those of the @n in @keep we have, only */
+static void repair_caps_set(const cap_value_t *keep, int n)
+{
+	cap_t caps = cap_get_proc();
+	cap_value_t have[2];
+	int i, m = 0;
+
+	if (!caps)
+		repair_die("cap_get_proc: %s", strerror(errno));
+	for (i = 0; i < n && m < 2; i++) {
+		cap_flag_value_t f = CAP_CLEAR;
+
+		cap_get_flag(caps, keep[i], CAP_PERMITTED, &f);
+		if (f == CAP_SET)
+			have[m++] = keep[i];
+	}
+	if (cap_clear(caps))
+		repair_die("cap_clear: %s", strerror(errno));
+	if (m && (cap_set_flag(caps, CAP_PERMITTED, m, have, CAP_SET) ||
+		  cap_set_flag(caps, CAP_EFFECTIVE, m, have, CAP_SET)))
+		repair_die("cap_set_flag: %s", strerror(errno));
+	if (cap_set_proc(caps))
+		repair_die("can't drop capabilities: %s", strerror(errno));
+	cap_free(caps);
+}
+
 /**
- * repair_drop_caps() - keep only CAP_NET_ADMIN, and only if we have it
+ * repair_drop_caps() - keep only CAP_NET_ADMIN, and CAP_DAC_OVERRIDE until
+ *			we are connected (repair_drop_dac()), if we have them
  *
+ * The daemon runs as another user (libvirt's QEMU user, KubeVirt's 107),
+ * and its repair socket is that user's, mode 0755 or so: root can only
+ * connect to it with CAP_DAC_OVERRIDE, as upstream's helper does. It
+ * goes as soon as the connection is up, before the first request.
  * The bounding set goes first: dropping from it needs CAP_SETPCAP, which
  * leaves with the second step. Without privileges both steps are no-ops
  * (or fail with EPERM, which we ignore).
  */
 static void repair_drop_caps(void)
 {
-	cap_flag_value_t have = CAP_CLEAR;
-	cap_value_t keep = CAP_NET_ADMIN;
-	cap_t caps;
+	const cap_value_t keep[] = { CAP_NET_ADMIN, CAP_DAC_OVERRIDE };
 	int c;
 
 	for (c = 0; c <= 63 && CAP_IS_SUPPORTED(c); c++) {
-		if (c == CAP_NET_ADMIN || cap_get_bound(c) != 1)
+		if (c == CAP_NET_ADMIN || c == CAP_DAC_OVERRIDE ||
+		    cap_get_bound(c) != 1)
 			continue;
 		if (cap_drop_bound(c)) {
 			if (errno == EPERM)
@@ -179,19 +213,20 @@ static void repair_drop_caps(void)
 		}
 	}
 
-	caps = cap_get_proc();
-	if (!caps)
-		repair_die("cap_get_proc: %s", strerror(errno));
-	cap_get_flag(caps, CAP_NET_ADMIN, CAP_PERMITTED, &have);
-	if (cap_clear(caps))
-		repair_die("cap_clear: %s", strerror(errno));
-	if (have == CAP_SET &&
-	    (cap_set_flag(caps, CAP_PERMITTED, 1, &keep, CAP_SET) ||
-	     cap_set_flag(caps, CAP_EFFECTIVE, 1, &keep, CAP_SET)))
-		repair_die("cap_set_flag: %s", strerror(errno));
-	if (cap_set_proc(caps))
-		repair_die("can't drop capabilities: %s", strerror(errno));
-	cap_free(caps);
+	repair_caps_set(keep, 2);
+}
+
+/**
+ * repair_drop_dac() - connected: CAP_NET_ADMIN is all we keep from now on
+ *
+ * The bounding set keeps CAP_DAC_OVERRIDE (no CAP_SETPCAP left to drop
+ * it), which gives nothing: we never execute anything, with no_new_privs.
+ */
+static void repair_drop_dac(void)
+{
+	const cap_value_t keep = CAP_NET_ADMIN;
+
+	repair_caps_set(&keep, 1);
 }
 
 /* One allow-list entry: a system call, and what may be passed to it */
@@ -249,6 +284,9 @@ static void repair_seccomp(void)
 		{ SCMP_SYS(setsockopt), 2,
 		  { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
 		    SCMP_A2(SCMP_CMP_EQ, SO_DETACH_FILTER) } },
+		/* repair_drop_dac(), once connected: it can only lower them */
+		{ SCMP_SYS(capget), 0, { } },
+		{ SCMP_SYS(capset), 0, { } },
 		/* exit(), _exit() */
 		{ SCMP_SYS(exit_group), 0, { } },
 		/* resume poll() after SIGSTOP/SIGCONT or a debugger */
@@ -567,6 +605,7 @@ int main(int argc, char **argv)
 				   strerror(-s));
 	}
 
+	repair_drop_dac();
 	while (repair_handle(s))
 		;
 

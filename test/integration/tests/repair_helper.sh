@@ -8,7 +8,9 @@
 # unknown command, no descriptors, a UDP socket) end the helper with an
 # error; a close or a reset from the server ends it with status 0; without
 # CAP_NET_ADMIN it fails with EPERM; a running helper has no_new_privs, a
-# seccomp filter and CAP_NET_ADMIN only; sun_path overflows are refused.
+# seccomp filter, and CAP_NET_ADMIN only once connected (CAP_DAC_OVERRIDE
+# too before that, to reach a socket of another user's: "foreign");
+# sun_path overflows are refused.
 #
 # The helper is $REPAIR (default: passt-repair next to $PASST, else in
 # build/: "make" builds it, "make asan" does not).
@@ -35,10 +37,13 @@ mkdir -m 0777 "$S"
 chmod 0711 "$T"
 
 # srv_start NAME [OPTION...] PATH: repairsrv in HOST, wait for it to listen
+# (through the command SRV_AS, if set: as another user)
 srv_start() {
 	_name=$1
 	shift
-	ip netns exec "$HOST" "$SRV" -t 20 "$@" 2>"$T/$_name.srv.err" &
+	# shellcheck disable=SC2086
+	ip netns exec "$HOST" ${SRV_AS:-} "$SRV" -t 20 "$@" \
+		2>"$T/$_name.srv.err" &
 	SRV_PID=$!
 	track "$SRV_PID"
 	wait_for "grep -q 'repairsrv: listening' '$T/$_name.srv.err' ||
@@ -141,10 +146,11 @@ alive "$HPID" || fail "dir: helper gone: $(cat "$T/dir.err")"
 
 expect "NoNewPrivs" "$(status_field "$HPID" NoNewPrivs)" 1
 expect "Seccomp" "$(status_field "$HPID" Seccomp)" 2
-expect "CapEff" "$(status_field "$HPID" CapEff)" 0000000000001000
-expect "CapPrm" "$(status_field "$HPID" CapPrm)" 0000000000001000
+# CAP_NET_ADMIN, and CAP_DAC_OVERRIDE until connected (see "foreign")
+expect "CapEff" "$(status_field "$HPID" CapEff)" 0000000000001002
+expect "CapPrm" "$(status_field "$HPID" CapPrm)" 0000000000001002
 expect "CapInh" "$(status_field "$HPID" CapInh)" 0000000000000000
-expect "CapBnd" "$(status_field "$HPID" CapBnd)" 0000000000001000
+expect "CapBnd" "$(status_field "$HPID" CapBnd)" 0000000000001002
 expect "CapAmb" "$(status_field "$HPID" CapAmb)" 0000000000000000
 [ "$(stat -c %u "/proc/$HPID")" -eq 0 ] || fail "dir: helper is dumpable"
 # Inherited descriptors, plus the inotify one (the connection replaces it)
@@ -158,6 +164,9 @@ grep -q 'command -1: 10 sockets, 2 batches, ok' "$T/dir.srv.err" ||
 # 40 sockets went through it: none of them is still open there
 expect "dir: helper's descriptors after 4 requests" \
 	"$(find "/proc/$HPID/fd" -mindepth 1 | wc -l)" "$nfd"
+# Connected: CAP_NET_ADMIN alone
+expect "CapEff, connected" "$(status_field "$HPID" CapEff)" 0000000000001000
+expect "CapPrm, connected" "$(status_field "$HPID" CapPrm)" 0000000000001000
 : >"$T/dir.go"
 bg_wait "$HPID" 20 || fail "dir: helper still running"
 srv_wait_ok dir
@@ -169,6 +178,22 @@ srv_start present -n 10 "$D/2-vm-net0.socket.repair"
 helper_run present "$D"
 srv_wait_ok present
 expect_ok present
+
+# ---- the daemon runs as another user (libvirt's QEMU user, KubeVirt's
+# 107), and its socket is that user's, mode 0755: root connects to it
+# only with CAP_DAC_OVERRIDE (upstream's helper does), dropped once
+# connected
+need setpriv
+F=$T/f
+mkdir -m 0755 "$F"
+chown 65534:65534 "$F"
+SRV_AS="setpriv --reuid=65534 --regid=65534 --clear-groups" \
+	srv_start foreign -n 10 "$F/x.repair"
+chmod 0755 "$F/x.repair"	# as a daemon's umask leaves it
+log "foreign: $(stat -c '%U %a' "$F/x.repair") socket"
+helper_run foreign "$F/x.repair"
+srv_wait_ok foreign
+expect_ok foreign
 
 # ---- sun_path is 108 bytes: refuse longer paths, in both modes
 L=$T/$(printf '%0100d' 0)
