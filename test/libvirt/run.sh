@@ -42,6 +42,20 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || set -- caps deb stream vhost-user
 
+# leftovers ID: what a killed test could not remove itself (its
+# namespaces and what runs in them: libvirtd, QEMU, passt)
+leftovers() {
+	for n in "$1-guest" "$1-host" "$1-router" "$1-src" "$1-dst" \
+		"$1-fabric"; do
+		[ -e "/run/netns/$n" ] || continue
+		for pid in $(ip netns pids "$n" 2>/dev/null); do
+			kill -KILL "$pid" 2>/dev/null || :
+		done
+		ip netns del "$n" 2>/dev/null || :
+	done
+	rm -rf "/etc/netns/$1-host" "/etc/netns/$1-src" "/etc/netns/$1-dst"
+}
+
 t_start=$(date +%s)
 LOGDIR=$(mktemp -d "/tmp/passt-libvirt.$$.XXXXXX")
 # libvirt-qemu runs the installed passt: the prefix must be reachable
@@ -98,6 +112,7 @@ for t in "$@"; do
 			timeout -k 10 "$LV_TIMEOUT" bash "$script" \
 			>"$log" 2>&1 </dev/null || st=$?
 	fi
+	[ "$st" -ne 124 ] && [ "$st" -ne 137 ] || leftovers "$id"
 	# The argv libvirt used, in this log too
 	sed -n 's/^argv /libvirt: passt argv, /p' "$log"
 	result "$t" "$st" $(($(date +%s) - start)) "$log"
