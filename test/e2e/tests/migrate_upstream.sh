@@ -17,7 +17,10 @@
 #            release), and the peer's segments would find no socket in
 #            SRC: the source pod is cut off the fabric when the migration
 #            starts (as in migrate_interop.sh), the fabric switches QM_W s
-#            after the target runs the guest
+#            after the target runs the guest. Ours, as the target (root
+#            here: CAP_NET_RAW), announces the guest on DST's eth0 when
+#            its rings start and on QEMU's SEND_RARPs (at most one burst
+#            in 50 ms): at least two RARPs from DST's MAC on the fabric
 #   refused  ours without --virtio-compat boots the guest (it negotiates
 #            our offloads and EVENT_IDX), and the migration to upstream
 #            must fail as QEMU fails it: the target's QEMU says
@@ -156,7 +159,19 @@ if [ "$CASE" = refused ]; then
 	exit 0
 fi
 
-[ "$CASE" != from ] || mig_pod_link src down
+if [ "$CASE" = from ]; then
+	mig_pod_link src down
+	# What DST announces
+	dmac=$(ip -n "$DST" link show eth0 |
+	       sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+	ip netns exec "$FABRIC" tcpdump -U --immediate-mode -n -e -tt -i fd \
+		-Q in "ether proto 0x8035 and ether src $dmac" \
+		>"$T/rarp.txt" 2>"$T/rarp.log" &
+	RARP_CAP=$!
+	track "$RARP_CAP"
+	wait_for "grep -q 'listening on' '$T/rarp.log'" 60 ||
+		fail "tcpdump: $(cat "$T/rarp.log")"
+fi
 qm_switch_arm "$QM_W"
 qm_migrate 120 || fail "migration failed: $(tail -n 3 "$T/qemu-dst.err")"
 qm_quit src --nowait
@@ -190,6 +205,15 @@ else
 	# Debian 13's passt has no linger: it exits with the migration
 	wait_for "! alive $SRC_PID" 10 ||
 		fail "upstream's source still runs after the migration"
+	kill -INT "$RARP_CAP" 2>/dev/null || :
+	wait_for "! alive $RARP_CAP" 10 || :
+	n=$(grep -c 'Reverse Request' "$T/rarp.txt" || :)
+	first=$(awk 'NR == 1 { printf "%d", $1 * 1000 }' "$T/rarp.txt")
+	log "DST announced: $n RARP(s) from $dmac, the first" \
+		"$((${first:-0} - QM_T_RUN)) ms after the target's RESUME;" \
+		"$(grep -m1 'Announce (' "$T/dst/passt.socket.err" || :)"
+	[ "${n:-0}" -ge 2 ] ||
+		fail "DST sent $n RARP(s): $(cat "$T/rarp.txt")"
 	log "RSTs from the source pod (cut off the fabric):" \
 		"$(($(mig_rsts "$SRC") - rst_src))"
 fi
