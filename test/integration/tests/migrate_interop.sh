@@ -284,7 +284,7 @@ gen=0
 pod() { # pod POD ROLE: D_SOCK, D_PID
 	gen=$((gen + 1))
 	_d=$T/$1$gen
-	mkdir -p "$_d"
+	mig_pod_dir "$_d"
 	D_SOCK=$_d/passt.socket
 	[ "$2" != target ] || mig_repair_start "$(mig_ns "$1")" "$_d"
 	mig_daemon_start "$(mig_ns "$1")" "$D_SOCK"

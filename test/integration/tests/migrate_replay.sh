@@ -21,7 +21,7 @@ set -eu
 
 DATA=$TOP/test/data/migrate
 mig_setup
-mkdir -p -m 1777 "$T/probe"
+mig_pod_dir "$T/probe"
 mig_daemon_start "$DST" "$T/probe/passt.socket"
 mig_probe "$T/probe/passt.socket"
 mig_daemon_stop "$MIG_DPID"
@@ -30,7 +30,7 @@ n=0
 # target: a fresh daemon in DST with its helper (directory mode)
 target() {
 	n=$((n + 1))
-	mkdir -p -m 1777 "$T/d$n"
+	mig_pod_dir "$T/d$n"
 	TSOCK=$T/d$n/passt.socket
 	mig_repair_start "$DST" "$T/d$n"
 	mig_daemon_start "$DST" "$TSOCK"
