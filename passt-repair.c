@@ -421,7 +421,8 @@ static int repair_dir_scan(const char *dir)
 	if (fd < 0)
 		repair_die("can't open directory %s: %s", dir, strerror(errno));
 
-	while (s < 0 && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+	while (s < 0 &&
+	       (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
 		for (off = 0; s < 0 && off < n; ) {
 			struct repair_dirent *d = (void *)(buf + off);
 

@@ -818,8 +818,8 @@ int mig_stream_need(const uint8_t *buf, size_t len, uint64_t *need)
 	}
 	version = mig_get32(buf + 8);
 	compat = mig_get32(buf + 12);
-	if (((uint64_t)mig_get32(buf) << 32 | mig_get32(buf + 4)) != MIG_MAGIC ||
-	    !version || !compat)
+	if (((uint64_t)mig_get32(buf) << 32 | mig_get32(buf + 4)) !=
+	    MIG_MAGIC || !version || !compat)
 		return -EINVAL;
 	/* Version 2's layout: the only one mig_versions[] has */
 	if (compat > MIG_VERSION || version < MIG_VERSION)

@@ -15,10 +15,10 @@
  *    helper passt-repair(1) connects to it. One helper at a time: another
  *    client is accepted and closed at once, and so is one that runs as
  *    neither root nor our own user (SO_PEERCRED, through the sandbox's
- *    checker: isolation_peer_check()), as it would get our sockets. A request is one sendmsg() of
- *    one byte (the command: 1 on, 0 off, -1 off without window probe) with
- *    1 to REPAIR_FDS_MAX sockets attached (SCM_RIGHTS); the helper applies
- *    it to each and echoes the byte. Anything else back (EOF, a different
+ *    checker: isolation_peer_check()), as it would get our sockets. A
+ *    request is one sendmsg() of one byte (the command: 1 on, 0 off, -1
+ *    off without window probe) with 1 to REPAIR_FDS_MAX sockets attached
+ *    (SCM_RIGHTS); the helper applies it to each and echoes the byte. Anything else back (EOF, a different
  *    byte, silence for REPAIR_TIMEOUT_MS) fails the request, and we drop
  *    the helper connection: it can't be trusted to be in step any more.
  *

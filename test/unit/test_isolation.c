@@ -128,11 +128,13 @@ static void test_direct_is_migrate(void **state)
 	(void)state;
 	assert_int_equal(isolation_profile_count(ISO_PROFILE_VU_DIRECT),
 			 isolation_profile_count(ISO_PROFILE_VU_MIGRATE));
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		assert_int_equal(
-			isolation_profile_allows(ISO_PROFILE_VU_DIRECT, names[i]),
-			isolation_profile_allows(ISO_PROFILE_VU_MIGRATE,
-						 names[i]));
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		enum iso_profile d = ISO_PROFILE_VU_DIRECT;
+		enum iso_profile m = ISO_PROFILE_VU_MIGRATE;
+
+		assert_int_equal(isolation_profile_allows(d, names[i]),
+				 isolation_profile_allows(m, names[i]));
+	}
 }
 
 #ifndef SO_PEEK_OFF
