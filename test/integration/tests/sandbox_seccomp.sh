@@ -107,16 +107,14 @@ allowed helper-so-mark setsockopt:-1:1:36
 tbl=$(perl -ne 'print "$1 $2\n" while /SOCKOPT\((\w+), (\w+)\)/g' \
 	"$TOP/isolation.c" | sed 's/^SOL_TCP /IPPROTO_TCP /' | sort -u)
 [ -n "$tbl" ] || fail "no SOCKOPT() rows in isolation.c"
-srcs=$(cd "$TOP" && git ls-files '*.c' 2>/dev/null |
-	grep -v -e '^test/' -e '^passt-repair.c$' -e '^isolation.c$' \
-		-e '^conf/') || srcs=
-[ -n "$srcs" ] || srcs=$(cd "$TOP" && ls ./*.c ./*/*.c |
-	grep -v -e '^./test/' -e 'passt-repair.c$' -e '^./isolation.c$' \
-		-e '^./conf/')
-used=$(cd "$TOP" && perl -0777 -ne \
-	'print "$1 $2\n" while /setsockopt\(\s*[^,;]+,\s*(\w+),\s*(\w+)/g' \
-	$srcs | sed 's/^SOL_TCP /IPPROTO_TCP /; s/^SOL_IPV6 /IPPROTO_IPV6 /' |
-	sort -u)
+# The daemon's sources, but its start-up code (conf/) and the sandbox's
+# shellcheck disable=SC2016
+used=$(find "$TOP" -name '*.c' -not -path "$TOP/test/*" \
+	-not -path "$TOP/build*" -not -path "$TOP/conf/*" \
+	-not -name passt-repair.c -not -name isolation.c -print0 |
+	xargs -0 perl -0777 -ne \
+	'print "$1 $2\n" while /setsockopt\(\s*[^,;]+,\s*(\w+),\s*(\w+)/g' |
+	sed 's/^SOL_TCP /IPPROTO_TCP /; s/^SOL_IPV6 /IPPROTO_IPV6 /' | sort -u)
 [ "$(echo "$used" | wc -l)" -ge 10 ] || fail "source scan found: $used"
 missing=$(comm -23 <(echo "$used") <(echo "$tbl"))
 [ -z "$missing" ] ||
