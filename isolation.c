@@ -145,8 +145,10 @@
 #define ISO_NOBODY	65534
 /* Descriptors beyond the ones open now and one per flow */
 #define ISO_FD_SPARE	128
-/* How long the peer credential checker may take to answer */
-#define ISO_PEER_TIMEOUT_MS	1000
+/* How long the peer credential checker may take to start or to answer:
+ * milliseconds, normally, but the machine may be busy
+ */
+#define ISO_PEER_TIMEOUT_MS	5000
 
 /* Directories of the files we remove at exit, kept open across the pivot */
 #define ISO_DIRS_MAX	4
