@@ -20,9 +20,9 @@
  *	(EPOLLOUT); at the end we close our end, which is QEMU's EOF.
  *  LOAD: bytes are collected (EPOLLIN) until EOF, no further than the
  *	stream announces for the flows it carries (mig_stream_need(): the
- *	buffer is as large as the stream, never larger; bytes past its end
- *	are dropped, as upstream ignores them). Then the whole stream is
- *	parsed and validated (migrate/format.c)
+ *	buffer is as large as the stream, never larger; bytes past its end,
+ *	or past a beginning no stream we take could have, are dropped).
+ *	Then the whole stream is parsed and validated (migrate/format.c)
  *	and checked against our own flows; a stream that fails any check
  *	is refused as a whole, nothing of it applied. A good one is
  *	applied: addresses adopted, connections recreated. Restoring needs
@@ -86,6 +86,7 @@ static struct {
 	size_t out_off;
 	uint8_t *in;			/* LOAD: the stream */
 	size_t in_len, in_cap;
+	bool in_over;			/* LOAD: it announces too much */
 	struct mig_stream_in parsed;
 	uint64_t helper_deadline;
 	uint64_t started_ms;
@@ -118,6 +119,7 @@ static void migrate_reset_buffers(void)
 	free(mig.in);
 	mig.in = NULL;
 	mig.in_len = mig.in_cap = 0;
+	mig.in_over = false;
 	mig_stream_in_free(&mig.parsed);
 	memset(&mig.parsed, 0, sizeof(mig.parsed));
 }
@@ -238,6 +240,12 @@ static void migrate_load_eof(struct ctx *c)
 	int rc;
 
 	migrate_pipe_close(c);
+	if (mig.in_over) {
+		err("Migration: refusing the state stream: it announces more "
+		    "than %llu bytes", (unsigned long long)MIG_STREAM_MAX);
+		migrate_finish(c, -E2BIG);
+		return;
+	}
 	rc = mig_parse(mig.in, mig.in_len, &mig.parsed, why, sizeof(why));
 	if (!rc)
 		rc = tcp_migrate_target_check(&mig.parsed, why, sizeof(why));
@@ -258,32 +266,26 @@ static void migrate_load_eof(struct ctx *c)
 
 /*
  * LOAD: read no further than the stream announces (mig_stream_need()), so
- * that the buffer never holds more than the flows it carries can: bytes
+ * that the buffer never holds more than the flows it carries can. Bytes
  * after the end of the stream are read and dropped, as upstream ignores
- * them, and the stream is parsed at end of file
+ * them; so is everything after a beginning that no stream we take could
+ * have (mig_parse() says what is wrong with it, at end of file)
  */
 static void migrate_load_read(struct ctx *c)
 {
 	static uint8_t drop[1 << 14];
 
 	for (;;) {
-		uint64_t need;
+		uint64_t need = 0;
 		size_t room;
 		ssize_t n;
 		int rc;
 
 		rc = mig_stream_need(mig.in, mig.in_len, &need);
 		if (rc >= 0 && need > MIG_STREAM_MAX)
-			rc = -E2BIG;
-		if (rc < 0) {
-			err("Migration: refusing the state stream: %s after "
-			    "%zu bytes", rc == -E2BIG ? "it announces more "
-			    "than we take" : strerror(-rc), mig.in_len);
-			migrate_finish(c, rc);
-			return;
-		}
+			mig.in_over = true;
 
-		if (rc == 1 && mig.in_len >= need) {
+		if (rc < 0 || mig.in_over || (rc == 1 && mig.in_len >= need)) {
 			n = read(mig.fd, drop, sizeof(drop));
 		} else {
 			if (mig.in_cap < need) {
