@@ -103,9 +103,11 @@ $(BUILD)/test/unit/%: test/unit/%.c $(BUILD)/libpasst.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libpasst.a $(LDLIBS) -lcmocka
 
+# sysdeny: system calls that fail on purpose (the sandbox tests)
+$(BUILD)/test/tools/sysdeny: LDLIBS += -lseccomp -lcap
 $(BUILD)/test/tools/%: test/tools/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
 asan:
 	$(MAKE) BUILD=build-asan SAN=1 build-asan/passt tools
