@@ -2783,8 +2783,9 @@ static int case_state_abandon(void)
  * it: a chain that came back is delivered to the tap (a garbled frame is
  * the guest kernel's to drop) and its descriptors are free again; used
  * entries naming chains we don't hold (duplicates, stale entries) are
- * counted and skipped. A ring that stops moving, or that the daemon
- * ignores (broken), is cured with a fresh connection.
+ * counted and skipped. A ring that stops moving, as the daemon ignores
+ * it (broken), is mended with SET_VRING_ADDR, or if that doesn't do, a
+ * fresh connection.
  *
  * Every choice comes from one pseudo-random generator seeded with
  * --hostile SEED: the seed picks the features (MRG_RXBUF, EVENT_IDX,
@@ -2823,7 +2824,6 @@ struct hos_ring {
 	uint64_t arena, arena_len, bump;
 	unsigned live;
 	uint64_t last_used_ms;		/* when a chain last came back */
-	uint64_t last_post_ms;		/* when we last posted a chain */
 };
 
 static struct hos_ring hrx, htx;
@@ -3004,7 +3004,7 @@ static void hos_ring_reset(struct hos_ring *hr, struct ring *r, unsigned q,
 	hr->arena_len = arena_len;
 	hr->bump = 0;
 	hr->live = 0;
-	hr->last_used_ms = hr->last_post_ms = now_ms();
+	hr->last_used_ms = now_ms();
 }
 
 static int hos_desc_take(struct hos_ring *hr)
@@ -3208,7 +3208,8 @@ static unsigned hos_rx_shape(uint32_t *len)
 		uint32_t whole = (uint32_t)mtu + 14 + HDR;
 
 		if (hos.mrg) {
-			len[0] = hos_chance(500) ? 1536 + hos_below(2560) : 4096;
+			len[0] = hos_chance(500) ? 1536 + hos_below(2560)
+						 : 4096;
 			return 1;
 		}
 		if (!hos.offload && whole <= 4096) {
@@ -3479,7 +3480,8 @@ static void hos_tx_garbage(void)
 		break;
 	case 4:		/* next out of range */
 		if (d >= 0)
-			put16(tx.desc + 16 * d + 14, (uint16_t)(VF_Q + hos_below(999)));
+			put16(tx.desc + 16 * d + 14,
+			      (uint16_t)(VF_Q + hos_below(999)));
 		if (d >= 0)
 			put16(tx.desc + 16 * d + 12, D_NEXT);
 		break;
@@ -3535,7 +3537,8 @@ static int hos_tx_frame(const uint8_t *hf, size_t total)
 	cut[0] = 0;
 	for (i = 1; i < np; i++) {
 		uint32_t v = hos_chance(hos.p_zero) && i > 1 ?
-			     cut[i - 1] : (uint32_t)hos_below((unsigned)total + 1);
+			     cut[i - 1] :
+			     (uint32_t)hos_below((unsigned)total + 1);
 
 		for (j = i; j > 1 && cut[j - 1] > v; j--)
 			cut[j] = cut[j - 1];
@@ -3553,7 +3556,6 @@ static int hos_tx_frame(const uint8_t *hf, size_t total)
 	if (h < 0)
 		return -1;
 	hos_offer(&htx, (uint16_t)h);
-	htx.last_post_ms = now_ms();
 	hos_tx_since_rx++;
 	return 0;
 }
