@@ -7,7 +7,8 @@
 # make demo-migrate  live migration between two QEMUs, a timeline picture
 #                 ($(BUILD)/demo-migrate.png; DEMO_LINGER=no: without linger)
 # make libvirt    real libvirt drives the installed daemon; the .deb
-# make fuzz-long  every fuzzer for 10 million executions, with a table
+# make fuzz-long  every fuzzer for 10 million executions, with a table, and
+#                 the hostile vhost-user guest with random seeds (30 min)
 # make lsm        the AppArmor and SELinux profiles in contrib/ (make check)
 # make asan       sanitizer build in build-asan/
 # make install    PREFIX=/usr/local DESTDIR= (make uninstall: the same)
@@ -162,11 +163,16 @@ bench: $(BUILD)/passt tools
 		bench/run.sh
 
 # Every harness in turn for FUZZ_RUNS (10 million) executions, and a table
-# of executions, coverage and crashes (not in make check: it takes hours)
+# of executions, coverage and crashes (not in make check: it takes hours);
+# then the hostile vhost-user guest (test/integration/tests/vu_hostile.sh)
+# with random seeds for FUZZ_HOSTILE_SECS (1800) against the ASan daemon
+# (as root; each seed is printed, FUZZ_NAMES=vu_hostile for that alone)
 FUZZ_RUNS ?= 10000000
 FUZZ_JOBS ?= $(shell nproc)
+FUZZ_HOSTILE_SECS ?= 1800
 fuzz-long:
 	FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_JOBS=$(FUZZ_JOBS) \
+		FUZZ_HOSTILE_SECS=$(FUZZ_HOSTILE_SECS) \
 		test/fuzz/build.sh long $(FUZZ_NAMES)
 
 # The LSM profiles in contrib/ parse (AppArmor) and build (SELinux module)
