@@ -150,6 +150,10 @@ static struct {
 } rx;
 
 struct vu_dev vu_dev = { .fd = -1, .log_call_fd = -1 };
+/* Heads in flight, per queue: outside struct virtq, so that the queues'
+ * state stays on a page or two, and only queues in use touch their bitmap
+ */
+static uint64_t vu_inflight[VU_QUEUES][VQ_INFLIGHT_WORDS];
 
 static const char *vu_req_name(uint32_t req)
 {
@@ -299,8 +303,10 @@ int vu_init(struct ctx *c)
 	unsigned i;
 	int rc;
 
-	for (i = 0; i < VU_QUEUES; i++)
+	for (i = 0; i < VU_QUEUES; i++) {
+		vu_dev.vq[i].inflight = vu_inflight[i];
 		vq_reset(&vu_dev.vq[i]);
+	}
 	/* Now or never: the sandbox allows no eventfd() */
 	if ((rc = vu_eventfd_learn()))
 		die("vhost-user: can't create an eventfd: %s", strerror(-rc));

@@ -187,11 +187,14 @@ void vq_notify_reset(struct virtq *vq)
 
 /**
  * vq_reset() - forget everything about a queue (fds must be closed first)
- * @vq:		queue
+ * @vq:		queue, its @inflight bitmap set (kept), or NULL
  */
 void vq_reset(struct virtq *vq)
 {
-	memset(vq, 0, offsetof(struct virtq, inflight));
+	uint64_t *inflight = vq->inflight;
+
+	memset(vq, 0, sizeof(*vq));
+	vq->inflight = inflight;
 	vq->kick_fd = vq->call_fd = vq->err_fd = -1;
 	vq_notify_reset(vq);
 }
@@ -213,8 +216,9 @@ static uint8_t *vq_map_area(const struct vu_mem *m, uint64_t qva,
  * @vq:		queue with size and addresses set
  * @m:		guest memory
  *
- * Return: 0, -EINVAL if size or addresses aren't set, -EFAULT if an area
- *	   isn't mapped contiguously and aligned (the pointers are cleared)
+ * Return: 0, -EINVAL if size, addresses or the bitmap of heads in flight
+ *	   aren't set, -EFAULT if an area isn't mapped contiguously and
+ *	   aligned (the pointers are cleared)
  */
 int vq_translate(struct virtq *vq, const struct vu_mem *m)
 {
@@ -223,7 +227,7 @@ int vq_translate(struct virtq *vq, const struct vu_mem *m)
 	vq->desc = vq->avail = vq->used = NULL;
 	vq_notify_reset(vq);	/* a new ring: whatever the driver left */
 	vq->avail_seen = vq->last_avail;
-	if (!vq->size || !vq->addr_set)
+	if (!vq->size || !vq->addr_set || !vq->inflight)
 		return -EINVAL;
 	/* A new ring: no chain of it is ours */
 	memset(vq->inflight, 0, (MIN(q, VQ_MAX_SIZE) + 63) / 64 * 8);
@@ -452,7 +456,7 @@ int vq_pop(struct virtq *vq, const struct vu_mem *m, struct vq_elem *e)
  */
 void vq_release(struct virtq *vq, uint16_t head)
 {
-	if (head < vq->size && head < VQ_MAX_SIZE)
+	if (vq->inflight && head < vq->size && head < VQ_MAX_SIZE)
 		vq->inflight[head / 64] &= ~(1ULL << (head % 64));
 }
 

@@ -15,6 +15,8 @@
 #define VU_MAX_REGIONS 8
 /* Largest queue size the split ring format allows */
 #define VQ_MAX_SIZE 32768
+/* Words of a queue's bitmap of heads in flight (struct virtq.inflight) */
+#define VQ_INFLIGHT_WORDS (VQ_MAX_SIZE / 64)
 /* Buffer pieces one chain may map to (descriptors split at region ends) */
 #define VQ_IOV_MAX 64
 /* Alignment of an indirect descriptor table: what our 64-bit loads of its
@@ -123,11 +125,11 @@ struct vq_elem {
  * @avail_event: what we last wrote to avail_event, -1: nothing yet
  * @signalled:	used_idx when we last decided about an interrupt
  * @signalled_ok: @signalled is meaningful (false: interrupt regardless)
- * @inflight:	bit per head: chain taken by vq_pop() and neither used
+ * @inflight:	bit per head (VQ_INFLIGHT_WORDS words, the owner's, kept
+ *		by vq_reset()): chain taken by vq_pop() and neither used
  *		(vq_fill()) nor given back (vq_release()). Only the first
- *		@size bits mean anything; vq_translate() clears them, and
- *		vq_reset() leaves them alone, so that unused queues never
- *		touch their pages
+ *		@size bits mean anything, cleared by vq_translate(), which
+ *		refuses a queue without: queues not in use never touch it
  */
 struct virtq {
 	unsigned size;
@@ -146,7 +148,7 @@ struct virtq {
 	int avail_event;
 	uint16_t signalled;
 	bool signalled_ok;
-	uint64_t inflight[VQ_MAX_SIZE / 64];
+	uint64_t *inflight;
 };
 
 void *vu_gpa_to_va(const struct vu_mem *m, uint64_t gpa, uint64_t *len);

@@ -83,8 +83,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct vq_elem e;
 	static bool held[VQ_MAX_SIZE];
+	static uint64_t inflight[VQ_INFLIGHT_WORDS];
 	uint8_t *r0, *r1, *log;
-	struct virtq vq;
+	struct virtq vq = { .inflight = inflight };
 	struct vu_mem m;
 	const uint8_t *h = data;
 	unsigned pops = 0, filled = 0, max_pops;

@@ -24,7 +24,8 @@
 static uint8_t guest[MEM] __attribute__((aligned(4096)));
 static uint8_t logmap[64];
 static struct vu_mem m;
-static struct virtq vq;
+static uint64_t inflight[VQ_INFLIGHT_WORDS];
+static struct virtq vq = { .inflight = inflight };
 
 #define DESC_GPA 0x0
 #define AVAIL_GPA 0x100

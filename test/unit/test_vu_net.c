@@ -36,6 +36,7 @@
 #define PLEN 1460
 
 static uint8_t guest[MEM] __attribute__((aligned(4096)));
+static uint64_t inflight[VQ_INFLIGHT_WORDS];
 static struct ctx c;
 static struct virtq *vq = &vu_dev.vq[VU_RX_Q];
 static uint16_t avail_idx;
@@ -51,6 +52,7 @@ static int setup(void **state)
 					      .map_len = MEM };
 	vu_dev.fd = 1000;	/* "connected": never used for I/O here */
 	vu_dev.features = 0;	/* no MRG_RXBUF, no offloads */
+	vq->inflight = inflight;
 	vq_reset(vq);
 	vq->size = Q;
 	vq->desc_qva = QVA + DESC_GPA;
