@@ -814,12 +814,12 @@ int vu_eventfd_learn(void)
  * @fd:		descriptor
  *
  * An eventfd is a file of the kernel's anonymous inode file system, with
- * no file type (as signalfds, timerfds, epoll fds and others are), and the
- * only one of those that takes a write of eight zero bytes: which adds 0
- * to its counter and can't block, whatever the counter says (a reader
- * may wake up for nothing: a spurious interrupt at most). Then
- * O_NONBLOCK, which QEMU's own eventfds have already: it's the file's
- * flag, shared with QEMU.
+ * no file type, as signalfds, timerfds, epoll and inotify fds are too; it
+ * takes a write of eight zero bytes, which they refuse, and which adds 0
+ * to its counter and can't block, whatever the counter says (a reader may
+ * wake up for nothing: a spurious interrupt at most). Then O_NONBLOCK,
+ * which QEMU's own eventfds have already: it's the file's flag, shared
+ * with QEMU.
  *
  * Return: 0 if it is one, now non-blocking; -EINVAL if it isn't, -errno
  *	   if we can't tell

@@ -848,9 +848,7 @@ unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 		seg[f].fe_count = res_count - first;
 		continue;
 partial:
-		/* This frame can't be completed: give its chains back, and
-		 * the iovecs it took
-		 */
+		/* This frame can't be completed: give its chains back */
 		vu_net_res_giveback(vq, first, extra);
 		break;
 	}

@@ -693,8 +693,11 @@ static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 		goto fin;
 
 	if (!tcp_peek_offset_ok) {
-		/* Skip what was sent already by peeking it into a scratch area */
-		for (uint32_t skip = inflight; skip; nskip++) {
+		/* Skip what was sent already by peeking it into a scratch
+		 * area (the window above keeps it within TCP_DISCARD_IOV)
+		 */
+		for (uint32_t skip = inflight; skip && nskip < TCP_DISCARD_IOV;
+		     nskip++) {
 			iov[nskip].iov_base = tcp_discard;
 			iov[nskip].iov_len = MIN(skip, sizeof(tcp_discard));
 			skip -= iov[nskip].iov_len;

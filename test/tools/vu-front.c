@@ -2801,7 +2801,7 @@ static int case_state_abandon(void)
 #define HOS_TX_ARENA	(VF_MEM_SIZE / 2 - (512ULL << 10))
 #define HOS_TX_ARENA_LEN (VF_MEM_SIZE / 2)
 #define HOS_STALL_MS	300	/* TX chains out this long: reconnect */
-#define HOS_QUIET_MS	200	/* nothing on RX while the guest sends */
+#define HOS_QUIET_MS	300	/* nothing on RX while the guest sends */
 
 /* A chain we posted, as we laid it out */
 struct hos_chain {
@@ -3760,7 +3760,10 @@ static int hos_mend(void)
  */
 static bool hos_rx_quiet(uint64_t now)
 {
-	return now > hrx.last_used_ms + HOS_QUIET_MS && hos_tx_since_rx >= 3;
+	/* Eight: more than a guest sends unanswered on its own (router
+	 * solicitations, multicast reports, duplicate address detection)
+	 */
+	return now > hrx.last_used_ms + HOS_QUIET_MS && hos_tx_since_rx >= 8;
 }
 
 /* TX chains out (or entries we can't account for: duplicates the daemon
