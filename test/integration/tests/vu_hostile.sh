@@ -25,6 +25,8 @@
 # HOSTILE_LONG_SECS: instead, random seeds for that many seconds (make
 # fuzz-long), each printed, so that a failure names its seed; reproduce
 # with HOSTILE_SEEDS=SEED test/integration/run.sh vu_hostile.
+# HOSTILE_OPTS: more vu-front options for the hostile runs (-v: why it
+# mended rings or reconnected).
 # PT_TIMEOUT: 300
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
@@ -74,6 +76,7 @@ hostile() {
 	shift
 	runs=$((runs + 1))
 	rm -f "$T/$_n.err"
+	# shellcheck disable=SC2086 # HOSTILE_OPTS: options, split
 	ip netns exec "$GUEST" "$VUFRONT" -r 5 ${HOSTILE_OPTS:-} "$@" \
 		"$SOCK" hostile 2>"$T/$_n.err" &
 	_vf=$!
