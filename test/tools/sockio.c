@@ -53,6 +53,8 @@
  *   --rate KIB        pattern modes: send at most KIB KiB/s
  *   --bytes N         pattern modes: send N bytes, then stop
  *   --stop-file FILE  pattern modes: stop sending once FILE exists
+ *   --fin-file FILE   pattern modes: once done sending, shut down only
+ *                     when FILE exists (send some, stay idle, then FIN)
  *   --progress FILE   pattern modes: keep "rx=N tx=M end=running|eof|rst|
  *                     mismatch" in FILE (replaced every 50 ms and at exit)
  *   --pause-rx        pattern modes: don't read the socket until the
@@ -456,7 +458,7 @@ static int do_tcp_connect(const char *addr, const char *port)
 
 static int opt_send, opt_pause_rx;
 static long long opt_rate = -1, opt_bytes = -1;
-static const char *opt_stop_file, *opt_progress;
+static const char *opt_stop_file, *opt_progress, *opt_fin_file;
 
 static unsigned char pat_byte(unsigned long long off)
 {
@@ -498,9 +500,10 @@ static int pattern(int s)
 {
 	static char tx[BUFSZ], rx[BUFSZ];
 	long long bytes_in = 0, bytes_out = 0, t0 = now_ms(), t_prog = 0;
-	long long t_stop = 0;
+	long long t_stop = 0, t_fin = 0;
 	size_t tx_len = 0, tx_off = 0;
 	int tx_done = !opt_send, sk_eof = 0, shut = 0, reset = 0;
+	int fin_ok = !opt_fin_file;
 	const char *end;
 
 	set_nonblock(s);
@@ -517,8 +520,13 @@ static int pattern(int s)
 		}
 		if (!tx_done && opt_bytes >= 0 && bytes_out >= opt_bytes)
 			tx_done = 1;
+		if (tx_done && !fin_ok && now - t_fin >= 20) {
+			t_fin = now;
+			fin_ok = !access(opt_fin_file, F_OK);
+		}
 		/* Stop sending at a buffer boundary: drop the unsent rest */
-		if (tx_done && !shut && (sk_eof || (opt_send && !opt_hold))) {
+		if (tx_done && !shut &&
+		    (sk_eof || (opt_send && !opt_hold && fin_ok))) {
 			shutdown(s, SHUT_WR);
 			shut = 1;
 		}
@@ -1252,6 +1260,7 @@ static void usage(void)
 	      "              [--rst-after N] [--expect-rst] [--hold]\n"
 	      "              [--wait-eof] [--expect-refused] [--send]\n"
 	      "              [--rate KIB] [--bytes N] [--stop-file FILE]\n"
+	      "              [--fin-file FILE]\n"
 	      "              [--progress FILE] [--pause-rx] [--rcvbuf N]\n"
 	      "              [--sndbuf N] MODE ARG...\n"
 	      "MODE: tcp-listen ADDR PORT | tcp-connect ADDR PORT |\n"
@@ -1290,6 +1299,7 @@ int main(int argc, char **argv)
 		{ "rate",		required_argument, NULL, 'K' },
 		{ "bytes",		required_argument, NULL, 'B' },
 		{ "stop-file",		required_argument, NULL, 'X' },
+		{ "fin-file",		required_argument, NULL, 'I' },
 		{ "progress",		required_argument, NULL, 'P' },
 		{ "pause-rx",		no_argument, NULL, 'Q' },
 		{ "rcvbuf",		required_argument, NULL, 'V' },
@@ -1317,6 +1327,7 @@ int main(int argc, char **argv)
 		case 'K': opt_rate = num(optarg); break;
 		case 'B': opt_bytes = num(optarg); break;
 		case 'X': opt_stop_file = optarg; break;
+		case 'I': opt_fin_file = optarg; break;
 		case 'P': opt_progress = optarg; break;
 		case 'Q': opt_pause_rx = 1; break;
 		case 'V': opt_rcvbuf = num(optarg); break;

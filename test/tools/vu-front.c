@@ -86,10 +86,13 @@
  * Live migration, in bridge mode (what QEMU 10 does, see "migration"
  * below). A migration starts on SIGUSR2 or on a line written to the
  * trigger FIFO: "migrate" (to --migrate-to), "migrate SOCK" (to SOCK:
- * several migrations, back and forth, in one run) or "cancel" (save the
- * state, then resume the source). Each one ends with a line on stderr,
+ * several migrations, back and forth, in one run), "cancel" (save the
+ * state, then resume the source) or "abort SOCK" (save, load into the
+ * daemon at SOCK, then fail as a QEMU does after the target loaded the
+ * device state: the target's connection is closed before its device ever
+ * starts, and the source resumes). Each one ends with a line on stderr,
  * also appended to --migrate-done FILE:
- *   migrate: result=ok|cancelled|failed-resumed|failed n=N stage=S
+ *   migrate: result=ok|cancelled|aborted|failed-resumed|failed n=N stage=S
  *   state_bytes=N save_check=N load_check=N base_rx=N base_tx=N
  *   stop_ms=N save_ms=N load_ms=N start_ms=N downtime_ms=N total_ms=N
  *   at_ms=N
@@ -116,6 +119,15 @@
  *   --migrate-notify FIFO   then write a message to FIFO (non-blocking):
  *                           the contents of --migrate-notify-msg FILE
  *                           (read at the trigger), or "migrated N"
+ *   --phase-exec CMD        run "sh -c CMD" and wait for it at each step
+ *                           of a migration, MIG_PHASE in its environment:
+ *                           "stopped" (rings stopped, SAVE not sent yet),
+ *                           "save-sent" (SET_DEVICE_STATE_FD(SAVE) sent,
+ *                           its reply not read yet), "saved" (SAVE and
+ *                           its CHECK done), "loaded" (LOAD and its
+ *                           CHECK done, the target not started); and
+ *                           MIG_N: e.g. a test that makes something
+ *                           happen at one exact point of the switch-over
  * Any of these offers DEVICE_STATE: a daemon without it makes vu-front
  * exit with status 3 at connect time.
  *
@@ -141,6 +153,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1281,7 +1294,7 @@ struct conn {
 };
 
 static const char *mig_to, *mig_trigger, *mig_done, *state_save_path;
-static const char *mig_exec, *mig_notify, *mig_notify_msg;
+static const char *mig_exec, *mig_notify, *mig_notify_msg, *mig_phase_exec;
 static const char *state_load_path;
 static bool mig_cancel, mig_close_src, mig_nolog, mig_nodisable;
 static bool expect_load_fail;
@@ -1406,6 +1419,35 @@ static int reply_state_fd(uint64_t *v, int *fd)
 }
 
 /*
+ * --phase-exec CMD: run it (sh -c) at @phase and wait until it exits.
+ * SIGCHLD is ignored (the --migrate-exec children are never waited for),
+ * so waitpid() can't give the status: it returns once the child is gone.
+ */
+static void mig_phase(const char *phase)
+{
+	char n[16];
+	pid_t pid;
+
+	if (!mig_phase_exec)
+		return;
+	snprintf(n, sizeof(n), "%u", mig_n);
+	pid = fork();
+	if (pid < 0) {
+		perror("vu-front: fork");
+		return;
+	}
+	if (!pid) {
+		setenv("MIG_N", n, 1);
+		setenv("MIG_PHASE", phase, 1);
+		execl("/bin/sh", "sh", "-c", mig_phase_exec, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	vsay("phase %s: hook done\n", phase);
+}
+
+/*
  * SET_DEVICE_STATE_FD(@dir, STOPPED) with our end @ours of a pipe whose
  * other end is @theirs (which we close): returns the fd to transfer on
  * (ours, or the daemon's if it sent one instead), -1 on refusal
@@ -1418,6 +1460,8 @@ static int state_fd(uint32_t dir, int ours, int theirs)
 
 	rc = msg_send_fds(SET_DEVICE_STATE_FD, 0, t, 8, &theirs, 1);
 	close(theirs);
+	if (!rc && dir == STATE_SAVE)
+		mig_phase("save-sent");
 	if (rc || reply_state_fd(&v, &fd)) {
 		say("SET_DEVICE_STATE_FD (%s): no reply\n",
 		    dir == STATE_SAVE ? "SAVE" : "LOAD");
@@ -1683,12 +1727,15 @@ static void mig_notify_write(const char *msg, size_t len)
  * migrate() - switch the guest over from the current daemon to the one
  * listening at @to, or (@cancel) fail the migration after the source
  * saved its state and start the source's device again, as QEMU does when
- * a migration is cancelled. The caller's loop is blocked meanwhile: no
- * frame is relayed. Reports one "migrate: result=..." line with the
- * timings (ms since the trigger). Returns 0 if the guest runs again, on
- * the target or (after a cancel or a failure) on the source; -1 if not.
+ * a migration is cancelled, or (@abort) fail it after the target at @to
+ * loaded the state: its connection is closed before its device starts (a
+ * target QEMU that fails and exits), and the source's device starts
+ * again. The caller's loop is blocked meanwhile: no frame is relayed.
+ * Reports one "migrate: result=..." line with the timings (ms since the
+ * trigger). Returns 0 if the guest runs again, on the target or (after a
+ * cancel, an abort or a failure) on the source; -1 if not.
  */
-static int migrate(int tap, const char *to, bool cancel)
+static int migrate(int tap, const char *to, bool cancel, bool abort)
 {
 	uint64_t t0 = now_ms(), t_conn, t_stop, t_stopped = 0, t_saved = 0;
 	uint64_t t_loaded = 0, t_started = 0, check = 0, lcheck = 0;
@@ -1782,6 +1829,7 @@ static int migrate(int tap, const char *to, bool cancel)
 		goto resume;
 	}
 	t_stopped = now_ms();
+	mig_phase("stopped");
 	if (state_save(&state, &state_len, &check) || check) {
 		if (state_save_path && state)
 			state_record(state, state_len);
@@ -1791,6 +1839,7 @@ static int migrate(int tap, const char *to, bool cancel)
 	t_saved = now_ms();
 	if (state_save_path)
 		state_record(state, state_len);
+	mig_phase("saved");
 	if (cancel) {
 		stage = "cancel";
 		goto resume;
@@ -1808,6 +1857,14 @@ static int migrate(int tap, const char *to, bool cancel)
 		goto resume;
 	}
 	t_loaded = now_ms();
+	mig_phase("loaded");
+	if (abort) {
+		/* The target QEMU fails and exits: its device never ran */
+		sock_close();
+		conn_load(&src);
+		stage = "abort";
+		goto resume;
+	}
 	if (dev_start(0, false, base)) {
 		/* The target took the state: no way back */
 		stage = "start";
@@ -1849,6 +1906,7 @@ out:
 		 "downtime_ms=%llu total_ms=%llu at_ms=%llu",
 		 !stage ? "ok" :
 		 !strcmp(stage, "cancel") && resumed ? "cancelled" :
+		 !strcmp(stage, "abort") && resumed ? "aborted" :
 		 resumed ? "failed-resumed" : "failed",
 		 mig_n, stage ? stage : "done", state_len,
 		 (unsigned long long)check, (unsigned long long)lcheck,
@@ -1866,14 +1924,14 @@ out:
 	mig_report(line);
 	free(state);
 	free(file);
-	if (stage && strcmp(stage, "cancel"))
+	if (stage && strcmp(stage, "cancel") && strcmp(stage, "abort"))
 		mig_bad++;
 	if (!stage || resumed)
 		return 0;
 	return -1;
 }
 
-/* Trigger FIFO: complete lines "migrate [SOCK]" or "cancel" */
+/* Trigger FIFO: complete lines "migrate [SOCK]", "cancel", "abort SOCK" */
 static int trig_fd = -1;
 
 /* Next command from the trigger FIFO into @cmd; 1 if one, 0 if none */
@@ -1924,10 +1982,18 @@ static int trigger_run(int tap, char *cmd)
 			    "\"migrate SOCK\")\n");
 			return 0;
 		}
-		return migrate(tap, arg ? arg : mig_to, mig_cancel && !arg);
+		return migrate(tap, arg ? arg : mig_to, mig_cancel && !arg,
+			       false);
 	}
 	if (!strcmp(cmd, "cancel"))
-		return migrate(tap, NULL, true);
+		return migrate(tap, NULL, true, false);
+	if (!strcmp(cmd, "abort")) {
+		if (!arg) {
+			say("abort: no target (\"abort SOCK\")\n");
+			return 0;
+		}
+		return migrate(tap, arg, false, true);
+	}
 	if (*cmd)
 		say("trigger: unknown command \"%s\"\n", cmd);
 	return 0;
@@ -2594,7 +2660,8 @@ static void usage(const char *name)
 		"[--state-load FILE] [--expect-load-fail] [--no-mig-log] "
 		"[--no-disable] [-d USEC] [--migrate-exec CMD] "
 		"[--migrate-notify FIFO] "
-		"[--migrate-notify-msg FILE] SOCKPATH CASE...\n"
+		"[--migrate-notify-msg FILE] [--phase-exec CMD] "
+		"SOCKPATH CASE...\n"
 		"(see the comment at the top of vu-front.c for the cases "
 		"and options)\n", name);
 	exit(2);
@@ -2679,6 +2746,7 @@ int main(int argc, char **argv)
 		{ "migrate-exec", required_argument, NULL, 'x' },
 		{ "migrate-notify", required_argument, NULL, 'o' },
 		{ "migrate-notify-msg", required_argument, NULL, 'M' },
+		{ "phase-exec", required_argument, NULL, 'H' },
 		{ 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -2762,6 +2830,9 @@ int main(int argc, char **argv)
 			break;
 		case 'M':
 			mig_notify_msg = optarg;
+			break;
+		case 'H':
+			mig_phase_exec = optarg;
 			break;
 		default:
 			usage(argv[0]);
