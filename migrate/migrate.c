@@ -15,16 +15,22 @@
  *
  *  SAVE: the state is built at once: the stream header, the addresses we
  *	learned about the guest, and the TCP connections, which are held
- *	silently (tcp/migrate.c: out of the loop, drop-all filter, repair
- *	mode) and dumped. The bytes go out as the pipe takes them
+ *	silently (tcp/migrate.c: out of the loop, deaf, repair mode) and
+ *	dumped; the listening sockets of forwarded ports take no new
+ *	connection from then on. The bytes go out as the pipe takes them
  *	(EPOLLOUT); at the end we close our end, which is QEMU's EOF.
  *  LOAD: bytes are collected (EPOLLIN) up to MIG_STREAM_MAX until EOF.
  *	Then the whole stream is parsed and validated (migrate/format.c)
  *	and checked against our own flows; a stream that fails any check
  *	is refused as a whole, nothing of it applied. A good one is
- *	applied: addresses adopted, connections recreated. Restoring needs
- *	TCP_REPAIR: if no helper is connected yet, we wait for one, up to
- *	MIGRATE_HELPER_WAIT_MS.
+ *	applied: addresses adopted, connections recreated, but kept in
+ *	repair mode and silent ("parked") until the guest runs here (the
+ *	first ring start after the LOAD: migrate_device_started()): the
+ *	migration may still fail, and the source resume the guest. If the
+ *	front-end goes away first, they are closed silently. Restoring
+ *	needs TCP_REPAIR: if no helper is connected yet, we wait for one, up
+ *	to MIGRATE_HELPER_WAIT_MS; the helper stays connected until the
+ *	release.
  *  CHECK_DEVICE_STATE: 0 if our side went through. If it hasn't finished
  *	yet, the reply waits (vu_device_state_reply()) until it has.
  *
@@ -35,14 +41,16 @@
  * target. The linger ends with SIGUSR2 (the launcher says the fabric has
  * switched), after --migrate-linger-timeout seconds, or
  * MIGRATE_LINGER_TERM_MS after SIGTERM, whichever comes first: the held
- * sockets are closed in repair mode (no FIN, no RST), one line is logged,
- * and the process exits 0. --one-off has no effect once migrated.
+ * sockets are closed in repair mode (no FIN, no RST), any other connection
+ * is reset (it can't go on anywhere), one line is logged, and the process
+ * exits 0. --one-off has no effect once migrated.
  * --migrate-no-linger (deprecated) closes the held sockets at once and
  * --migrate-exit (deprecated) exits at once.
  *
  * A migration that fails or is cancelled after SAVE makes QEMU start our
  * rings again (migrate_device_started()): the held connections are taken
- * back and traffic flows again, as if nothing happened.
+ * back, the listeners take connections again, and traffic flows again, as
+ * if nothing happened.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +67,7 @@
 #include "migrate/format.h"
 #include "migrate/migrate.h"
 #include "migrate/repair.h"
+#include "tap/tap.h"
 #include "tcp/migrate.h"
 #include "util.h"
 
@@ -174,6 +183,8 @@ static int migrate_save_start(struct ctx *c)
 	migrate_addrs_get(c, &a);
 	mig_put_addrs(&mig.out, &a);
 
+	/* Nothing accepted from now on could move: see tcp/migrate.c */
+	tcp_migrate_listen(c, false);
 	n = 0;
 	if (repair_available(c, 10)) {
 		n = tcp_migrate_source_hold(c);
@@ -181,6 +192,7 @@ static int migrate_save_start(struct ctx *c)
 			err("Migration: can't put the connections in repair "
 			    "mode (%s): migrating none of them",
 			    strerror(-n));
+			tcp_migrate_listen(c, true);
 			return n;
 		}
 	} else {
@@ -188,7 +200,7 @@ static int migrate_save_start(struct ctx *c)
 		     "CAP_NET_ADMIN: TCP connections are not migrated");
 	}
 	mig.held = (unsigned)n;
-	tcp_migrate_source_write(&mig.out);
+	tcp_migrate_source_write(c, &mig.out);
 	if (mig.out.err) {
 		tcp_migrate_source_resume(c);
 		return mig.out.err;
@@ -221,13 +233,14 @@ static void migrate_save_write(struct ctx *c)
 /* LOAD, all read: validate it whole, then apply it */
 static void migrate_load_apply(struct ctx *c)
 {
-	unsigned n;
+	unsigned n, count;
 
 	migrate_addrs_set(c, &mig.parsed.addrs);
-	n = tcp_migrate_target(c, &mig.parsed);
+	count = mig.parsed.count;
+	/* tcp/migrate.c keeps the stream until the guest runs here */
+	n = tcp_migrate_target(c, &mig.parsed, &mig.in);
 	info("Migration: target, %u of %u connection(s) restored in %llu ms",
-	     n, mig.parsed.count,
-	     (unsigned long long)(now_ms() - mig.started_ms));
+	     n, count, (unsigned long long)(now_ms() - mig.started_ms));
 	migrate_finish(c, 0);
 }
 
@@ -334,6 +347,10 @@ int migrate_state_fd(struct ctx *c, uint32_t direction, int fd)
 		return -EBADF;
 	}
 	migrate_reset_buffers();
+	/* Connections restored by an earlier LOAD whose guest never ran */
+	if (tcp_migrate_target_drop(c))
+		info("Migration: connections restored for a guest that never "
+		     "ran here closed silently");
 	mig.fd = fd;
 	mig.gen = loop_gen_next();
 	mig.result = 1;
@@ -469,6 +486,12 @@ int migrate_check(struct ctx *c)
  */
 void migrate_front_end_gone(struct ctx *c)
 {
+	unsigned n;
+
+	/* The guest will never run here: nothing may reach the peers */
+	if ((n = tcp_migrate_target_drop(c)))
+		info("Migration: the front-end went away before the guest ran "
+		     "here: %u restored connection(s) closed silently", n);
 	if (mig.phase != MIG_SAVING && mig.phase != MIG_LOADING &&
 	    mig.phase != MIG_WAIT_HELPER)
 		return;
@@ -489,15 +512,25 @@ bool migrate_source_done(void)
 }
 
 /**
- * migrate_device_started() - the front-end started our rings: if we had
- *			      given our connections away, take them back
+ * migrate_device_started() - the front-end started our rings: as a target,
+ *			      the guest runs here now; as a source, the
+ *			      migration failed: take our connections back
  * @c:		execution context
  */
 void migrate_device_started(struct ctx *c)
 {
-	unsigned n;
+	unsigned n, reset;
 
-	if (!tcp_migrate_held())
+	if (tcp_migrate_parked()) {
+		/* Once frames can go to the guest: it runs here now */
+		if (!tap_connected(c))
+			return;
+		n = tcp_migrate_target_release(c, &reset);
+		info("Migration: the guest runs here: %u connection(s) "
+		     "resumed, %u reset", n, reset);
+		return;
+	}
+	if (!tcp_migrate_held() && !tcp_migrate_listen_paused())
 		return;
 	n = tcp_migrate_source_resume(c);
 	info("Migration: failed or cancelled, the guest runs here again: "

@@ -114,6 +114,7 @@
 #include "net/packet.h"
 #include "tap/coalesce.h"
 #include "tap/tap.h"
+#include "tcp/migrate.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
@@ -264,7 +265,8 @@ static uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low,
 }
 
 /* The socket's events, from the flags: EPOLLOUT while the guest waits for
- * room, EPOLLIN unless its ACKs drive our reads (TCP_F_QUIET)
+ * room or a migration's never-sent data does (TCP_F_TAIL), EPOLLIN unless
+ * its ACKs drive our reads (TCP_F_QUIET)
  */
 static void tcp_conn_events(struct ctx *c, struct tcp_conn *conn)
 {
@@ -272,7 +274,7 @@ static void tcp_conn_events(struct ctx *c, struct tcp_conn *conn)
 
 	if (!(conn->flags & TCP_F_QUIET))
 		ev |= EPOLLIN;
-	if (conn->flags & TCP_F_OUT_WAIT)
+	if (conn->flags & (TCP_F_OUT_WAIT | TCP_F_TAIL))
 		ev |= EPOLLOUT;
 	loop_mod(c, conn->sock, ev, flow_ref((union flow *)conn, REF_TCP));
 }
@@ -316,6 +318,8 @@ static void tcp_quiet(struct ctx *c, struct tcp_conn *conn)
  */
 uint16_t tcp_wnd_offered(const struct tcp_conn *conn)
 {
+	if (conn->flags & TCP_F_TAIL)
+		return 0;
 	return (uint16_t)MIN(tcp_sock_room(conn, NULL, NULL) >> conn->ws_ours,
 			     65535U);
 }
@@ -350,6 +354,12 @@ static uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 	/* Idle at the measurement, and the socket took nothing since */
 	bool keep = (conn->flags & TCP_F_WND_IDLE) && room == conn->wnd_span;
 	bool low, idle;
+
+	/* A migration's never-sent data goes first: nothing from the guest
+	 * until it's in the socket (tcp_window_update() reopens the window)
+	 */
+	if (conn->flags & TCP_F_TAIL)
+		return 0;
 
 	if (!conn->wnd_span || SEQ_GT(conn->seq_from_guest, conn->wnd_edge) ||
 	    (!keep && room < MAX(conn->wnd_span / 2, TCP_WND_KEEP))) {
@@ -516,6 +526,8 @@ static void tcp_conn_free(struct tcp_conn *conn)
 
 	if (tcp_pend.idx == (int)tcp_idx(conn))
 		tcp_pend.idx = -1;
+	if (conn->flags & TCP_F_TAIL)
+		tcp_migrate_tail_drop(conn);
 	conn->flags &= ~TCP_F_ACK_DUE;
 	flow_close(flow);
 }
@@ -637,6 +649,9 @@ static void tcp_timer_arm(struct tcp_conn *conn, uint64_t now)
 /* tcp_maybe_done() - both directions closed: release the connection */
 static bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
 {
+	/* A migration's never-sent data must reach the socket first */
+	if (conn->flags & TCP_F_TAIL)
+		return false;
 	if ((conn->flags & TCP_F_GUEST_FIN) && (conn->flags & TCP_F_FIN_ACKED)) {
 		/* The guest's FIN may be what closed it: ACK it now, the
 		 * deferred ACK would find the connection gone
@@ -1170,8 +1185,13 @@ static int tcp_write(struct ctx *c, struct tcp_conn *conn,
 {
 	struct msghdr mh = { .msg_iov = (struct iovec *)iov,
 			     .msg_iovlen = niov };
-	ssize_t n = sendmsg(conn->sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	ssize_t n;
 
+	/* Behind a migration's never-sent data: none of it yet */
+	if (conn->flags & TCP_F_TAIL)
+		n = 0;
+	else
+		n = sendmsg(conn->sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK) {
 			tcp_rst(c, conn);
@@ -1353,7 +1373,9 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 	/* FIN: only once every byte before it is in the socket */
 	if ((flags & TCP_FIN) && !(conn->flags & TCP_F_GUEST_FIN) &&
 	    seq + plen == conn->seq_from_guest) {
-		if (shutdown(conn->sock, SHUT_WR)) {
+		/* Behind a migration's never-sent data, the FIN waits too */
+		if (!((conn->flags & TCP_F_TAIL) && tcp_migrate_tail_fin(conn)) &&
+		    shutdown(conn->sock, SHUT_WR)) {
 			tcp_desync(c, conn, "shutdown", errno);
 			return;
 		}
@@ -1495,7 +1517,8 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 	int e = 0;
 	socklen_t sl = sizeof(e);
 
-	if (!conn || conn->sock < 0)
+	/* A held socket is out of the loop: this event was queued before */
+	if (!conn || conn->sock < 0 || (conn->flags & TCP_F_MIGRATED))
 		return;
 
 	if (conn->f.state == TCP_ST_CONNECTING) {
@@ -1523,6 +1546,20 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 	if (events & EPOLLRDHUP)
 		conn->flags |= TCP_F_SOCK_EOF;
 
+	if ((events & EPOLLOUT) && (conn->flags & TCP_F_TAIL)) {
+		int rc = tcp_migrate_tail(conn);
+
+		if (rc < 0) {
+			tcp_desync(c, conn, "writing migrated data", -rc);
+			return;
+		}
+		if (!rc)
+			events &= ~EPOLLOUT;	/* still waiting for room */
+		else
+			conn->flags |= TCP_F_OUT_WAIT;	/* update below */
+		if (rc && tcp_maybe_done(c, conn))
+			return;
+	}
 	if ((events & EPOLLOUT) && (conn->flags & TCP_F_OUT_WAIT)) {
 		conn->flags &= ~TCP_F_OUT_WAIT;
 		tcp_conn_events(c, conn);
@@ -1543,6 +1580,9 @@ void tcp_listen_handler(struct ctx *c, union epoll_ref ref)
 {
 	int i;
 
+	/* Queued before a migration stopped the listeners (tcp/migrate.c) */
+	if (tcp_migrate_listen_paused())
+		return;
 	for (i = 0; i < 32; i++) {
 		union sockaddr_inany peer;
 		socklen_t sl = sizeof(peer);
