@@ -208,6 +208,17 @@ mig_setup() {
 	: >"$MIG_DONE"
 }
 
+# mig_peer_ttl TTL: the peer's namespace (FABRIC) sends with TTL (and IPv6
+# hop limit) TTL. Held sockets drop what comes with less than 255 (see
+# tcp/migrate.c): a test that needs a segment from the peer to get into a
+# held socket sends it with 255, as a peer on the same link may
+mig_peer_ttl() {
+	ns "$FABRIC" sysctl -qw net.ipv4.ip_default_ttl="$1"
+	for _c in all default lo fs fd; do
+		ns "$FABRIC" sysctl -qw "net.ipv6.conf.$_c.hop_limit=$1"
+	done
+}
+
 # mig_fabric_to src|dst: route the pod address to that pod (one route per
 # family, each replaced atomically)
 mig_fabric_to() {

@@ -13,7 +13,8 @@
 # waits for the helper; meanwhile the peer resets r4 and r6 (ss -K: an
 # RST each), the source's kernel takes the RSTs, and then the helper goes
 # on. The dead sockets are held and dumped like the others (and their
-# error events, already queued, reach the daemon after the SAVE).
+# error events, already queued, reach the daemon after the SAVE). The
+# peer sends with a TTL of 255, as migrate_fin_save.sh says why.
 #
 # Checked: the migration succeeds (a dead socket once made the source
 # write a record its own reader refused: the whole stream was refused);
@@ -35,6 +36,7 @@ need busybox
 [ "$MIG_DIRECT" = 0 ] || skip "the test stops the repair helper"
 
 mig_setup
+mig_peer_ttl 255
 mig_pod_daemon src source --migrate-linger-timeout 600
 src_sock=$D_SOCK src_pid=$D_PID
 mig_probe "$src_sock"

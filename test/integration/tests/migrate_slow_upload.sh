@@ -13,7 +13,10 @@
 # SO_SNDBUF. Once the source's two sockets hold MIG_QUEUE bytes (default
 # 900000) not yet acknowledged by the peer, the guest migrates to the
 # other pod, and the fabric switches W=500 ms after the target runs the
-# guest; then back again, the same way.
+# guest; then back again, the same way, once they hold MIG_QUEUE2 (default
+# 450000: more than SO_SNDBUF can give at Debian's limits; a restored
+# socket's buffer grows by autotuning from a new socket's, not from the
+# source's, and what it couldn't take yet may still wait in the daemon).
 #
 # Checked, for each migration: it succeeds with both connections
 # restored; the state carries the queues; each restored socket has the
@@ -37,6 +40,7 @@ need busybox tc
 
 MIG_UP_RATE=${MIG_UP_RATE:-2048}
 MIG_QUEUE=${MIG_QUEUE:-900000}
+MIG_QUEUE2=${MIG_QUEUE2:-450000}
 MIG_W=${MIG_W:-500}
 names="u4 u6"
 
@@ -89,7 +93,9 @@ for round in 1 2; do
 	mig_repair_ready "$cur" "$cur_sock"
 	new_ns=$(mig_ns "$to")
 
-	wait_for "[ \$(queued $old_ns) -ge $MIG_QUEUE ]" 30 ||
+	want=$MIG_QUEUE
+	[ "$round" = 1 ] || want=$MIG_QUEUE2
+	wait_for "[ \$(queued $old_ns) -ge $want ]" 30 ||
 		fail "round $round: the source holds only $(queued "$old_ns") bytes"
 	q=$(queued "$old_ns")
 	mss4=$(mss_of "$old_ns" 7501) mss6=$(mss_of "$old_ns" 7502)
@@ -113,6 +119,9 @@ for round in 1 2; do
 	for s in $names; do
 		if ! mig_flowing "$s" 65536 30; then
 			mig_diag "$s"
+			for p in "$SRC" "$DST"; do
+				log "$p: $(ns "$p" tc -s qdisc show dev eth0 | tr '\n' ' ')"
+			done
 			ns "$new_ns" ss -tinmH state established >>"$T/ss.log"
 			fail "round $round: upload $s doesn't move after the switch ($(mig_prog "$s" l rx) bytes at the peer)"
 		fi

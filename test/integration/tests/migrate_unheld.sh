@@ -23,8 +23,10 @@
 # source (it is killed before): no connection can move. "n4" and "n6",
 # uploads from the guest (the peer doesn't send, so the source's sockets
 # have nothing unread that would make close() reset them anyway), go on
-# until then; when the source's linger ends, both peers must see a reset,
-# not an end of stream that would pass a cut upload for a complete one.
+# until then; the fabric keeps routing to DST (the new pod's kernel
+# would reset them at the first segment otherwise); when the source's
+# linger ends, both peers must see a reset, not an end of stream that
+# would pass a cut upload for a complete one.
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -87,8 +89,13 @@ rm -f "$MIG_PHASE_HOOK"
 log "source: $(grep 'Migration\|Linger' "$src_log" | tr '\n' ' ')"
 
 # fw: through the target, every byte, both ends clean
-wait_for "[ \"\$(mig_prog fw l end)\" != running ] &&
-	  [ \"\$(mig_prog fw c end)\" != running ]" 40 ||
+# ended: the end of side SIDE of stream NAME is known, and not "running"
+ended() {
+	case $(mig_prog "$1" "$2" end) in
+	running | none) return 1 ;;
+	esac
+}
+wait_for "ended fw l && ended fw c" 40 ||
 	fail "fw still running: guest $(cat "$T/fw.l.prog"), peer $(cat "$T/fw.c.prog")"
 log "fw: guest $(cat "$T/fw.l.prog"), peer $(cat "$T/fw.c.prog")"
 expect "fw: the peer's end" "$(mig_prog fw c end)" eof
@@ -102,7 +109,7 @@ expect "ac: before the linger ends" "$(mig_prog ac c end)" running
 kill -USR2 "$src_pid"
 mig_exit_wait "$src_pid" 10 || fail "the source ignores SIGUSR2"
 expect "the first source's exit status" "$MIG_EXIT_ST" 0
-wait_for "[ \"\$(mig_prog ac c end)\" != running ]" 10 ||
+wait_for "ended ac c" 10 ||
 	fail "ac: the peer's connection is still open"
 expect "ac: the peer's end" "$(mig_prog ac c end)" rst
 
@@ -116,7 +123,7 @@ wait_for "grep -q 'Repair helper disconnected' '$dst_log'" 10 ||
 # shellcheck disable=SC2086
 mig_pod_daemon src target --migrate-linger-timeout 600 $fwd
 src2_pid=$D_PID src2_sock=$D_SOCK
-mig_migrate_switch "$src2_sock" src 0 || fail "migration 2: $MIG_RESULT"
+mig_migrate "$src2_sock" || fail "migration 2: $MIG_RESULT"
 grep -q "completed as source, 0 connection(s) moved" "$dst_log" ||
 	fail "migration 2, source: $(grep 'Migration' "$dst_log" | tr '\n' ' ')"
 for s in n4 n6; do
@@ -126,9 +133,10 @@ kill -USR2 "$dst_pid"
 mig_exit_wait "$dst_pid" 10 || fail "the second source ignores SIGUSR2"
 expect "the second source's exit status" "$MIG_EXIT_ST" 0
 for s in n4 n6; do
-	wait_for "[ \"\$(mig_prog $s l end)\" != running ]" 10 ||
+	wait_for "ended $s l" 10 ||
 		fail "$s: the peer's connection is still open"
 	expect "$s: the peer's end" "$(mig_prog "$s" l end)" rst
 done
+mig_fabric_to src
 mig_stop "$src2_pid"
 sanitizer_check "$T"/*/passt.socket.err
