@@ -521,10 +521,12 @@ void migrate_device_started(struct ctx *c)
 {
 	unsigned n, reset;
 
+	/* Once frames can go to the guest (the RX ring started and
+	 * enabled): what we tell it before would be lost
+	 */
+	if (!tap_connected(c))
+		return;
 	if (tcp_migrate_parked()) {
-		/* Once frames can go to the guest: it runs here now */
-		if (!tap_connected(c))
-			return;
 		n = tcp_migrate_target_release(c, &reset);
 		info("Migration: the guest runs here: %u connection(s) "
 		     "resumed, %u reset", n, reset);

@@ -480,6 +480,21 @@ mig_cancel() {
 	[ "$(mig_field result)" = cancelled ]
 }
 
+# mig_reconnect [TIMEOUT]: the front-end drops its connection to the
+# source while the source writes its state, connects again and starts the
+# device where it was (vu-front "reconnect"). Returns 0 iff the result is
+# "reconnected"
+mig_reconnect() {
+	_n=$(wc -l <"$MIG_DONE")
+	mig_trigger reconnect
+	wait_for "[ \$(wc -l <'$MIG_DONE') -gt $_n ] ||
+		  ! alive $BRIDGE_PID" "${1:-20}" ||
+		fail "the reconnection did not complete"
+	MIG_RESULT=$(sed -n "$((_n + 1))p" "$MIG_DONE")
+	log "reconnect: $MIG_RESULT"
+	[ "$(mig_field result)" = reconnected ]
+}
+
 # mig_hook_until: the start of a MIG_PHASE_HOOK script (plain sh, none of
 # our functions there): until_ok CMD polls CMD every 50 ms, 10 s at most
 mig_hook_until() {

@@ -90,9 +90,13 @@
  * state, then resume the source) or "abort SOCK" (save, load into the
  * daemon at SOCK, then fail as a QEMU does after the target loaded the
  * device state: the target's connection is closed before its device ever
- * starts, and the source resumes). Each one ends with a line on stderr,
- * also appended to --migrate-done FILE:
- *   migrate: result=ok|cancelled|aborted|failed-resumed|failed n=N stage=S
+ * starts, and the source resumes) or "reconnect" (stop the rings, ask for
+ * the state, then drop the connection in the middle of the transfer, as a
+ * front-end that goes away, connect again and start the device where it
+ * was, as QEMU does with reconnect-ms). Each one ends with a line on
+ * stderr, also appended to --migrate-done FILE:
+ *   migrate: result=ok|cancelled|aborted|reconnected|failed-resumed|failed
+ *   n=N stage=S
  *   state_bytes=N save_check=N load_check=N base_rx=N base_tx=N
  *   stop_ms=N save_ms=N load_ms=N start_ms=N downtime_ms=N total_ms=N
  *   at_ms=N
@@ -217,6 +221,7 @@ static const uint8_t mac_bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 static int timeout_ms = 5000, retry_s, mtu = 65520;
 static bool two_regions, verbose;
 static const char *sock_path, *tap_name = "tap0";
+static const char *cur_path;		/* the daemon running the guest */
 static volatile sig_atomic_t stop;
 
 static int sock = -1;
@@ -1725,18 +1730,24 @@ static void mig_notify_write(const char *msg, size_t len)
 
 /*
  * migrate() - switch the guest over from the current daemon to the one
- * listening at @to, or (@cancel) fail the migration after the source
- * saved its state and start the source's device again, as QEMU does when
- * a migration is cancelled, or (@abort) fail it after the target at @to
- * loaded the state: its connection is closed before its device starts (a
- * target QEMU that fails and exits), and the source's device starts
- * again. The caller's loop is blocked meanwhile: no frame is relayed.
+ * listening at @to (@mode MIG_GO), or (MIG_CANCEL) fail the migration after
+ * the source saved its state and start the source's device again, as QEMU
+ * does when a migration is cancelled, or (MIG_ABORT) fail it after the
+ * target at @to loaded the state: its connection is closed before its
+ * device starts (a target QEMU that fails and exits), and the source's
+ * device starts again, or (MIG_RECONNECT) drop the source's connection
+ * while it writes the state, connect again and start its device where it
+ * was. The caller's loop is blocked meanwhile: no frame is relayed.
  * Reports one "migrate: result=..." line with the timings (ms since the
  * trigger). Returns 0 if the guest runs again, on the target or (after a
- * cancel, an abort or a failure) on the source; -1 if not.
+ * cancel, an abort, a reconnection or a failure) on the source; -1 if not.
  */
-static int migrate(int tap, const char *to, bool cancel, bool abort)
+enum mig_mode { MIG_GO, MIG_CANCEL, MIG_ABORT, MIG_RECONNECT };
+
+static int migrate(int tap, const char *to, enum mig_mode mode)
 {
+	bool cancel = mode == MIG_CANCEL || mode == MIG_RECONNECT;
+	bool abort = mode == MIG_ABORT;
 	uint64_t t0 = now_ms(), t_conn, t_stop, t_stopped = 0, t_saved = 0;
 	uint64_t t_loaded = 0, t_started = 0, check = 0, lcheck = 0;
 	uint8_t *state = NULL, *file = NULL;
@@ -1830,6 +1841,20 @@ static int migrate(int tap, const char *to, bool cancel, bool abort)
 	}
 	t_stopped = now_ms();
 	mig_phase("stopped");
+	if (mode == MIG_RECONNECT) {
+		int p[2], fd = -1;
+
+		/* The front-end goes away with the transfer under way */
+		if (!pipe2(p, O_CLOEXEC))
+			fd = state_fd(STATE_SAVE, p[0], p[1]);
+		sock_close();
+		if (fd >= 0)
+			close(fd);
+		stage = "reconnect";
+		if (sock_connect(cur_path) || dev_handshake())
+			goto out;
+		goto resume;
+	}
 	if (state_save(&state, &state_len, &check) || check) {
 		if (state_save_path && state)
 			state_record(state, state_len);
@@ -1871,6 +1896,7 @@ static int migrate(int tap, const char *to, bool cancel, bool abort)
 		goto out;
 	}
 	t_started = now_ms();
+	cur_path = to;
 	mig_notify_write(notify, notify_len);
 	clock_gettime(CLOCK_REALTIME, &t_wall);
 	mig_hook(to);
@@ -1907,6 +1933,7 @@ out:
 		 !stage ? "ok" :
 		 !strcmp(stage, "cancel") && resumed ? "cancelled" :
 		 !strcmp(stage, "abort") && resumed ? "aborted" :
+		 !strcmp(stage, "reconnect") && resumed ? "reconnected" :
 		 resumed ? "failed-resumed" : "failed",
 		 mig_n, stage ? stage : "done", state_len,
 		 (unsigned long long)check, (unsigned long long)lcheck,
@@ -1924,14 +1951,15 @@ out:
 	mig_report(line);
 	free(state);
 	free(file);
-	if (stage && strcmp(stage, "cancel") && strcmp(stage, "abort"))
+	if (stage && strcmp(stage, "cancel") && strcmp(stage, "abort") &&
+	    strcmp(stage, "reconnect"))
 		mig_bad++;
 	if (!stage || resumed)
 		return 0;
 	return -1;
 }
 
-/* Trigger FIFO: complete lines "migrate [SOCK]", "cancel", "abort SOCK" */
+/* Trigger FIFO: lines "migrate [SOCK]", "cancel", "abort SOCK", "reconnect" */
 static int trig_fd = -1;
 
 /* Next command from the trigger FIFO into @cmd; 1 if one, 0 if none */
@@ -1982,17 +2010,19 @@ static int trigger_run(int tap, char *cmd)
 			    "\"migrate SOCK\")\n");
 			return 0;
 		}
-		return migrate(tap, arg ? arg : mig_to, mig_cancel && !arg,
-			       false);
+		return migrate(tap, arg ? arg : mig_to,
+			       mig_cancel && !arg ? MIG_CANCEL : MIG_GO);
 	}
 	if (!strcmp(cmd, "cancel"))
-		return migrate(tap, NULL, true, false);
+		return migrate(tap, NULL, MIG_CANCEL);
+	if (!strcmp(cmd, "reconnect"))
+		return migrate(tap, NULL, MIG_RECONNECT);
 	if (!strcmp(cmd, "abort")) {
 		if (!arg) {
 			say("abort: no target (\"abort SOCK\")\n");
 			return 0;
 		}
-		return migrate(tap, arg, false, true);
+		return migrate(tap, arg, MIG_ABORT);
 	}
 	if (*cmd)
 		say("trigger: unknown command \"%s\"\n", cmd);
@@ -2842,7 +2872,7 @@ int main(int argc, char **argv)
 		usage(argv[0]);
 	mig_wanted = mig_to || mig_trigger || mig_cancel || state_save_path ||
 		     state_load_path;
-	sock_path = argv[optind];
+	sock_path = cur_path = argv[optind];
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGUSR2, &sm, NULL);
