@@ -405,10 +405,16 @@ void migrate_pipe_handler(struct ctx *c, union epoll_ref ref,
 /* Completed as source: linger, or what the deprecated options ask */
 static void migrate_source_completed(struct ctx *c)
 {
+	unsigned n;
+
 	linger.migrated = true;
 	c->one_off = false;	/* no effect after a completed migration */
 	info("Migration: completed as source, %u connection(s) moved",
 	     mig.held);
+	n = tcp_migrate_source_unborn(c);
+	if (n)
+		info("Migration: %u connection(s) still in their handshake "
+		     "reset", n);
 	if (c->migrate_exit) {
 		info("Migration: exiting (--migrate-exit)");
 		tcp_migrate_source_release(c);
@@ -416,7 +422,7 @@ static void migrate_source_completed(struct ctx *c)
 		return;
 	}
 	if (c->migrate_no_linger) {
-		unsigned n = tcp_migrate_source_release(c);
+		n = tcp_migrate_source_release(c);
 
 		info("Migration: %u migrated socket(s) closed "
 		     "(--migrate-no-linger)", n);

@@ -509,6 +509,42 @@ static int tcpm_basic(const struct ctx *c, const struct tcp_conn *conn,
 	return 0;
 }
 
+/*
+ * Basic record for a RST the guest is owed (tcp.c, tcp_rst_owe()): the
+ * connection is gone here, and goes as a skip record, so that the target
+ * sends the RST. The HOST side is what it would be, as far as the flow
+ * tells: the peer, and, for the local address, unspecified with the
+ * guest's port (unique with the peer, as the real one was)
+ */
+static void tcpm_basic_owed(const struct ctx *c, const struct tcp_rst_owed *o,
+			    struct mig_tcp_basic *b)
+{
+	int tap = o->inbound ? 1 : 0, host = !tap;
+	struct tcp_conn tmp = { .sock = -1 };
+	union sockaddr_inany local, peer;
+
+	memset(b, 0, sizeof(*b));
+	tmp.f.key = o->key;
+	if (o->inbound)
+		tmp.flags |= TCP_F_INBOUND;
+	tcpm_peer_of_flow(c, &tmp, &peer);
+	sockaddr_set(&local, o->key.family, o->key.family == AF_INET ?
+		     (const void *)&(struct in_addr){ 0 } :
+		     (const void *)&in6addr_any, o->key.gport);
+	b->pif[tap] = MIG_PIF_TAP;
+	b->pif[host] = MIG_PIF_HOST;
+	b->side[tap].eaddr = o->key.gaddr;
+	b->side[tap].eport = o->key.gport;
+	b->side[tap].oaddr = o->key.raddr;
+	b->side[tap].oport = o->key.rport;
+	tcpm_side_set(&b->side[host].oaddr, &b->side[host].oport, &local);
+	tcpm_side_set(&b->side[host].eaddr, &b->side[host].eport, &peer);
+	b->events = MIG_EV_ESTABLISHED;
+	b->seq_to_tap = b->seq_ack_from_tap = o->seq;
+	b->seq_from_tap = b->seq_ack_to_tap = o->ack;
+	b->seq_init_from_tap = o->ack - 1;
+}
+
 /* Read @len bytes of the selected queue (repair mode), exactly */
 static int tcpm_peek(int s, uint8_t *buf, uint32_t len)
 {
@@ -983,6 +1019,36 @@ rollback:
 	return rc;
 }
 
+/*
+ * The RSTs owed to the guest, after the held connections: their basic
+ * records (@ext false), or their skip records (@ext true), in the same
+ * order. Return: how many
+ */
+static unsigned tcpm_write_owed(const struct ctx *c, struct mig_buf *b,
+				bool ext)
+{
+	const struct tcp_rst_owed *ow;
+	unsigned i, n = tcp_rst_owed_get(&ow), k = 0;
+
+	for (i = 0; i < n; i++) {
+		struct mig_tcp_basic basic;
+		struct mig_tcp_ext e;
+
+		if (flow_hash_lookup(&ow[i].key))
+			continue;
+		k++;
+		if (ext) {
+			memset(&e, 0, sizeof(e));
+			e.tcpi_state = MIG_TCP_SKIP;
+			mig_put_ext(b, &e, NULL, NULL);
+			continue;
+		}
+		tcpm_basic_owed(c, &ow[i], &basic);
+		mig_put_basic(b, &basic);
+	}
+	return k;
+}
+
 /**
  * tcp_migrate_source_write() - the flow stage of the stream, for the held
  *				connections
@@ -994,15 +1060,24 @@ rollback:
  * after our last look) gets a skip record, so that the target resets it
  * towards the guest. So does one that can't be dumped. Either stays held
  * here all the same: if the migration fails, the loop finds its error.
+ * The RSTs the guest is owed for connections already gone (tcp.c) go as
+ * skip records too.
  */
 void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 {
-	unsigned i, span = flow_span(), n = 0, k;
+	unsigned i, span = flow_span(), n = 0, k, nowed, owed = 0;
+	const struct tcp_rst_owed *ow;
 	uint8_t *st;
 	bool *fin;
 
 	for (i = 0; i < span; i++)
 		n += tcpm_is_held(tcp_conn_at(i));
+	nowed = tcp_rst_owed_get(&ow);
+	for (i = 0; i < nowed; i++)
+		owed += !flow_hash_lookup(&ow[i].key);
+	if (owed)
+		info("Migration: %u RST(s) the guest is owed go with the state",
+		     owed);
 	st = calloc(n ? n : 1, sizeof(*st));
 	fin = calloc(n ? n : 1, sizeof(*fin));
 	if (!st || !fin) {
@@ -1012,7 +1087,7 @@ void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 		return;
 	}
 
-	mig_put_count(b, n);
+	mig_put_count(b, n + owed);
 	for (i = 0, k = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 		struct mig_tcp_basic basic;
@@ -1032,6 +1107,7 @@ void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 		mig_put_basic(b, &basic);
 		k++;
 	}
+	tcpm_write_owed(c, b, false);
 	for (i = 0, k = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 		uint8_t *sndq = NULL, *rcvq = NULL;
@@ -1061,6 +1137,7 @@ void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 	}
 	free(st);
 	free(fin);
+	tcpm_write_owed(c, b, true);
 }
 
 /**
@@ -1163,9 +1240,39 @@ unsigned tcp_migrate_source_release(struct ctx *c)
 		}
 	}
 	tcpm_wnds_free();
+	tcp_rst_owed_clear();	/* the target sent them */
 	if (reset)
 		info("Migration: %u connection(s) that didn't move reset "
 		     "towards their peers", reset);
+	return n;
+}
+
+/**
+ * tcp_migrate_source_unborn() - the migration went through: reset the
+ *				 connections still in their handshake
+ * @c:		execution context
+ *
+ * They weren't held (only established ones move): a connection the guest
+ * opened is tried again from the target (its SYN is sent again), one a
+ * peer opened is the target's to take when the peer tries again. Reset
+ * now, the peer learns at once that this attempt is over, instead of when
+ * the linger ends.
+ *
+ * Return: how many were reset
+ */
+unsigned tcp_migrate_source_unborn(struct ctx *c)
+{
+	unsigned i, span = flow_span(), n = 0;
+
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+
+		if (!conn || conn->f.state == TCP_ST_ESTABLISHED ||
+		    (conn->flags & TCP_F_MIGRATED))
+			continue;
+		tcp_close(c, conn, true);
+		n++;
+	}
 	return n;
 }
 
@@ -1751,6 +1858,11 @@ static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
 	if (loop_add(c, conn->sock, tcpm_events(conn),
 		     flow_ref((union flow *)conn, REF_TCP)))
 		return -EIO;
+	/* Both FINs done for the guest: closed once the socket is drained */
+	if ((conn->flags & TCP_F_GUEST_FIN) && (conn->flags & TCP_F_FIN_ACKED)) {
+		conn->flags |= TCP_F_DRAINING;
+		conn->timer = now_ms();
+	}
 	return 0;
 }
 

@@ -21,6 +21,7 @@ int tcp_migrate_source_hold(struct ctx *c);
 void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b);
 unsigned tcp_migrate_source_resume(struct ctx *c);
 unsigned tcp_migrate_source_release(struct ctx *c);
+unsigned tcp_migrate_source_unborn(struct ctx *c);
 unsigned tcp_migrate_held(void);
 
 /* Target */

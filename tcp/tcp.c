@@ -146,6 +146,8 @@
 					 * socket with more for the guest (a
 					 * quarter of tcp_rmem's max, if less) */
 #define TCP_RMEM_PATH "/proc/sys/net/ipv4/tcp_rmem"
+#define TCP_DRAIN_CHECK_MS 200		/* a closed connection's socket still
+					 * sending: look again this often */
 
 #define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
 #define SEQ_LE(a, b) ((int32_t)((a) - (b)) <= 0)
@@ -633,11 +635,85 @@ void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst)
 	tcp_conn_free(conn);
 }
 
+/*
+ * RSTs to the guest that couldn't be sent (the front-end had no room, or
+ * was stopped for a migration): the guest would never learn that the
+ * connection is gone if it only receives. Sent again at the end of each
+ * round once frames can go (tcp_rst_owed_flush()), given up after
+ * TCP_RST_OWED_MS, and a migration takes them to the target (tcp/migrate.c
+ * writes them as skip records, which the target answers with a RST).
+ */
+#define TCP_RST_OWED_MAX	256
+#define TCP_RST_OWED_MS		30000
+static struct tcp_rst_owed tcp_rst_owed[TCP_RST_OWED_MAX];
+static unsigned tcp_rst_owed_n;
+
+/* Remember the RST @conn owes the guest (the oldest goes if full) */
+static void tcp_rst_owe(const struct tcp_conn *conn)
+{
+	struct tcp_rst_owed *o;
+
+	if (tcp_rst_owed_n == TCP_RST_OWED_MAX) {
+		memmove(tcp_rst_owed, tcp_rst_owed + 1,
+			sizeof(tcp_rst_owed[0]) * --tcp_rst_owed_n);
+		warn_rl("TCP: too many RSTs owed to the guest, dropping one");
+	}
+	o = &tcp_rst_owed[tcp_rst_owed_n++];
+	o->key = conn->f.key;
+	o->seq = conn->seq_to_guest;
+	o->ack = conn->seq_from_guest;
+	o->inbound = !!(conn->flags & TCP_F_INBOUND);
+	o->at = now_ms();
+}
+
+/* Send the RSTs owed to the guest that can go now; forget old ones */
+static void tcp_rst_owed_flush(struct ctx *c)
+{
+	uint64_t now = now_ms();
+	unsigned i, k;
+
+	if (!tcp_rst_owed_n || !tap_connected(c))
+		return;
+	for (i = 0, k = 0; i < tcp_rst_owed_n; i++) {
+		struct tcp_rst_owed *o = &tcp_rst_owed[i];
+		struct tcp_conn tmp = { .sock = -1 };
+
+		tmp.f.key = o->key;
+		tmp.seq_from_guest = o->ack;
+		if (now - o->at > TCP_RST_OWED_MS ||
+		    !tcp_send_ctl(c, &tmp, TCP_RST | TCP_ACK, o->seq))
+			continue;
+		tcp_rst_owed[k++] = *o;
+	}
+	tcp_rst_owed_n = k;
+}
+
+/**
+ * tcp_rst_owed_get() - the RSTs owed to the guest (see tcp_rst_owe())
+ * @list:	set to the array
+ *
+ * Return: how many there are
+ */
+unsigned tcp_rst_owed_get(const struct tcp_rst_owed **list)
+{
+	*list = tcp_rst_owed;
+	return tcp_rst_owed_n;
+}
+
+/**
+ * tcp_rst_owed_clear() - the guest runs elsewhere: someone else owes them
+ */
+void tcp_rst_owed_clear(void)
+{
+	tcp_rst_owed_n = 0;
+}
+
 /* tcp_rst() - reset both sides: RST to the guest, RST to the peer */
 void tcp_rst(struct ctx *c, struct tcp_conn *conn)
 {
-	if (conn->f.state != TCP_ST_CONNECTING)
-		tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, conn->seq_to_guest);
+	if (conn->f.state != TCP_ST_CONNECTING &&
+	    tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, conn->seq_to_guest))
+		tcp_rst_owe(conn);
 	tcp_close(c, conn, true);
 }
 
@@ -646,9 +722,19 @@ static void tcp_timer_arm(struct tcp_conn *conn, uint64_t now)
 	conn->timer = now + ((uint64_t)TCP_RTO_MS << MIN(conn->retries, 6));
 }
 
-/* tcp_maybe_done() - both directions closed: release the connection */
+/*
+ * tcp_maybe_done() - both directions closed: release the connection, once
+ * the socket has nothing left to send. What the guest sent may still wait
+ * in the socket behind a slow path: closed, the socket would be the
+ * kernel's alone, and a migration wouldn't see it (the peer would get a
+ * reset from the target's kernel, with part of the data). So the flow
+ * stays (TCP_F_DRAINING, its timer checking SIOCOUTQ) until the peer has
+ * ACKed all of it and our FIN.
+ */
 static bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
 {
+	int outq = 0;
+
 	/* A migration's never-sent data must reach the socket first */
 	if (conn->flags & TCP_F_TAIL)
 		return false;
@@ -658,6 +744,11 @@ static bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
 		 */
 		if (conn->flags & TCP_F_ACK_DUE)
 			tcp_ack_now(c, conn);
+		if (!ioctl(conn->sock, SIOCOUTQ, &outq) && outq > 0) {
+			conn->flags |= TCP_F_DRAINING;
+			conn->timer = now_ms() + TCP_DRAIN_CHECK_MS;
+			return false;
+		}
 		tcp_close(c, conn, false);
 		return true;
 	}
@@ -1678,6 +1769,11 @@ void tcp_timer(struct ctx *c, uint64_t now)
 			tcp_send_ctl(c, conn, TCP_SYN | TCP_ACK, conn->seq_isn);
 			break;
 		case TCP_ST_ESTABLISHED:
+			if (conn->flags & TCP_F_DRAINING) {
+				if (!tcp_maybe_done(c, conn))
+					conn->timer = now + TCP_DRAIN_CHECK_MS;
+				continue;
+			}
 			if (conn->seq_acked == conn->seq_to_guest) {
 				conn->timer = 0;
 				continue;
@@ -1747,6 +1843,7 @@ void tcp_defer_handler(struct ctx *c)
 	 * waits; if that just started, buffers it posted right before weren't
 	 * kicked for: one more look.
 	 */
+	tcp_rst_owed_flush(c);
 	tcp_resume_blocked(c);
 	if (tap_rx_kicks(c, tcp_blocked_any))
 		tcp_resume_blocked(c);

@@ -50,6 +50,10 @@ enum tcp_state {
 					    * waits for room in the socket
 					    * (tcp/migrate.c): guest data
 					    * and FIN wait behind it */
+#define TCP_F_DRAINING		(1U << 18) /* both FINs done, the socket
+					    * still sends ours: closed once
+					    * the peer ACKed it all
+					    * (tcp_maybe_done()) */
 
 /**
  * struct tcp_conn - a TCP connection between the guest and a host socket
