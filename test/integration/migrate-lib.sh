@@ -434,6 +434,10 @@ mig_migrate_switch() {
 		ip -n "$FABRIC" -batch "$T/fabric.fifo" >"$T/fabric.log" 2>&1 &
 		_ipb=$!
 		track "$_ipb"
+		# vu-front drops the message if nobody opens the FIFO yet (it
+		# never blocks): wait until ip waits in open() for a writer
+		wait_for "grep -q wait_for_partner /proc/$_ipb/wchan" 10 ||
+			fail "ip -batch doesn't open $T/fabric.fifo"
 	else
 		cat >"$MIG_HOOK" <<-EOF
 			sleep $(awk "BEGIN { print $3 / 1000 }")
