@@ -7,7 +7,7 @@
 # Usage: run.sh [-v] [--stream | --vhost-user] [TEST...]
 #
 #   TEST        names of scripts in tests/ (default: basic tcp udp reconnect
-#               migrate migrate_mq multiqueue)
+#               migrate migrate_fail migrate_mq multiqueue)
 #   --stream    only the qemu stream front-end (-netdev stream)
 #   --vhost-user
 #               only vhost-user (-netdev vhost-user, memfd guest memory)
@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ $# -gt 0 ] || set -- basic tcp udp reconnect migrate migrate_mq multiqueue
+[ $# -gt 0 ] || set -- basic tcp udp reconnect migrate migrate_fail migrate_mq multiqueue
 
 # leftovers ID: what a killed test could not remove itself
 leftovers() {
