@@ -63,9 +63,19 @@
  *   guest FIN: once all data before it reached the socket, shutdown(WR)
  *	and ACK the FIN (GUEST_FIN). Peer FIN (EOF on the socket): once all
  *	data before it reached the guest, FIN to guest (FIN_SENT), and when
- *	the guest ACKs it, FIN_ACKED. Both done: close, free the flow.
+ *	the guest ACKs it, FIN_ACKED. Both done: close, free the flow, once
+ *	the socket has sent the peer everything (DRAINING until then: a
+ *	closed socket would be the kernel's alone, and a migration wouldn't
+ *	see it).
  *   guest RST: close the socket with SO_LINGER 0 (the kernel sends RST).
- *   socket error / peer RST: RST to the guest, close.
+ *   socket error / peer RST: RST to the guest, close. A RST the guest
+ *	couldn't get (its ring full, or stopped for a migration) is sent
+ *	again once it can go, or goes with the migration (tcp_rst_owe()).
+ *
+ * A connection restored by a migration may have to write data the source
+ * had queued before anything new from the guest (TCP_F_TAIL, see
+ * tcp/migrate.c): meanwhile the window towards the guest is 0, its FIN
+ * waits, and EPOLLOUT drives tcp_migrate_tail().
  *
  * Timers (checked every loop tick): retransmission to the guest (RTO
  * starting at TCP_RTO_MS, doubling, TCP_MAX_RETRIES then reset), the
