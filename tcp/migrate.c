@@ -227,7 +227,8 @@ static void tcpm_poke_start(const int *fds, const unsigned *idx, unsigned n);
 
 /**
  * struct tcpm_parked - target: a connection restored at the LOAD, waiting
- *			for the guest to run here (tcp_migrate_target_release())
+ *			for the guest to run here (see
+ *			tcp_migrate_target_release())
  * @idx:	flow index; TCPM_NO_FLOW if it failed at the LOAD (then only
  *		the guest is told, with a RST, at the release)
  * @gen:	flow generation, against reuse
@@ -242,7 +243,7 @@ struct tcpm_parked {
 
 /* Target: the stream and what it restored, until the release */
 static struct {
-	uint8_t *buf;			/* the raw stream: queues point in it */
+	uint8_t *buf;			/* the stream: queues point in it */
 	struct mig_flow_in *flows;	/* parsed records */
 	struct tcpm_parked *p;
 	unsigned n;
@@ -579,7 +580,8 @@ static bool tcpm_saved_window(const struct tcp_conn *conn, uint32_t *wnd)
 	unsigned i, idx = flow_idx((const union flow *)conn);
 
 	for (i = 0; i < tcpm_nwnds; i++) {
-		if (tcpm_wnds[i].idx == idx && tcpm_wnds[i].gen == conn->f.gen) {
+		if (tcpm_wnds[i].idx == idx &&
+		    tcpm_wnds[i].gen == conn->f.gen) {
 			*wnd = tcpm_wnds[i].snd_wnd;
 			return true;
 		}
@@ -1500,7 +1502,8 @@ static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
 
 	if (n < 0 || (uint32_t)n == len)
 		return n < 0 ? (int)n : 0;
-	want = (int)MIN((uint64_t)len * 2 + TCPM_CHUNK, (uint64_t)INT32_MAX / 2);
+	want = (int)MIN((uint64_t)len * 2 + TCPM_CHUNK,
+			(uint64_t)INT32_MAX / 2);
 	setsockopt(s, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want));
 	getsockopt(s, SOL_SOCKET, SO_SNDBUF, &got, &sl);
 	info("Migration: %u bytes in flight to restore, more than a new "
@@ -1699,8 +1702,8 @@ int tcp_migrate_target_check(const struct mig_stream_in *s, char *why,
  * tcp_migrate_target() - recreate the connections of a validated stream,
  *			  parked until the guest runs here
  * @c:		execution context
- * @s:		parsed stream, checked with tcp_migrate_target_check(): its
- *		flows are ours from now on (@s->flows is set to NULL)
+ * @s:		parsed stream, checked with tcp_migrate_target_check():
+ *		its flows are ours from now on (@s->flows is set to NULL)
  * @buf:	the stream's bytes, where its queues are: ours from now on
  *		(set to NULL)
  *
@@ -1859,7 +1862,8 @@ static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
 		     flow_ref((union flow *)conn, REF_TCP)))
 		return -EIO;
 	/* Both FINs done for the guest: closed once the socket is drained */
-	if ((conn->flags & TCP_F_GUEST_FIN) && (conn->flags & TCP_F_FIN_ACKED)) {
+	if ((conn->flags & TCP_F_GUEST_FIN) &&
+	    (conn->flags & TCP_F_FIN_ACKED)) {
 		conn->flags |= TCP_F_DRAINING;
 		conn->timer = now_ms();
 	}

@@ -156,7 +156,7 @@
 					 * socket with more for the guest (a
 					 * quarter of tcp_rmem's max, if less) */
 #define TCP_RMEM_PATH "/proc/sys/net/ipv4/tcp_rmem"
-#define TCP_DRAIN_CHECK_MS 200		/* a closed connection's socket still
+#define TCP_DRAIN_MS 200		/* a closed connection's socket still
 					 * sending: look again this often */
 
 #define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
@@ -756,7 +756,7 @@ static bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
 			tcp_ack_now(c, conn);
 		if (!ioctl(conn->sock, SIOCOUTQ, &outq) && outq > 0) {
 			conn->flags |= TCP_F_DRAINING;
-			conn->timer = now_ms() + TCP_DRAIN_CHECK_MS;
+			conn->timer = now_ms() + TCP_DRAIN_MS;
 			return false;
 		}
 		tcp_close(c, conn, false);
@@ -1475,7 +1475,8 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 	if ((flags & TCP_FIN) && !(conn->flags & TCP_F_GUEST_FIN) &&
 	    seq + plen == conn->seq_from_guest) {
 		/* Behind a migration's never-sent data, the FIN waits too */
-		if (!((conn->flags & TCP_F_TAIL) && tcp_migrate_tail_fin(conn)) &&
+		if (!((conn->flags & TCP_F_TAIL) &&
+		      tcp_migrate_tail_fin(conn)) &&
 		    shutdown(conn->sock, SHUT_WR)) {
 			tcp_desync(c, conn, "shutdown", errno);
 			return;
@@ -1781,7 +1782,7 @@ void tcp_timer(struct ctx *c, uint64_t now)
 		case TCP_ST_ESTABLISHED:
 			if (conn->flags & TCP_F_DRAINING) {
 				if (!tcp_maybe_done(c, conn))
-					conn->timer = now + TCP_DRAIN_CHECK_MS;
+					conn->timer = now + TCP_DRAIN_MS;
 				continue;
 			}
 			if (conn->seq_acked == conn->seq_to_guest) {
