@@ -68,7 +68,7 @@ for p in "$SRC" "$DST"; do
 		latency 2s
 done
 mig_pod_daemon src source --migrate-linger-timeout 600
-cur=src cur_sock=$D_SOCK cur_pid=$D_PID cur_log=$D_LOG
+cur=src cur_sock=$D_SOCK cur_pid=$D_PID
 mig_probe "$cur_sock"
 MIG_SOCK=$cur_sock
 guest_up
@@ -142,7 +142,7 @@ round $round $cur -> $to: queued=$q state_bytes=$state downtime_ms=$(mig_field d
 	kill -USR2 "$cur_pid"
 	mig_exit_wait "$cur_pid" 10 || fail "round $round: the old source ignores SIGUSR2"
 	expect "round $round: the old source's exit status" "$MIG_EXIT_ST" 0
-	cur=$to cur_sock=$to_sock cur_pid=$to_pid cur_log=$to_log
+	cur=$to cur_sock=$to_sock cur_pid=$to_pid
 done
 
 # The queues drain at 4 Mbit/s: give the senders' ends time
