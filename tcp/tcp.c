@@ -658,11 +658,21 @@ void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst)
 static struct tcp_rst_owed tcp_rst_owed[TCP_RST_OWED_MAX];
 static unsigned tcp_rst_owed_n;
 
-/* Remember the RST @conn owes the guest (the oldest goes if full) */
+/* Remember the RST @conn owes the guest (the oldest goes if full; an
+ * earlier one for the same addresses and ports is replaced)
+ */
 static void tcp_rst_owe(const struct tcp_conn *conn)
 {
 	struct tcp_rst_owed *o;
+	unsigned i;
 
+	for (i = 0; i < tcp_rst_owed_n; i++) {
+		if (!memcmp(&tcp_rst_owed[i].key, &conn->f.key,
+			    sizeof(conn->f.key))) {
+			tcp_rst_owed[i] = tcp_rst_owed[--tcp_rst_owed_n];
+			break;
+		}
+	}
 	if (tcp_rst_owed_n == TCP_RST_OWED_MAX) {
 		memmove(tcp_rst_owed, tcp_rst_owed + 1,
 			sizeof(tcp_rst_owed[0]) * --tcp_rst_owed_n);
