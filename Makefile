@@ -1,17 +1,31 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# make            build ./passt (and the test tools)
-# make check      unit, integration and QEMU tests, plain and under ASan+UBSan,
-#                 and a short run of every fuzzer (make fuzz: FUZZ_SECS each)
-# make demo       boot a real guest through passt (DEMO_OPTS=--vhost-user)
-# make demo-migrate  live migration between two QEMUs, a timeline picture
-#                 ($(BUILD)/demo-migrate.png; DEMO_LINGER=no: without linger)
-# make libvirt    real libvirt drives the installed daemon; the .deb
-# make fuzz-long  every fuzzer for 10 million executions, with a table
-# make lsm        the AppArmor and SELinux profiles in contrib/ (make check)
-# make asan       sanitizer build in build-asan/
-# make install    PREFIX=/usr/local DESTDIR= (make uninstall: the same)
-# make clean
+# The two commands of README.md, on a fresh Debian 12 machine, as root:
+#   sh .ci/setup && make demo     build, then boot a real guest through passt
+#   sh .ci/setup && make check    every test (what CI runs, .ci/run)
+#
+# Every target a user runs (make help prints this):
+# make              build ./passt, passt-repair and the test tools
+# make demo         boot a real guest through passt (DEMO_OPTS=--vhost-user)
+# make demo-migrate live migration between two QEMUs, a timeline picture
+#                   (build/demo-migrate.png; DEMO_LINGER=no: no linger)
+# make check        unit, lsm, integration, QEMU and libvirt tests, plain
+#                   and under ASan+UBSan, and a short run of every fuzzer
+# make unit         cmocka unit tests (unit-asan: under ASan+UBSan)
+# make integration  namespace tests, the kernel as the guest (-asan: ASan)
+# make e2e          QEMU 10 end-to-end tests, both front-ends (e2e-asan)
+# make libvirt      real libvirt drives the installed daemon; the .deb
+# make lsm          the AppArmor and SELinux profiles in contrib/
+# make fuzz         every libFuzzer harness for FUZZ_SECS seconds
+# make fuzz-long    every fuzzer for FUZZ_RUNS (10 million) executions
+# make bench        ours against upstream passt: CPU, throughput, latency
+# make guest        the test guest image (test/guest/out)
+# make tools        the test tools only (build/test/tools)
+# make asan         the sanitizer build in build-asan/
+# make install      PREFIX=/usr/local DESTDIR= (make uninstall: the same)
+# make format       clang-format every source file
+# make clean        remove every build directory
+# make help         this list
 
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 CC       ?= cc
@@ -43,7 +57,7 @@ TOOL_BINS := $(TOOL_SRCS:test/tools/%.c=$(BUILD)/test/tools/%)
 
 .PHONY: all asan check unit integration unit-asan integration-asan fuzz-long \
         install uninstall libvirt clean format tools guest e2e e2e-asan demo fuzz \
-        demo-migrate
+        demo-migrate help
 
 all: $(BUILD)/passt passt $(BUILD)/passt-repair tools
 
@@ -89,9 +103,11 @@ $(BUILD)/test/unit/%: test/unit/%.c $(BUILD)/libpasst.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libpasst.a $(LDLIBS) -lcmocka
 
+# sysdeny: system calls that fail on purpose (the sandbox tests)
+$(BUILD)/test/tools/sysdeny: LDLIBS += -lseccomp -lcap
 $(BUILD)/test/tools/%: test/tools/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
 asan:
 	$(MAKE) BUILD=build-asan SAN=1 build-asan/passt tools
@@ -134,14 +150,18 @@ e2e-asan: tools
 libvirt: $(BUILD)/passt tools
 	BUILD=$(BUILD) TOOLS=$(abspath $(BUILD)/test/tools) test/libvirt/run.sh
 
-# The README's "run" command: a real guest online through passt
-demo: $(BUILD)/passt tools
+help:
+	@sed -n '3,/^$$/s/^# \{0,1\}//p' Makefile
+
+# The README's "run" command: a real guest online through passt (the
+# guest image is built first: build.sh does nothing when it is up to date)
+demo: $(BUILD)/passt tools guest
 	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
 		test/demo.sh $(DEMO_OPTS)
 
 # A live migration a person can watch: test/demo-migrate.sh; the picture
 # goes to $(BUILD)/ (README.md, "Migration demo")
-demo-migrate: $(BUILD)/passt $(BUILD)/passt-repair tools
+demo-migrate: $(BUILD)/passt $(BUILD)/passt-repair tools guest
 	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
 		DEMO_OUT=$(abspath $(BUILD)) test/demo-migrate.sh
 

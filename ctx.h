@@ -153,6 +153,7 @@ struct ctx {
 	bool runas;		/* -e given: drop to @runas_uid/@runas_gid */
 	uid_t runas_uid;
 	gid_t runas_gid;
+	bool sandbox_best_effort; /* --sandbox-best-effort (isolation.c) */
 	struct fwd_ports tcp_fwd; /* -t: inbound TCP port forwarding */
 	struct fwd_ports udp_fwd; /* -u: inbound UDP port forwarding */
 

@@ -13,15 +13,18 @@
  *   1. Kept directories. The files we remove at exit (pid file, front-end
  *      socket, repair helper socket) won't be reachable by path once we
  *      sit in an empty root, so we open each one's directory now
- *      (O_PATH) and isolation_unlink() later removes the file with
- *      unlinkat() on that descriptor. Unlinking still needs write and
- *      search permission on the directory for the user we become: when
- *      we start as root, the files themselves are handed to that user
- *      (fchownat(); the pid file, written by the parent as we fork, with
- *      isolation_chown_fd()), so that a sticky directory (/tmp) or one
- *      owned by that user (libvirt's) lets us remove them. The repair
- *      helper socket keeps root's group with mode 0660: passt-repair
- *      connects as root but without CAP_DAC_OVERRIDE.
+ *      (O_PATH), note the file's identity (device and inode), and
+ *      isolation_unlink() later removes the file with unlinkat() on that
+ *      descriptor, if it is still the file we noted (not one that another
+ *      instance created at the same path since). The seccomp filter
+ *      allows unlinkat() on these descriptors only. Unlinking still needs
+ *      write and search permission on the directory for the user we
+ *      become: when we start as root, the files themselves are handed to
+ *      that user (fchownat(); the pid file with isolation_chown_fd()), so
+ *      that a sticky directory (/tmp) or one owned by that user
+ *      (libvirt's) lets us remove them. The repair helper socket keeps
+ *      root's group with mode 0660: passt-repair connects as root but
+ *      without CAP_DAC_OVERRIDE.
  *   2. Limits: no core dumps; open files bounded by what is open now
  *      (forwarded listeners included, see fwd_listen_init()) plus one
  *      per flow (FLOW_MAX) plus a small spare for the front-end's own.
@@ -29,35 +32,52 @@
  *      (65534) without it; root as the target is refused, and so is a
  *      switch that could be undone. PR_SET_KEEPCAPS carries the few
  *      capabilities the next steps need across setuid().
- *   4. Namespaces: a new user namespace (unprivileged, where the kernel
+ *   4. The peer credential checker, with a repair helper socket only
+ *      (iso_peer_spawn()): a child that stays in the user namespace we
+ *      started in, so that isolation_peer_check() can tell root from
+ *      other users when a helper connects (step 5 hides them all behind
+ *      one overflow uid).
+ *   5. Namespaces: a new user namespace (unprivileged, where the kernel
  *      allows it), then new mount, IPC and UTS namespaces. The user
  *      namespace is skipped when we keep CAP_NET_ADMIN for direct
  *      TCP_REPAIR: it would take that capability away from our network
  *      namespace. Without a user namespace, the kept CAP_SYS_ADMIN
  *      (root only) creates the others.
- *   5. Root: an empty, read-only tmpfs (4 KiB, mode 0555) becomes /
+ *   6. Root: an empty, read-only tmpfs (4 KiB, mode 0555) becomes /
  *      with pivot_root(), the old root is detached.
- *   6. Capabilities (libcap): the bounding set is emptied and every set
+ *   7. Capabilities (libcap): the bounding set is emptied and every set
  *      (effective, permitted, inheritable, ambient) is cleared. The one
  *      exception is CAP_NET_ADMIN with --repair-path none while we hold
  *      it at start (direct TCP_REPAIR): then it stays in the effective,
  *      permitted and bounding sets, and the log says so. With a helper
  *      socket, we clear it and use the helper (repair_direct_off()).
- *   7. no_new_privs, not dumpable.
+ *   8. no_new_privs, not dumpable.
  *
  *  isolation_seccomp(), once the signal and timer descriptors exist: a
  *  libseccomp allow-list, one profile per mode (stream, vhost-user,
- *  vhost-user with migration: a repair helper socket or direct
- *  TCP_REPAIR), built from the calls the code makes after this point
- *  (found by building with -DISOLATION_SECCOMP_LOG, which turns the
- *  default action into SCMP_ACT_LOG, running the test suites and reading
- *  the kernel's audit lines).
- *  Anything else kills the process (SCMP_ACT_KILL_PROCESS). The table
- *  below says why each entry is there.
+ *  vhost-user with migration through a repair helper socket, vhost-user
+ *  with direct TCP_REPAIR), built from the calls the code makes after
+ *  this point (found by building with -DISOLATION_SECCOMP_LOG, which
+ *  turns the default action into SCMP_ACT_LOG, running the test suites
+ *  and reading the kernel's audit lines). Anything else kills the process
+ *  (SCMP_ACT_KILL_PROCESS). The table below says why each entry is
+ *  there. The direct TCP_REPAIR profile keeps CAP_NET_ADMIN, which makes
+ *  many socket options privileged: there, setsockopt() is allowed only
+ *  for the levels and options the daemon sets, one row each.
+ *
+ * Fail closed: if any of steps 5 to 8 or the seccomp filter can't be set
+ * up, the daemon exits with one line naming what failed ("Sandbox: ..."),
+ * as upstream passt does. Where that can't work (no user namespaces for
+ * unprivileged users, a container that refuses seccomp() or mount()),
+ * --sandbox-best-effort makes each failure a warning instead: the daemon
+ * says so at start, names each part it goes without, and lists them once
+ * the filter is in place ("Sandbox incomplete"). Never: run as root.
  *
  * Builds with -DPASST_TEST_HOOKS (make's test flavour, never the plain
- * build) honour PASST_TEST_FORBIDDEN_SYSCALL=NAME: right after the filter
- * is loaded, that call is made, so a test can watch the kernel kill us.
+ * build) honour PASST_TEST_FORBIDDEN_SYSCALL=NAME[:ARG...]: right after
+ * the filter is loaded, that call is made, with the numeric arguments
+ * given (0 for the others), so a test can watch the kernel kill us, or
+ * not, for a call or for some of its arguments.
  *
  * Sanitizer builds (ASan's leak checker stops the process with ptrace()
  * and reads /proc at exit) stay dumpable, see /proc through a bind mount
@@ -73,13 +93,17 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
 #include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/capability.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -97,6 +121,7 @@
 #include "isolation.h"
 #include "log.h"
 #include "migrate/repair.h"
+#include "util.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ISO_SAN 1
@@ -109,10 +134,21 @@
 #define ISO_SAN 0
 #endif
 
+#ifndef TCP_REPAIR_WINDOW
+#define TCP_REPAIR_WINDOW	29
+#endif
+#ifndef SO_PEEK_OFF
+#define SO_PEEK_OFF		42
+#endif
+
 /* The user we become when started as root without --runas */
 #define ISO_NOBODY	65534
 /* Descriptors beyond the ones open now and one per flow */
 #define ISO_FD_SPARE	128
+/* How long the peer credential checker may take to start or to answer:
+ * milliseconds, normally, but the machine may be busy
+ */
+#define ISO_PEER_TIMEOUT_MS	5000
 
 /* Directories of the files we remove at exit, kept open across the pivot */
 #define ISO_DIRS_MAX	4
@@ -122,6 +158,20 @@ static struct {
 } iso_dirs[ISO_DIRS_MAX];
 static int iso_dirs_n;
 
+/* The files themselves: path as given, directory, identity when kept */
+#define ISO_FILES_MAX	4
+static struct {
+	char path[PATH_MAX];
+	int dirfd;
+	bool known;
+	dev_t dev;
+	ino_t ino;
+} iso_files[ISO_FILES_MAX];
+static int iso_files_n;
+
+/* isolation_drop() is done: no more paths, only the kept directories */
+static bool iso_dropped;
+
 /* Set by isolation_check(): started as root, who we'll become */
 static bool iso_root;
 static uid_t iso_uid;
@@ -129,6 +179,32 @@ static gid_t iso_gid;
 
 static enum iso_profile iso_profile_sel = ISO_PROFILE_STREAM;
 static bool iso_keep_net_admin;
+
+/* --sandbox-best-effort, and what the sandbox went without because of it */
+static bool iso_best_effort;
+static char iso_missing[256];
+
+/* The peer credential checker (iso_peer_spawn()), its socket, if any */
+static int iso_peer_fd = -1;
+/* We're in a user namespace of our own: peers' uids need the checker */
+static bool iso_peer_userns;
+
+/*
+ * A part of the sandbox can't be set up (@what, a phrase, and the error if
+ * not 0): exit, naming it, or with --sandbox-best-effort say so and go on
+ */
+static void iso_fail(const char *what, int err)
+{
+	size_t n = strlen(iso_missing);
+
+	if (!iso_best_effort)
+		die("Sandbox: %s%s%s", what, err ? ": " : "",
+		    err ? strerror(err) : "");
+	warn("Sandbox: %s%s%s; going on without it (--sandbox-best-effort)",
+	     what, err ? ": " : "", err ? strerror(err) : "");
+	snprintf(iso_missing + n, sizeof(iso_missing) - n, "%s%s",
+		 n ? "; " : "", what);
+}
 
 /* Split @path into directory (@dir) and last component; NULL if none */
 static const char *iso_split(const char *path, char *dir, size_t size)
@@ -150,17 +226,18 @@ static const char *iso_split(const char *path, char *dir, size_t size)
 	return slash + 1;
 }
 
-/* Keep @path's directory open; hand the file to @uid/@gid if we are root,
- * with mode @mode if not 0
+/* Keep @path's directory open, note the file's identity; hand the file to
+ * @uid/@gid if @chown_it, with mode @mode if not 0
  */
 static void iso_keep(const char *path, bool chown_it, uid_t uid, gid_t gid,
 		     mode_t mode)
 {
 	char dir[PATH_MAX];
 	const char *base = iso_split(path, dir, sizeof(dir));
+	struct stat st;
 	int i, fd = -1;
 
-	if (!base)
+	if (!base || iso_files_n >= ISO_FILES_MAX)
 		return;
 	for (i = 0; i < iso_dirs_n; i++) {
 		if (!strcmp(iso_dirs[i].dir, dir)) {
@@ -177,7 +254,19 @@ static void iso_keep(const char *path, bool chown_it, uid_t uid, gid_t gid,
 		snprintf(iso_dirs[iso_dirs_n].dir, PATH_MAX, "%s", dir);
 		iso_dirs[iso_dirs_n++].fd = fd;
 	}
-	if (fd < 0 || !chown_it)
+	if (fd < 0)
+		return;
+
+	snprintf(iso_files[iso_files_n].path, PATH_MAX, "%s", path);
+	iso_files[iso_files_n].dirfd = fd;
+	if (!fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW)) {
+		iso_files[iso_files_n].known = true;
+		iso_files[iso_files_n].dev = st.st_dev;
+		iso_files[iso_files_n].ino = st.st_ino;
+	}
+	iso_files_n++;
+
+	if (!chown_it)
 		return;
 	/* The mode first: a helper may connect at any moment, and between
 	 * the two calls the file must stay writable for it (root's group)
@@ -192,23 +281,39 @@ static void iso_keep(const char *path, bool chown_it, uid_t uid, gid_t gid,
  * isolation_unlink() - remove a file we created, also from inside the sandbox
  * @path:	path as given at start-up
  *
- * Uses the directory descriptor kept by isolation_drop() if there is one,
- * the path itself otherwise (before the drop, or a directory not kept).
+ * Before isolation_drop(), the path itself. After it, only files kept by
+ * it, through their directory's descriptor, and only if the entry is
+ * still the file we created (same device and inode): another instance
+ * may have replaced a socket file of ours since. Any other path is left
+ * alone: the seccomp filter wouldn't allow it anyway.
  *
- * Return: 0 or -errno
+ * Return: 0 or -errno (-ESTALE: the entry is another file now)
  */
 int isolation_unlink(const char *path)
 {
 	char dir[PATH_MAX];
 	const char *base = iso_split(path, dir, sizeof(dir));
+	struct stat st;
 	int i;
 
 	if (!base)
 		return -EINVAL;
-	for (i = 0; i < iso_dirs_n; i++) {
-		if (!strcmp(iso_dirs[i].dir, dir))
-			return unlinkat(iso_dirs[i].fd, base, 0) ? -errno : 0;
+	for (i = 0; i < iso_files_n; i++) {
+		if (strcmp(iso_files[i].path, path))
+			continue;
+		if (fstatat(iso_files[i].dirfd, base, &st,
+			    AT_SYMLINK_NOFOLLOW))
+			return -errno;
+		if (iso_files[i].known && (st.st_dev != iso_files[i].dev ||
+					   st.st_ino != iso_files[i].ino)) {
+			warn("Not removing %s: another file took its place",
+			     path);
+			return -ESTALE;
+		}
+		return unlinkat(iso_files[i].dirfd, base, 0) ? -errno : 0;
 	}
+	if (iso_dropped)
+		return -EPERM;
 	return unlink(path) ? -errno : 0;
 }
 
@@ -239,7 +344,7 @@ static void iso_rlimits(void)
 	int max;
 
 	if (setrlimit(RLIMIT_CORE, &rl))
-		warn_perror("RLIMIT_CORE");
+		iso_fail("can't disable core dumps", errno);
 
 	max = iso_max_fd();
 	if (max < 0 || getrlimit(RLIMIT_NOFILE, &rl))
@@ -283,31 +388,38 @@ static int iso_proc_write(const char *file, const char *s)
 	if (fd < 0)
 		return -errno;
 	n = write(fd, s, strlen(s));
+	if (n < 0)
+		n = -errno;
 	close(fd);
+	if (n < 0)
+		return (int)n;
 	return n == (ssize_t)strlen(s) ? 0 : -EIO;
 }
 
-/* New user namespace, our own uid and gid mapped to themselves */
+/* New user namespace, our own uid and gid mapped to themselves; false if
+ * we go on without it (--sandbox-best-effort)
+ */
 static bool iso_userns(void)
 {
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
 	char map[64];
+	int rc;
 
 	if (unshare(CLONE_NEWUSER)) {
-		warn_perror("no new user namespace");
+		iso_fail("can't create a user namespace", errno);
 		return false;
 	}
 	/* /proc/self is root's while we aren't dumpable: briefly we are */
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	snprintf(map, sizeof(map), "%u %u 1", (unsigned)uid, (unsigned)uid);
-	if (iso_proc_write("uid_map", map))
-		warn("user namespace: can't write uid_map");
-	if (iso_proc_write("setgroups", "deny"))
-		warn("user namespace: can't write setgroups");
+	if ((rc = iso_proc_write("uid_map", map)))
+		iso_fail("user namespace: can't write uid_map", -rc);
+	if ((rc = iso_proc_write("setgroups", "deny")))
+		iso_fail("user namespace: can't write setgroups", -rc);
 	snprintf(map, sizeof(map), "%u %u 1", (unsigned)gid, (unsigned)gid);
-	if (iso_proc_write("gid_map", map))
-		warn("user namespace: can't write gid_map");
+	if ((rc = iso_proc_write("gid_map", map)))
+		iso_fail("user namespace: can't write gid_map", -rc);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	return true;
 }
@@ -317,11 +429,11 @@ static bool iso_other_ns(void)
 {
 	static const struct {
 		int flag;
-		const char *name;
+		const char *what;
 	} ns[] = {
-		{ CLONE_NEWNS, "mount" },
-		{ CLONE_NEWIPC, "IPC" },
-		{ CLONE_NEWUTS, "UTS" },
+		{ CLONE_NEWNS, "can't create a mount namespace" },
+		{ CLONE_NEWIPC, "can't create an IPC namespace" },
+		{ CLONE_NEWUTS, "can't create a UTS namespace" },
 	};
 	bool mnt = true;
 	unsigned i;
@@ -330,7 +442,7 @@ static bool iso_other_ns(void)
 		return true;
 	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
 		if (unshare(ns[i].flag)) {
-			warn_perror("no new %s namespace", ns[i].name);
+			iso_fail(ns[i].what, errno);
 			if (ns[i].flag == CLONE_NEWNS)
 				mnt = false;
 		}
@@ -382,9 +494,275 @@ static int iso_bounding(void)
 	return rc;
 }
 
+/* Test builds' sanitizer runtime, on top of any profile */
+static const char *const iso_san_extra[] = {
+	"mmap", "munmap", "madvise", "mprotect", "brk", "mremap",
+	"sigaltstack", "rt_sigaction", "rt_sigprocmask", "getpid", "gettid",
+	"clone", "clone3", "ptrace", "wait4", "prctl", "openat", "open",
+	"readlink", "getdents64", "fstat", "newfstatat", "sched_yield",
+	"futex", "lseek", "pread64", "exit", "tgkill", "kill", "sched_getaffinity",
+	"getrlimit", "prlimit64", "uname", "statfs", "fcntl", "ioctl",
+	"rt_sigreturn", "pipe2", "process_vm_readv", "dup", "waitid",
+	"getppid", "getdents", "readlinkat", "faccessat", "access", "stat",
+	"lstat", "newfstatat", "nanosleep", "clock_nanosleep", "write",
+};
+
+/* Is @name on the sanitizer's own list? (its rows lose their arguments) */
+static bool iso_san_has(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(iso_san_extra); i++) {
+		if (!strcmp(iso_san_extra[i], name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The peer credential checker
+ *
+ * A repair helper gets our TCP sockets: we take one only if it runs as
+ * root or as our own user (isolation_peer_check()). SO_PEERCRED reports
+ * the peer's user as seen from the caller's user namespace, and ours maps
+ * nothing but our own user: root and every other user all look like the
+ * overflow uid (65534), which is also nobody, the user we become when
+ * started as root. So the question goes to a child forked before the new
+ * user namespace, which still sees the real users: it gets the helper's
+ * socket (SCM_RIGHTS, one per request on a SOCK_SEQPACKET pair), answers
+ * getsockopt(SO_PEERCRED) and closes its copy. It keeps nothing else: no
+ * other descriptor, no capability, no_new_privs, not dumpable, and a
+ * seccomp filter of six calls, none of which touches a path. It dies with
+ * us (PR_SET_PDEATHSIG) or on end of file.
+ */
+
+/* One answer of the checker */
+struct iso_peer_reply {
+	int32_t err;		/* 0, or the errno of getsockopt() */
+	uint32_t uid;
+	uint32_t gid;
+	int32_t pid;
+};
+
+/* The checker's loop, on descriptor 3 */
+__attribute__((noreturn))
+static void iso_peer_serve(void)
+{
+	for (;;) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		struct iso_peer_reply r = { 0 };
+		socklen_t sl = sizeof(struct ucred);
+		struct ucred uc = { 0 };
+		struct iovec iov;
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = u.buf,
+				     .msg_controllen = sizeof(u.buf) };
+		struct cmsghdr *cm;
+		int fd = -1;
+		char b;
+		ssize_t n;
+
+		iov.iov_base = &b;
+		iov.iov_len = 1;
+		n = recvmsg(3, &mh, MSG_CMSG_CLOEXEC);
+		if (n <= 0)
+			_exit(0);
+		cm = CMSG_FIRSTHDR(&mh);
+		if (cm && cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+		if (fd < 0)
+			r.err = EBADMSG;
+		else if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &sl))
+			r.err = errno;
+		r.uid = uc.uid;
+		r.gid = uc.gid;
+		r.pid = uc.pid;
+		if (fd >= 0)
+			close(fd);
+
+		iov.iov_base = &r;
+		iov.iov_len = sizeof(r);
+		mh = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1 };
+		if (sendmsg(3, &mh, MSG_NOSIGNAL) != sizeof(r))
+			_exit(0);
+	}
+}
+
+/* The checker: sheds everything, then serves on descriptor 3 */
+__attribute__((noreturn))
+static void iso_peer_child(int sk, pid_t parent, bool keep_stderr)
+{
+	static scmp_filter_ctx f;	/* never released: see below */
+	char zero = 0;
+	struct iovec iov = { &zero, 1 };
+	struct msghdr ready = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct rlimit rl = { 8, 8 };
+	size_t i;
+	int rc;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent)
+		_exit(0);
+	prctl(PR_SET_NAME, "passt-peercred", 0, 0, 0);
+	if (sk != 3 && dup2(sk, 3) != 3)
+		_exit(1);
+	close_range(4, ~0U, 0);
+	close_range(0, keep_stderr ? 1 : 2, 0);
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		_exit(1);
+
+	for (i = 0; CAP_IS_SUPPORTED(i); i++)
+		cap_drop_bound((cap_value_t)i);	/* EPERM without CAP_SETPCAP */
+	if (iso_caps_set(NULL, 0) || (cap_reset_ambient() && errno != EINVAL))
+		_exit(1);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    (!ISO_SAN && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)))
+		_exit(1);
+
+	/* Freeing the context after the load could trim the heap, with
+	 * calls not on the list: it stays, reachable from @f
+	 */
+	f = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	if (!f)
+		_exit(1);
+	rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 0) ||
+	     seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 0) ||
+	     seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(close), 0) ||
+	     seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(exit_group), 0) ||
+	     seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(exit), 0) ||
+	     seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(getsockopt), 2,
+			      SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+			      SCMP_A2(SCMP_CMP_EQ, SO_PEERCRED));
+	for (i = 0; ISO_SAN && !rc && i < ARRAY_SIZE(iso_san_extra); i++) {
+		int nr = seccomp_syscall_resolve_name(iso_san_extra[i]);
+
+		if (nr >= 0 && nr != SCMP_SYS(getsockopt))
+			rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 0);
+	}
+	if (rc || seccomp_load(f))
+		_exit(1);
+
+	/* Sandboxed: say so, see iso_peer_spawn() */
+	if (sendmsg(3, &ready, MSG_NOSIGNAL) != 1)
+		_exit(1);
+	iso_peer_serve();
+}
+
+/* Fork the checker; @keep_stderr: leave it our standard error (foreground) */
+static void iso_peer_spawn(bool keep_stderr)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	pid_t parent = getpid(), pid;
+	int sv[2];
+	char b;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		die_perror("Sandbox: peer credential checker: socketpair");
+	pid = fork();
+	if (pid < 0)
+		die_perror("Sandbox: peer credential checker: fork");
+	if (!pid) {
+		close(sv[0]);
+		iso_peer_child(sv[1], parent, keep_stderr);
+	}
+	close(sv[1]);
+	iso_peer_fd = sv[0];
+
+	/* Its first message says it's sandboxed: end of file says it isn't */
+	pfd.fd = iso_peer_fd;
+	if (poll(&pfd, 1, ISO_PEER_TIMEOUT_MS) != 1 ||
+	    recv(iso_peer_fd, &b, 1, 0) != 1) {
+		close(iso_peer_fd);
+		iso_peer_fd = -1;
+		iso_fail("the peer credential checker couldn't sandbox itself",
+			 0);
+		return;
+	}
+	debug("Peer credential checker: pid %i", (int)pid);
+}
+
+/* Ask the checker who the peer of @fd is: 0 once it answered (the answer
+ * may carry an error of its own), -errno if it didn't
+ */
+static int iso_peer_ask(int fd, struct iso_peer_reply *r)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct pollfd pfd = { .fd = iso_peer_fd, .events = POLLIN };
+	char b = 0;
+	struct iovec iov = { &b, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	ssize_t n;
+
+	memset(u.buf, 0, sizeof(u.buf));
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+
+	if (sendmsg(iso_peer_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+		return -errno;
+	if (poll(&pfd, 1, ISO_PEER_TIMEOUT_MS) <= 0)
+		return -ETIMEDOUT;
+	n = recv(iso_peer_fd, r, sizeof(*r), MSG_DONTWAIT);
+	if (n != sizeof(*r))
+		return n < 0 ? -errno : -EPIPE;
+	return 0;
+}
+
+/**
+ * isolation_peer_check() - may the peer of a UNIX socket drive us?
+ * @fd:		connected UNIX domain socket (a repair helper's)
+ * @uid:	the peer's user, as seen from the user namespace we started
+ *		in, set if it could be told
+ *
+ * Return: 0 if the peer runs as root or as our own user, -EPERM if as
+ *	   another user, another -errno if that can't be told (the caller
+ *	   refuses the peer then too)
+ */
+int isolation_peer_check(int fd, uid_t *uid)
+{
+	struct iso_peer_reply r = { 0 };
+	int rc;
+
+	if (iso_peer_userns) {
+		if (iso_peer_fd < 0)
+			return -ENOTCONN;
+		if ((rc = iso_peer_ask(fd, &r))) {
+			/* Out of step or gone: it won't be asked again */
+			close(iso_peer_fd);
+			iso_peer_fd = -1;
+			return rc;
+		}
+		if (r.err)
+			return -r.err;
+	} else {
+		struct ucred uc;
+		socklen_t sl = sizeof(uc);
+
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &sl))
+			return -errno;
+		r.uid = uc.uid;
+	}
+	*uid = r.uid;
+	return r.uid == 0 || r.uid == iso_uid ? 0 : -EPERM;
+}
+
 /**
  * isolation_check() - refuse, before anything is created, to stay root
  * @c:		execution context
+ *
+ * With --sandbox-best-effort, also says (a warning) that the sandbox may
+ * end up incomplete.
  */
 void isolation_check(const struct ctx *c)
 {
@@ -393,11 +771,16 @@ void isolation_check(const struct ctx *c)
 	iso_root = geteuid() == 0;
 	iso_uid = c->runas ? c->runas_uid : iso_root ? ISO_NOBODY : geteuid();
 	iso_gid = c->runas ? c->runas_gid : iso_root ? ISO_NOBODY : getegid();
+	iso_best_effort = c->sandbox_best_effort;
+	if (iso_best_effort)
+		warn("--sandbox-best-effort: parts of the sandbox that can't "
+		     "be set up are skipped, not fatal: this process may run "
+		     "with more access than it needs");
 }
 
 /**
  * isolation_chown_fd() - hand a file we create to the user we'll become
- * @fd:		open file (the pid file, written by the parent as we fork)
+ * @fd:		open file (the pid file, written before the sandbox)
  *
  * Only when started as root: so that the daemon can remove it at exit
  * from a sticky directory.
@@ -413,13 +796,14 @@ void isolation_chown_fd(int fd)
  * isolation_drop() - identity, limits, namespaces, empty root, capabilities
  * @c:		execution context
  *
- * Dies if we would go on as root, or with more than we asked to keep.
+ * Dies if we would go on as root, and if a part of the sandbox can't be
+ * set up, unless --sandbox-best-effort (then it says so and goes on).
  */
 void isolation_drop(struct ctx *c)
 {
 	const cap_value_t need[] = { CAP_SYS_ADMIN, CAP_SETPCAP,
 				     CAP_NET_ADMIN };
-	bool root = geteuid() == 0, userns = false, mnt;
+	bool root = geteuid() == 0, userns = false, helper, mnt;
 	uid_t uid = root ? ISO_NOBODY : geteuid();
 	gid_t gid = root ? ISO_NOBODY : getegid();
 	const cap_value_t *keep = NULL;
@@ -437,10 +821,13 @@ void isolation_drop(struct ctx *c)
 		else
 			repair_direct_off();
 	}
+	helper = c->mode == MODE_VU && c->repair_path[0] &&
+		 strcmp(c->repair_path, "none");
 	if (c->mode == MODE_STREAM)
 		iso_profile_sel = ISO_PROFILE_STREAM;
-	else if (iso_keep_net_admin ||
-		 (c->repair_path[0] && strcmp(c->repair_path, "none")))
+	else if (iso_keep_net_admin)
+		iso_profile_sel = ISO_PROFILE_VU_DIRECT;
+	else if (helper)
 		iso_profile_sel = ISO_PROFILE_VU_MIGRATE;
 	else
 		iso_profile_sel = ISO_PROFILE_VU;
@@ -453,8 +840,7 @@ void isolation_drop(struct ctx *c)
 	/* The helper connects as root, without CAP_DAC_OVERRIDE: root's
 	 * group may write to it, nobody else
 	 */
-	if (c->mode == MODE_VU && c->repair_path[0] &&
-	    strcmp(c->repair_path, "none"))
+	if (helper)
 		iso_keep(c->repair_path, root, uid, getegid(), 0660);
 	/* Time zone data and syslog: nothing to open later */
 	tzset();
@@ -477,69 +863,93 @@ void isolation_drop(struct ctx *c)
 		prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
 		/* What the next steps need, from the permitted set kept */
 		if (root && (rc = iso_caps_set(need, iso_keep_net_admin ? 3 : 2)))
-			warn("can't keep capabilities for set-up: %s",
-			     strerror(-rc));
+			iso_fail("can't keep the capabilities the set-up needs",
+				 -rc);
 		info("Running as user %u, group %u", (unsigned)uid,
 		     (unsigned)gid);
 	}
 	if (geteuid() == 0)
 		die("refusing to run as root");
 
-	/* 4. */
+	/* 4. before the user namespace hides who a helper is */
+	if (helper)
+		iso_peer_spawn(c->foreground);
+
+	/* 5. */
 	if (iso_keep_net_admin)
 		info("No user namespace: it would take CAP_NET_ADMIN away");
 	else
 		userns = iso_userns();
+	iso_peer_userns = userns;
+	if (!userns && iso_peer_fd >= 0) {
+		close(iso_peer_fd);	/* SO_PEERCRED tells the truth here */
+		iso_peer_fd = -1;
+	}
 	mnt = iso_other_ns();
 
-	/* 5. */
-	if (mnt && (rc = iso_pivot())) {
-		errno = -rc;
-		warn_perror("can't pivot into an empty root");
-	}
-
 	/* 6. */
-	if ((rc = iso_bounding()) && (root || userns))
-		warn("can't empty the bounding set: %s", strerror(-rc));
+	if (mnt && (rc = iso_pivot()))
+		iso_fail("can't pivot into an empty root", -rc);
+	else if (!mnt)
+		iso_fail("no empty root without a mount namespace", 0);
+
+	/* 7. */
+	if ((rc = iso_bounding()))
+		iso_fail("can't empty the capability bounding set", -rc);
 	if (iso_keep_net_admin) {
 		keep = &need[2];
 		nkeep = 1;
 	}
 	if ((rc = iso_caps_set(keep, nkeep)))
-		die("can't drop capabilities: %s", strerror(-rc));
+		iso_fail("can't drop capabilities", -rc);
 	if (cap_reset_ambient() && errno != EINVAL)
-		warn_perror("can't clear ambient capabilities");
+		iso_fail("can't clear ambient capabilities", errno);
 	if (iso_keep_net_admin)
 		info("Keeping CAP_NET_ADMIN: direct TCP_REPAIR (--repair-path "
 		     "none)");
 
-	/* 7. */
+	/* 8. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		die_perror("PR_SET_NO_NEW_PRIVS");
+		iso_fail("can't set no_new_privs", errno);
 	if (!ISO_SAN && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
-		die_perror("PR_SET_DUMPABLE");
+		iso_fail("can't make the process not dumpable", errno);
+	iso_dropped = true;
 }
 
 /*
- * The allow-lists. One row per syscall (or per allowed argument value of
- * one); @prof is the set of profiles that allow it; @arg >= 0 restricts
- * argument number @arg: (value & @mask) == @val.
+ * The allow-lists. One row per syscall (or per allowed argument values of
+ * one); @prof is the set of profiles that allow it; @cmp[] restrict up to
+ * two arguments: for argument number @arg, (value & @mask) == @val, or,
+ * with ISO_DIRFD, argument 0 is one of the directories isolation_drop()
+ * kept (one rule per directory).
  */
 #define P_ST	(1U << ISO_PROFILE_STREAM)
 #define P_VU	(1U << ISO_PROFILE_VU)
 #define P_MIG	(1U << ISO_PROFILE_VU_MIGRATE)
-#define P_ALL	(P_ST | P_VU | P_MIG)
-#define P_VUS	(P_VU | P_MIG)
+#define P_DIR	(1U << ISO_PROFILE_VU_DIRECT)
+#define P_ALL	(P_ST | P_VU | P_MIG | P_DIR)
+#define P_VUS	(P_VU | P_MIG | P_DIR)
+#define P_MIGS	(P_MIG | P_DIR)
+
+#define ISO_NOARG	-1
+#define ISO_DIRFD	-2
 
 struct iso_rule {
 	const char *name;
 	unsigned prof;
-	int arg;
-	uint64_t mask, val;
+	struct {
+		int arg;
+		uint64_t mask, val;
+	} cmp[2];
 	const char *why;
 };
 
-#define NOARG	-1, 0, 0
+#define NOARG_	{ ISO_NOARG, 0, 0 }
+#define NOARG	{ NOARG_, NOARG_ }
+#define ARG(n, v)	{ { (n), ~0ULL, (v) }, NOARG_ }
+#define ARGM(n, m, v)	{ { (n), (m), (v) }, NOARG_ }
+#define DIRFD(n, v)	{ { ISO_DIRFD, 0, 0 }, { (n), ~0ULL, (v) } }
+#define SOCKOPT(l, o)	{ { 1, ~0ULL, (l) }, { 2, ~0ULL, (o) } }
 
 static const struct iso_rule iso_rules[] = {
 	/* The event loop */
@@ -564,19 +974,29 @@ static const struct iso_rule iso_rules[] = {
 	  "epoll_wait where the loop waits in it (uring.c)" },
 	{ "clock_gettime", P_ALL, NOARG,
 	  "now_ms(), log and pcap time stamps, where the vDSO can't" },
-	{ "unlinkat", P_ALL, NOARG,
-	  "isolation_unlink(): pid, socket files at exit, kept directories" },
+
+	/* isolation_unlink(): in the kept directories only, files only */
+	{ "unlinkat", P_ALL, DIRFD(2, 0),
+	  "pid, socket files at exit, in the kept directories" },
+#ifdef __NR_newfstatat
+	{ "newfstatat", P_ST, DIRFD(3, AT_SYMLINK_NOFOLLOW),
+	  "isolation_unlink(): is it still our file? (vhost-user: below)" },
+#else
+	{ "fstatat64", P_ST, DIRFD(3, AT_SYMLINK_NOFOLLOW),
+	  "isolation_unlink(): is it still our file? (vhost-user: below)" },
+#endif
 
 	/* Sockets for flows: TCP, UDP, ICMP echo; the front-end socket */
-	{ "socket", P_ALL, 0, ~0ULL, AF_INET, "flow sockets, IPv4" },
-	{ "socket", P_ALL, 0, ~0ULL, AF_INET6, "flow sockets, IPv6" },
-	{ "socket", P_ALL, 0, ~0ULL, AF_UNIX, "syslog(3) reconnecting" },
+	{ "socket", P_ALL, ARG(0, AF_INET), "flow sockets, IPv4" },
+	{ "socket", P_ALL, ARG(0, AF_INET6), "flow sockets, IPv6" },
+	{ "socket", P_ALL, ARG(0, AF_UNIX), "syslog(3) reconnecting" },
 	{ "bind", P_ALL, NOARG, "-o/--outbound source, UDP and ICMP flows" },
 	{ "connect", P_ALL, NOARG, "TCP and UDP flows to the host side" },
 	{ "accept4", P_ALL, NOARG,
 	  "forwarded TCP ports, front-end socket, repair helper socket" },
-	{ "setsockopt", P_ALL, NOARG,
-	  "SO_BINDTODEVICE, IPV6_V6ONLY, buffer sizes, TCP options" },
+	{ "setsockopt", P_ST | P_VU | P_MIG, NOARG,
+	  "SO_BINDTODEVICE, IPV6_V6ONLY, buffer sizes, TCP options: without "
+	  "capabilities, none of them is privileged" },
 	{ "getsockopt", P_ALL, NOARG,
 	  "SO_ERROR, TCP_INFO; after the helper: TCP_REPAIR, SO_GET_FILTER" },
 	{ "shutdown", P_ALL, NOARG, "half-closing TCP (guest FIN)" },
@@ -587,54 +1007,82 @@ static const struct iso_rule iso_rules[] = {
 	{ "recvfrom", P_ALL, NOARG, "recv(): ICMP replies, front-end, helper" },
 	{ "sendto", P_ALL, NOARG, "UDP and ICMP to the host, syslog(3)" },
 	{ "recvmmsg", P_ALL, NOARG, "UDP datagrams in batches" },
-	{ "ioctl", P_ALL, 1, ~0ULL, SIOCINQ,
+	{ "ioctl", P_ALL, ARG(1, SIOCINQ),
 	  "SIOCINQ: TCP bytes not read yet; migration's receive queue" },
+
+	/* With CAP_NET_ADMIN kept (direct TCP_REPAIR), socket options are
+	 * privileged (SO_MARK, IP_TRANSPARENT, SO_RCVBUFFORCE...): only
+	 * those the daemon sets, by level and name
+	 */
+	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_REUSEADDR),
+	  "fwd/fwd.c: listening sockets reopened after a migration" },
+	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_BINDTODEVICE),
+	  "fwd/fwd.c, icmp/icmp.c: -i/--outbound-if*" },
+	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_SNDBUF),
+	  "tcp/migrate.c: the restored socket's send buffer" },
+	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_RCVBUF),
+	  "receive buffers (tap/stream.c: not in this mode)" },
+	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_LINGER),
+	  "tcp/tcp.c: reset instead of FIN" },
+	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_PEEK_OFF),
+	  "tcp/tcp.c, tcp/migrate.c: peeking at unacknowledged data" },
+	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_ATTACH_FILTER),
+	  "tcp/migrate.c: the drop-all filter of a held connection" },
+	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_DETACH_FILTER),
+	  "tcp/migrate.c: ...taken off when it resumes" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IPV6, IPV6_V6ONLY),
+	  "fwd/fwd.c: IPv6 listening sockets" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_NODELAY),
+	  "tcp/tcp.c: every connection" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR),
+	  "migrate/repair.c: direct TCP_REPAIR, what CAP_NET_ADMIN is for" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR_QUEUE),
+	  "tcp/migrate.c: dump and restore of the queues" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_QUEUE_SEQ),
+	  "tcp/migrate.c: restored sequence numbers" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR_OPTIONS),
+	  "tcp/migrate.c: restored MSS, window scale, SACK, timestamps" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_TIMESTAMP),
+	  "tcp/migrate.c: restored timestamp clock" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR_WINDOW),
+	  "tcp/migrate.c: restored windows" },
 
 	/* The stream front-end's output, by reference (tap/stream.c) */
 	{ "sendfile", P_ST, NOARG,
 	  "frames from the output buffer's memfd into the socket" },
-	{ "ioctl", P_ST, 1, ~0ULL, SIOCOUTQ,
+	{ "ioctl", P_ST, ARG(1, SIOCOUTQ),
 	  "SIOCOUTQ: what the front-end hasn't read of the output buffer" },
 	{ "fallocate", P_ST, NOARG,
 	  "new pages for the output buffer when a front-end leaves" },
 
 	/* vhost-user: guest memory and the migration state pipe */
-	{ "mmap", P_VUS, 2, PROT_EXEC, 0,
+	{ "mmap", P_VUS, ARGM(2, PROT_EXEC, 0),
 	  "guest memory regions; malloc() for migration (never PROT_EXEC)" },
 	{ "munmap", P_VUS, NOARG, "guest memory regions, free()" },
 #ifdef __NR_newfstatat
 	{ "newfstatat", P_VUS, NOARG,
-	  "vu_fd_check(): fstat() of a memory region's fd, as glibc makes it" },
+	  "vu_fd_check(): fstat() of a memory region's fd, as glibc makes "
+	  "it; isolation_unlink()" },
 #else
 	{ "fstatat64", P_VUS, NOARG,
-	  "vu_fd_check(): fstat() of a memory region's fd, as glibc makes it" },
+	  "vu_fd_check(): fstat() of a memory region's fd, as glibc makes "
+	  "it; isolation_unlink()" },
 #endif
 	{ "brk", P_VUS, NOARG, "malloc(): migration stream buffers" },
 	{ "mremap", P_VUS, NOARG, "realloc(): migration stream buffers" },
-	{ "fcntl", P_VUS, 1, ~0ULL, F_GETFL, "migration pipe flags" },
-	{ "fcntl", P_VUS, 1, ~0ULL, F_SETFL, "migration pipe non-blocking" },
+	{ "fcntl", P_VUS, ARG(1, F_GETFL), "migration pipe flags" },
+	{ "fcntl", P_VUS, ARG(1, F_SETFL), "migration pipe non-blocking" },
 
 	/* Migration with TCP_REPAIR: the helper round trip, the sockets */
-	{ "poll", P_MIG, NOARG, "waiting for the repair helper's answer" },
-	{ "getsockname", P_MIG, NOARG, "migrated connection: local address" },
-	{ "getpeername", P_MIG, NOARG, "migrated connection: peer address" },
-	{ "ioctl", P_MIG, 1, ~0ULL, SIOCOUTQ,
+	{ "poll", P_MIGS, NOARG,
+	  "waiting for the repair helper's answer, and the peer credential "
+	  "checker's (isolation_peer_check())" },
+	{ "getsockname", P_MIGS, NOARG, "migrated connection: local address" },
+	{ "getpeername", P_MIGS, NOARG, "migrated connection: peer address" },
+	{ "ioctl", P_MIGS, ARG(1, SIOCOUTQ),
 	  "migration: bytes in the send queue" },
-	{ "ioctl", P_MIG, 1, ~0ULL, SIOCOUTQNSD,
+	{ "ioctl", P_MIGS, ARG(1, SIOCOUTQNSD),
 	  "migration: bytes in the send queue not sent yet" },
-};
-
-/* Test builds' sanitizer runtime, on top of any profile */
-static const char *const iso_san_extra[] = {
-	"mmap", "munmap", "madvise", "mprotect", "brk", "mremap",
-	"sigaltstack", "rt_sigaction", "rt_sigprocmask", "getpid", "gettid",
-	"clone", "clone3", "ptrace", "wait4", "prctl", "openat", "open",
-	"readlink", "getdents64", "fstat", "newfstatat", "sched_yield",
-	"futex", "lseek", "pread64", "exit", "tgkill", "kill", "sched_getaffinity",
-	"getrlimit", "prlimit64", "uname", "statfs", "fcntl", "ioctl",
-	"rt_sigreturn", "pipe2", "process_vm_readv", "dup", "waitid",
-	"getppid", "getdents", "readlinkat", "faccessat", "access", "stat",
-	"lstat", "newfstatat", "nanosleep", "clock_nanosleep", "write",
 };
 
 /**
@@ -646,7 +1094,8 @@ static const char *const iso_san_extra[] = {
 const char *isolation_profile_name(enum iso_profile p)
 {
 	static const char *const names[] = { "stream", "vhost-user",
-					     "vhost-user-migrate" };
+					     "vhost-user-migrate",
+					     "vhost-user-direct" };
 
 	return p < ISO_PROFILES ? names[p] : "?";
 }
@@ -662,9 +1111,41 @@ bool isolation_profile_allows(enum iso_profile p, const char *name)
 {
 	unsigned i;
 
-	for (i = 0; i < sizeof(iso_rules) / sizeof(iso_rules[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(iso_rules); i++) {
 		if ((iso_rules[i].prof & (1U << p)) &&
 		    !strcmp(iso_rules[i].name, name))
+			return true;
+	}
+	return false;
+}
+
+/* Does comparison @k of @r let argument value @v (argument @n) through? */
+static bool iso_cmp_ok(const struct iso_rule *r, int k, int n, uint64_t v)
+{
+	return r->cmp[k].arg != n || (v & r->cmp[k].mask) == r->cmp[k].val;
+}
+
+/**
+ * isolation_sockopt_allowed() - may a profile set a socket option?
+ * @p:		profile
+ * @level:	setsockopt() level
+ * @opt:	option name
+ *
+ * Return: true if a setsockopt() row of @p lets (@level, @opt) through
+ */
+bool isolation_sockopt_allowed(enum iso_profile p, int level, int opt)
+{
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(iso_rules); i++) {
+		const struct iso_rule *r = &iso_rules[i];
+
+		if (!(r->prof & (1U << p)) || strcmp(r->name, "setsockopt"))
+			continue;
+		if (iso_cmp_ok(r, 0, 1, (uint64_t)level) &&
+		    iso_cmp_ok(r, 0, 2, (uint64_t)opt) &&
+		    iso_cmp_ok(r, 1, 1, (uint64_t)level) &&
+		    iso_cmp_ok(r, 1, 2, (uint64_t)opt))
 			return true;
 	}
 	return false;
@@ -681,9 +1162,9 @@ bool isolation_profile_allows(enum iso_profile p, const char *name)
  */
 int isolation_profile_count(enum iso_profile p)
 {
-	int nrs[sizeof(iso_rules) / sizeof(iso_rules[0])], n = 0, i, j;
+	int nrs[ARRAY_SIZE(iso_rules)], n = 0, i, j;
 
-	for (i = 0; i < (int)(sizeof(iso_rules) / sizeof(iso_rules[0])); i++) {
+	for (i = 0; i < (int)ARRAY_SIZE(iso_rules); i++) {
 		int nr = seccomp_syscall_resolve_name(iso_rules[i].name);
 
 		if (!(iso_rules[i].prof & (1U << p)) || nr < 0)
@@ -696,35 +1177,53 @@ int isolation_profile_count(enum iso_profile p)
 	return n;
 }
 
+/* Add @r to @f, syscall @nr, with its comparisons; @dirfd for ISO_DIRFD */
+static int iso_rule_add(scmp_filter_ctx f, const struct iso_rule *r, int nr,
+			int dirfd)
+{
+	struct scmp_arg_cmp a[2];
+	unsigned n = 0, k;
+
+	for (k = 0; k < 2; k++) {
+		if (r->cmp[k].arg == ISO_DIRFD)
+			a[n++] = SCMP_CMP(0, SCMP_CMP_EQ, (uint64_t)dirfd);
+		else if (r->cmp[k].arg >= 0 && r->cmp[k].mask == ~0ULL)
+			a[n++] = SCMP_CMP((unsigned)r->cmp[k].arg, SCMP_CMP_EQ,
+					  r->cmp[k].val);
+		else if (r->cmp[k].arg >= 0)
+			a[n++] = SCMP_CMP((unsigned)r->cmp[k].arg,
+					  SCMP_CMP_MASKED_EQ, r->cmp[k].mask,
+					  r->cmp[k].val);
+	}
+	return seccomp_rule_add_array(f, SCMP_ACT_ALLOW, nr, n, a);
+}
+
 /* Build the filter for @p; NULL on failure */
 static scmp_filter_ctx iso_filter(enum iso_profile p, uint32_t def)
 {
 	scmp_filter_ctx f = seccomp_init(def);
 	unsigned i;
-	int rc = 0;
+	int rc = 0, d;
 
 	if (!f)
 		return NULL;
-	for (i = 0; !rc && i < sizeof(iso_rules) / sizeof(iso_rules[0]); i++) {
+	for (i = 0; !rc && i < ARRAY_SIZE(iso_rules); i++) {
 		const struct iso_rule *r = &iso_rules[i];
 		int nr = seccomp_syscall_resolve_name(r->name);
 
 		if (!(r->prof & (1U << p)) || nr < 0)
 			continue;
-		if (r->arg < 0 || ISO_SAN)
+		/* The sanitizer's own calls, whatever their arguments */
+		if (ISO_SAN && iso_san_has(r->name))
 			rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 0);
-		else if (r->mask == ~0ULL)
-			rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1,
-					      SCMP_CMP((unsigned)r->arg,
-						       SCMP_CMP_EQ, r->val));
-		else
-			rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1,
-					      SCMP_CMP((unsigned)r->arg,
-						       SCMP_CMP_MASKED_EQ,
-						       r->mask, r->val));
+		else if (r->cmp[0].arg != ISO_DIRFD)
+			rc = iso_rule_add(f, r, nr, -1);
+		for (d = 0; !rc && r->cmp[0].arg == ISO_DIRFD &&
+			    !(ISO_SAN && iso_san_has(r->name)) &&
+			    d < iso_dirs_n; d++)
+			rc = iso_rule_add(f, r, nr, iso_dirs[d].fd);
 	}
-	for (i = 0; ISO_SAN && !rc &&
-		    i < sizeof(iso_san_extra) / sizeof(iso_san_extra[0]); i++) {
+	for (i = 0; ISO_SAN && !rc && i < ARRAY_SIZE(iso_san_extra); i++) {
 		int nr = seccomp_syscall_resolve_name(iso_san_extra[i]);
 
 		if (nr >= 0)
@@ -738,9 +1237,40 @@ static scmp_filter_ctx iso_filter(enum iso_profile p, uint32_t def)
 	return f;
 }
 
+#ifdef PASST_TEST_HOOKS
+/* PASST_TEST_FORBIDDEN_SYSCALL=NAME[:ARG...]: make that call, now */
+static void iso_test_hook(void)
+{
+	const char *s = getenv("PASST_TEST_FORBIDDEN_SYSCALL");
+	long long a[6] = { 0 };
+	char name[64], *p;
+	int nr, n = 0;
+
+	if (!s || !*s)
+		return;
+	snprintf(name, sizeof(name), "%s", s);
+	p = strchr(name, ':');
+	if (p)
+		*p++ = '\0';
+	while (p && n < 6) {
+		a[n++] = strtoll(p, &p, 0);
+		p = *p == ':' ? p + 1 : NULL;
+	}
+	nr = seccomp_syscall_resolve_name(name);
+	info("Test hook: calling %s (%i)", s, nr);
+	errno = 0;
+	syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	err("Test hook: %s returned (%s)", s, strerror(errno));
+}
+#endif
+
 /**
- * isolation_seccomp() - load the allow-list of our mode; dies on failure
+ * isolation_seccomp() - load the allow-list of our mode
  * @c:		execution context (unused: isolation_drop() chose the profile)
+ *
+ * Dies if it can't, unless --sandbox-best-effort. Logs one line saying
+ * which profile is in place, and, with --sandbox-best-effort, what the
+ * sandbox goes without.
  */
 void isolation_seccomp(const struct ctx *c)
 {
@@ -753,29 +1283,22 @@ void isolation_seccomp(const struct ctx *c)
 	def = SCMP_ACT_LOG;	/* development: find missing entries */
 #endif
 	f = iso_filter(iso_profile_sel, def);
-	if (!f)
-		die_perror("seccomp: can't build the %s profile",
-			   isolation_profile_name(iso_profile_sel));
-	if ((rc = seccomp_load(f))) {
-		errno = -rc;
-		die_perror("seccomp: can't load the filter");
+	if (!f) {
+		iso_fail("seccomp: can't build the filter", errno);
+	} else if ((rc = seccomp_load(f))) {
+		seccomp_release(f);
+		iso_fail("seccomp: can't load the filter", -rc);
+	} else {
+		seccomp_release(f);
+		info("Sandboxed: seccomp profile %s, %i system calls allowed",
+		     isolation_profile_name(iso_profile_sel),
+		     isolation_profile_count(iso_profile_sel));
 	}
-	seccomp_release(f);
-	info("Sandboxed: seccomp profile %s, %i system calls allowed",
-	     isolation_profile_name(iso_profile_sel),
-	     isolation_profile_count(iso_profile_sel));
+	if (iso_missing[0])
+		warn("Sandbox incomplete (--sandbox-best-effort), without: %s",
+		     iso_missing);
 
 #ifdef PASST_TEST_HOOKS
-	{
-		const char *s = getenv("PASST_TEST_FORBIDDEN_SYSCALL");
-
-		if (s && *s) {
-			int nr = seccomp_syscall_resolve_name(s);
-
-			info("Test hook: calling %s (%i)", s, nr);
-			syscall(nr, 0, 0, 0, 0, 0, 0);
-			err("Test hook: %s returned", s);
-		}
-	}
+	iso_test_hook();
 #endif
 }

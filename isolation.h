@@ -7,6 +7,7 @@
 #define ISOLATION_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 struct ctx;
 
@@ -14,7 +15,8 @@ struct ctx;
 enum iso_profile {
 	ISO_PROFILE_STREAM = 0,
 	ISO_PROFILE_VU,
-	ISO_PROFILE_VU_MIGRATE,	/* repair helper socket, or direct repair */
+	ISO_PROFILE_VU_MIGRATE,	/* repair helper socket */
+	ISO_PROFILE_VU_DIRECT,	/* direct TCP_REPAIR: CAP_NET_ADMIN kept */
 	ISO_PROFILES
 };
 
@@ -23,8 +25,10 @@ void isolation_chown_fd(int fd);
 void isolation_drop(struct ctx *c);
 void isolation_seccomp(const struct ctx *c);
 int isolation_unlink(const char *path);
+int isolation_peer_check(int fd, uid_t *uid);
 const char *isolation_profile_name(enum iso_profile p);
 bool isolation_profile_allows(enum iso_profile p, const char *name);
 int isolation_profile_count(enum iso_profile p);
+bool isolation_sockopt_allowed(enum iso_profile p, int level, int opt);
 
 #endif /* ISOLATION_H */

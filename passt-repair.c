@@ -18,7 +18,7 @@
  *      inheritable sets and from the bounding set (ambient capabilities go
  *      with the inheritable ones). Without privileges the drops fail and we
  *      go on: the setsockopt() below then fails with EPERM and says so;
- *   3. a seccomp allow-list of the fifteen system calls used from here on is
+ *   3. a seccomp allow-list of the system calls used from here on is
  *      loaded; anything else kills the process.
  *
  * Then PATH is either a directory or the daemon's repair socket. For a
@@ -26,17 +26,31 @@
  * daemon: KubeVirt does that on the migration target) until an entry whose
  * name ends in ".repair" shows up, or is already there, and connect to it,
  * retrying for a few seconds while the daemon has bound but is not listening
- * yet (ECONNREFUSED) or the entry went away and comes back (ENOENT).
+ * yet (ECONNREFUSED) or the entry went away and comes back (ENOENT). In a
+ * directory, anybody who may create entries could plant a socket of their
+ * own, or a symbolic link to some other daemon's: so an entry counts only
+ * if it is a socket (not a symbolic link to one) owned by root or by the
+ * directory's owner. We open it with O_PATH | O_NOFOLLOW, check what
+ * fstat() says, and connect through /proc/self/fd/N, so that what we
+ * checked is what we connect to (and no sun_path limit applies); other
+ * entries are skipped, with a message, and the wait goes on. An explicit
+ * socket PATH is taken as given, symbolic links too (KubeVirt passes a
+ * short link when the real path is too long for sun_path).
  *
  * Protocol (the daemon is the server, one helper at a time): each request is
  * one message of exactly one data byte, a signed 8-bit command (1: repair
  * on, 0: off, -1: off without window probe), with one SCM_RIGHTS control
  * message carrying 1 to 253 (SCM_MAX_FD) TCP sockets. We set TCP_REPAIR to
  * the command on each of them, close our copies and reply with the same
- * byte, once per request. Anything unexpected (no or foreign control data,
- * truncated control data, an unknown command, a failing setsockopt()) is
- * reported on stderr and ends the process with status 1: the daemon sees the
- * connection close instead of the echo, and must not go on. End of file or
+ * byte, once per request. Before touching any of them, we check that every
+ * descriptor is a TCP socket (SO_DOMAIN AF_INET or AF_INET6, SO_TYPE
+ * SOCK_STREAM, SO_PROTOCOL IPPROTO_TCP): the filter and the option are for
+ * TCP connections only, and a request is applied whole or not at all.
+ * Anything unexpected (no or foreign control data, truncated control data,
+ * an unknown command, a descriptor that isn't a TCP socket, a failing
+ * setsockopt()) is reported on stderr and ends the process with status 1:
+ * the daemon sees the connection close instead of the echo, and must not
+ * go on. End of file or
  * a reset from the daemon is the normal end: status 0. The checks of a
  * request are repair_msg_check() in repair_msg.h, so that the fuzzing
  * harness test/fuzz/fuzz_repair.c can run them without this program.
@@ -54,8 +68,8 @@
  * (SO_GET_FILTER) to know whether its hold is silent.
  *
  * Never: keep a received descriptor open after the reply, do anything to a
- * socket but the TCP_REPAIR toggle and its drop filter, or read data beyond
- * the command byte.
+ * socket but the TCP_REPAIR toggle and its drop filter (and ask what it
+ * is), or read data beyond the command byte.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,6 +88,7 @@
 #include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -216,8 +231,15 @@ static void repair_seccomp(void)
 		{ SCMP_SYS(read), 0, { } },
 		/* error messages on stderr */
 		{ SCMP_SYS(write), 0, { } },
-		/* is PATH a directory? open it to list it */
+		/* is PATH a directory? open it to list it, and its entries
+		 * (O_PATH) to check them
+		 */
 		{ SCMP_SYS(openat), 0, { } },
+		/* ...what they are, and who owns them and the directory */
+#ifdef __NR_newfstatat
+		{ SCMP_SYS(newfstatat), 0, { } },
+#endif
+		{ SCMP_SYS(fstat), 0, { } },
 		/* list the directory: is the repair socket there already? */
 		{ SCMP_SYS(getdents64), 0, { } },
 		/* watch the directory for the repair socket to appear */
@@ -238,6 +260,16 @@ static void repair_seccomp(void)
 		{ SCMP_SYS(recvmsg), 0, { } },
 		/* the echo of the command */
 		{ SCMP_SYS(sendmsg), 0, { } },
+		/* is each descriptor a TCP socket? */
+		{ SCMP_SYS(getsockopt), 2,
+		  { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+		    SCMP_A2(SCMP_CMP_EQ, SO_DOMAIN) } },
+		{ SCMP_SYS(getsockopt), 2,
+		  { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+		    SCMP_A2(SCMP_CMP_EQ, SO_TYPE) } },
+		{ SCMP_SYS(getsockopt), 2,
+		  { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+		    SCMP_A2(SCMP_CMP_EQ, SO_PROTOCOL) } },
 		/* the job itself: TCP_REPAIR, and nothing else */
 		{ SCMP_SYS(setsockopt), 2,
 		  { SCMP_A1(SCMP_CMP_EQ, SOL_TCP),
@@ -300,25 +332,6 @@ static int repair_connect(const char *path)
 	return s;
 }
 
-/**
- * repair_path_join() - build DIR/NAME for sun_path
- * @buf:	output, sizeof(struct sockaddr_un.sun_path) bytes
- * @dir:	directory
- * @name:	entry name
- */
-static void repair_path_join(char *buf, const char *dir, const char *name)
-{
-	size_t max = sizeof(((struct sockaddr_un *)0)->sun_path);
-	int n;
-
-	n = snprintf(buf, max, "%s/%s", dir, name);
-	if (n < 0 || (size_t)n >= max)
-		repair_die("%s/%s: path too long for a UNIX socket "
-			   "(%zu bytes at most): use a shorter path, "
-			   "e.g. a symbolic link to the directory",
-			   dir, name, max - 1);
-}
-
 static bool repair_name_match(const char *name)
 {
 	size_t len = strlen(name), slen = strlen(REPAIR_SUFFIX);
@@ -326,57 +339,131 @@ static bool repair_name_match(const char *name)
 	return len > slen && !strcmp(name + len - slen, REPAIR_SUFFIX);
 }
 
+/* Directory mode: the directory, held open, and its owner */
+static int repair_dirfd = -1;
+static uid_t repair_dir_uid;
+
 /**
- * repair_dir_scan() - look for a *.repair entry already in the directory
- * @dir:	directory path
- * @out:	full path of the entry found, sun_path-sized
+ * repair_entry_connect() - connect to an entry of the directory, if it may
+ *			    be used
+ * @dir:	directory path, for messages
+ * @name:	entry name, ending in REPAIR_SUFFIX
  *
- * Return: true if one was found
+ * The entry must be a socket, not a symbolic link, owned by root or by the
+ * directory's owner: anybody else who may create entries here could plant
+ * one. It is opened with O_PATH | O_NOFOLLOW, checked with fstat(), and
+ * connected to through /proc/self/fd/N, so that nothing can be swapped in
+ * between. While it is bound but not listening yet (ECONNREFUSED), or gone
+ * and not back yet (ENOENT), we try again, for a few seconds.
+ *
+ * Return: connected socket, or -1 if the entry can't be used (said why)
  */
-static bool repair_dir_scan(const char *dir, char *out)
+static int repair_entry_connect(const char *dir, const char *name)
 {
-	static char buf[8192] __attribute__((aligned(8)));
-	bool found = false;
-	long n, off;
-	int fd;
+	char proc[sizeof("/proc/self/fd/") + 12];
+	int fd, s, tries;
+	struct stat st;
 
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		repair_die("can't open directory %s: %s", dir, strerror(errno));
-
-	while (!found &&
-	       (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (off = 0; off < n; ) {
-			struct repair_dirent *d = (void *)(buf + off);
-
-			off += d->d_reclen;
-			if (repair_name_match(d->d_name)) {
-				repair_path_join(out, dir, d->d_name);
-				found = true;
-				break;
+	for (tries = 0; ; tries++) {
+		fd = openat(repair_dirfd, name,
+			    O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			s = -errno;
+		} else {
+			if (fstat(fd, &st))
+				repair_die("%s/%s: fstat: %s", dir, name,
+					   strerror(errno));
+			if (!S_ISSOCK(st.st_mode)) {
+				fprintf(stderr, "%s: skipping %s/%s: %s\n",
+					repair_prog, dir, name,
+					S_ISLNK(st.st_mode) ?
+					"a symbolic link" : "not a socket");
+				close(fd);
+				return -1;
 			}
+			if (st.st_uid && st.st_uid != repair_dir_uid) {
+				fprintf(stderr, "%s: skipping %s/%s: owned by "
+					"user %u, neither root nor the "
+					"directory's owner (%u)\n",
+					repair_prog, dir, name,
+					(unsigned)st.st_uid,
+					(unsigned)repair_dir_uid);
+				close(fd);
+				return -1;
+			}
+			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+			s = repair_connect(proc);
+			close(fd);
+			if (s >= 0)
+				return s;
 		}
+		if ((s != -ECONNREFUSED && s != -ENOENT) ||
+		    tries >= REPAIR_RETRY_COUNT)
+			repair_die("can't connect to %s/%s: %s", dir, name,
+				   strerror(-s));
+		poll(NULL, 0, REPAIR_RETRY_MS);
 	}
-	if (n < 0)
-		repair_die("can't list directory %s: %s", dir, strerror(errno));
-
-	close(fd);
-	return found;
 }
 
 /**
- * repair_dir_wait() - wait for a *.repair entry to appear in a directory
+ * repair_dir_scan() - connect to a usable *.repair entry already there
+ * @dir:	directory path, for messages
+ *
+ * Return: connected socket, or -1 if there is none
+ */
+static int repair_dir_scan(const char *dir)
+{
+	static char buf[8192] __attribute__((aligned(8)));
+	long n, off;
+	int fd, s = -1;
+
+	fd = openat(repair_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		repair_die("can't open directory %s: %s", dir, strerror(errno));
+
+	while (s < 0 &&
+	       (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (off = 0; s < 0 && off < n; ) {
+			struct repair_dirent *d = (void *)(buf + off);
+
+			off += d->d_reclen;
+			if (repair_name_match(d->d_name))
+				s = repair_entry_connect(dir, d->d_name);
+		}
+	}
+	if (s < 0 && n < 0)
+		repair_die("can't list directory %s: %s", dir, strerror(errno));
+
+	close(fd);
+	return s;
+}
+
+/**
+ * repair_dir_wait() - wait for a usable *.repair entry in a directory,
+ *		       connect to it
  * @dir:	directory path
- * @out:	full path of the entry, sun_path-sized
  *
  * The watch is set before the directory is listed, so that an entry created
  * in between is not missed.
+ *
+ * Return: connected socket
  */
-static void repair_dir_wait(const char *dir, char *out)
+static int repair_dir_wait(const char *dir)
 {
 	static char buf[sizeof(struct inotify_event) + NAME_MAX + 1]
 		__attribute__((aligned(__alignof__(struct inotify_event))));
-	int fd;
+	struct stat st;
+	int fd, s;
+
+	/* What we check is what we connect to: through /proc/self/fd */
+	fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		repair_die("directory mode needs /proc/self/fd: %s",
+			   strerror(errno));
+	close(fd);
+	if (fstat(repair_dirfd, &st))
+		repair_die("%s: fstat: %s", dir, strerror(errno));
+	repair_dir_uid = st.st_uid;
 
 	fd = inotify_init1(IN_CLOEXEC);
 	if (fd < 0)
@@ -385,7 +472,7 @@ static void repair_dir_wait(const char *dir, char *out)
 		repair_die("can't watch directory %s: %s", dir,
 			   strerror(errno));
 
-	if (repair_dir_scan(dir, out))
+	if ((s = repair_dir_scan(dir)) >= 0)
 		goto out;
 
 	for (;;) {
@@ -405,18 +492,18 @@ static void repair_dir_wait(const char *dir, char *out)
 			if (ev->mask & IN_IGNORED)
 				repair_die("directory %s went away", dir);
 			if (ev->mask & IN_Q_OVERFLOW) {
-				if (repair_dir_scan(dir, out))
+				if ((s = repair_dir_scan(dir)) >= 0)
 					goto out;
 				continue;
 			}
-			if (ev->len && repair_name_match(ev->name)) {
-				repair_path_join(out, dir, ev->name);
+			if (ev->len && repair_name_match(ev->name) &&
+			    (s = repair_entry_connect(dir, ev->name)) >= 0)
 				goto out;
-			}
 		}
 	}
 out:
 	close(fd);
+	return s;
 }
 
 /**
@@ -444,6 +531,43 @@ static void repair_filter(int s, bool on)
 		warned = true;
 		fprintf(stderr, "passt-repair: %s the drop-all filter: %s\n",
 			on ? "can't attach" : "can't detach", strerror(errno));
+	}
+}
+
+/* Some socket option of @s, or die saying which descriptor isn't a socket */
+static int repair_sockopt(int s, int opt, int i, int n)
+{
+	socklen_t sl = sizeof(int);
+	int v;
+
+	if (getsockopt(s, SOL_SOCKET, opt, &v, &sl))
+		repair_die("descriptor %d of %d: %s%s", i + 1, n,
+			   strerror(errno),
+			   errno == ENOTSOCK ? "" : " (not a socket?)");
+	return v;
+}
+
+/**
+ * repair_tcp_check() - is every descriptor a TCP socket? Die if not
+ * @fds:	descriptors of one request
+ * @n:		how many
+ *
+ * Before anything is done to any of them: a request is all or nothing.
+ */
+static void repair_tcp_check(const int *fds, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		int domain = repair_sockopt(fds[i], SO_DOMAIN, i, n);
+		int type = repair_sockopt(fds[i], SO_TYPE, i, n);
+		int proto = repair_sockopt(fds[i], SO_PROTOCOL, i, n);
+
+		if ((domain != AF_INET && domain != AF_INET6) ||
+		    type != SOCK_STREAM || proto != IPPROTO_TCP)
+			repair_die("descriptor %d of %d is not a TCP socket "
+				   "(domain %d, type %d, protocol %d)",
+				   i + 1, n, domain, type, proto);
 	}
 }
 
@@ -483,6 +607,7 @@ static bool repair_handle(int s)
 
 	if (repair_msg_check(&mh, cmd, fds, &nfds, why, sizeof(why)))
 		repair_die("%s", why);
+	repair_tcp_check(fds, nfds);
 
 	v = cmd;
 	for (i = 0; i < nfds; i++) {
@@ -511,7 +636,7 @@ int main(int argc, char **argv)
 {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	const char *arg;
-	int fd, s;
+	int s;
 
 	if (argc == 2 &&
 	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -536,22 +661,10 @@ int main(int argc, char **argv)
 	repair_drop_caps();
 	repair_seccomp();
 
-	fd = open(arg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		close(fd);
-		repair_dir_wait(arg, path);
-
-		/* The daemon binds, then listens: give it a moment */
-		for (int tries = 0; ; tries++) {
-			s = repair_connect(path);
-			if (s >= 0)
-				break;
-			if ((s != -ECONNREFUSED && s != -ENOENT) ||
-			    tries >= REPAIR_RETRY_COUNT)
-				repair_die("can't connect to %s: %s", path,
-					   strerror(-s));
-			poll(NULL, 0, REPAIR_RETRY_MS);
-		}
+	repair_dirfd = open(arg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (repair_dirfd >= 0) {
+		s = repair_dir_wait(arg);
+		close(repair_dirfd);
 	} else {
 		if (errno != ENOTDIR)
 			repair_die("%s: %s", arg, strerror(errno));

@@ -9,9 +9,10 @@
  * network namespace.
  *
  * Start-up order matters to libvirt: the front-end socket is listening
- * before we daemonize, and the pid file names the daemon before the
- * parent exits, so once the parent is gone QEMU can connect and libvirt
- * can read the pid file.
+ * before we daemonize, and the parent exits only once the daemon has
+ * written the pid file and built its sandbox (0), or has died trying (1,
+ * with the daemon's own error message relayed on standard error), so once
+ * the parent is gone QEMU can connect and libvirt can read the pid file.
  *
  * The event loop, as a picture in words:
  *  - who registers: each module registers its own fds (loop_add()) with a
@@ -52,6 +53,7 @@
 #include "log.h"
 #include "loop.h"
 #include "tap/coalesce.h"
+#include "tap/listen.h"
 #include "tap/pcap.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
@@ -215,36 +217,94 @@ static void pid_file_write(const char *path, pid_t pid)
 }
 
 /*
- * Fork; the parent writes the child's pid file and exits 0, the child
- * detaches from the terminal and goes on.
+ * The parent of a daemon: relay what the daemon says on its standard
+ * error until it is sandboxed (a NUL byte, daemon_ready()), then exit 0.
+ * If it dies before, its last words were the reason: remove the files it
+ * left and exit 1, so that libvirt sees the failure as ours.
+ */
+__attribute__((noreturn))
+static void daemon_parent(struct ctx *c, int fd, pid_t pid)
+{
+	char buf[1024];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		char *nul;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		nul = memchr(buf, '\0', (size_t)n);
+		/* Best effort: there's nowhere else to say it */
+		n = write(STDERR_FILENO, buf, nul ? (size_t)(nul - buf) :
+						    (size_t)n);
+		if (nul)
+			_exit(EXIT_SUCCESS);
+	}
+
+	waitpid(pid, NULL, 0);
+	if (c->pid_file[0])
+		unlink(c->pid_file);
+	if (c->mode == MODE_VU)
+		repair_cleanup(c);
+	tap_listen_cleanup(c);
+	_exit(EXIT_FAILURE);
+}
+
+/*
+ * Fork; the parent waits (daemon_parent()), the child detaches from the
+ * terminal, writes the pid file and goes on. Its standard error is a pipe
+ * to the parent until daemon_ready(), so that a set-up failure (the
+ * sandbox, above all) reaches whoever started us, with a non-zero exit.
  */
 static void daemonize(struct ctx *c)
 {
-	pid_t pid = fork();
-	int null;
+	int null, msg[2];
+	pid_t pid;
 
+	if (pipe2(msg, O_CLOEXEC))
+		die_perror("pipe");
+	pid = fork();
 	if (pid < 0)
 		die_perror("fork");
 	if (pid > 0) {
-		if (c->pid_file[0])
-			pid_file_write(c->pid_file, pid);
-		_exit(EXIT_SUCCESS);
+		close(msg[1]);
+		daemon_parent(c, msg[0], pid);
 	}
+	close(msg[0]);
 
 	setsid();
 	if (chdir("/"))
 		warn_perror("chdir /");
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null >= 0) {
-		dup2(null, STDIN_FILENO);
-		dup2(null, STDOUT_FILENO);
-		dup2(null, STDERR_FILENO);
-		if (null > STDERR_FILENO)
-			close(null);
-	}
-	log_to_stderr(false);
+	if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
+	    dup2(null, STDOUT_FILENO) < 0 || dup2(msg[1], STDERR_FILENO) < 0)
+		die_perror("standard input, output and error");
+	if (null > STDERR_FILENO)
+		close(null);
+	close(msg[1]);
 	if (!c->log_file[0])
 		log_to_syslog(true);
+	if (c->pid_file[0])
+		pid_file_write(c->pid_file, getpid());
+}
+
+/*
+ * Sandboxed: tell a waiting parent (a NUL byte on our standard error, its
+ * pipe), and log to standard error no more: nobody reads it from now on
+ */
+static void daemon_ready(const struct ctx *c)
+{
+	ssize_t n;
+
+	if (c->foreground)
+		return;
+	/* The parent gone already would be nobody to tell */
+	n = write(STDERR_FILENO, "", 1);
+	(void)n;
+	log_to_stderr(false);
 }
 
 int main(int argc, char **argv)
@@ -308,6 +368,7 @@ int main(int argc, char **argv)
 	     c->mode == MODE_VU ? "vhost-user" : "stream", (int)getpid(),
 	     (unsigned)getuid());
 	isolation_seccomp(c);
+	daemon_ready(c);
 	main_loop(c);
 
 	tap_log_stats();

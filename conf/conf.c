@@ -81,6 +81,7 @@ enum {
 	OPT_VERSION,
 	OPT_NO_COPY_ROUTES,
 	OPT_NO_COPY_ADDRS,
+	OPT_SANDBOX_BEST_EFFORT,
 };
 
 /* '+': stop at the first non-option; ':': report missing arguments */
@@ -141,6 +142,8 @@ static const struct option options[] = {
 	{ "migrate-linger-timeout", required_argument, NULL,
 	  OPT_MIGRATE_LINGER_TIMEOUT },
 	{ "runas",		required_argument, NULL, 'e' },
+	{ "sandbox-best-effort", no_argument,	   NULL,
+	  OPT_SANDBOX_BEST_EFFORT },
 	{ "no-copy-routes",	no_argument,	   NULL, OPT_NO_COPY_ROUTES },
 	{ "no-copy-addrs",	no_argument,	   NULL, OPT_NO_COPY_ADDRS },
 	{ "help",		no_argument,	   NULL, 'h' },
@@ -168,6 +171,8 @@ static const char usage_text[] =
 "  -f, --foreground            don't daemonize\n"
 "  -P, --pid FILE              write our PID to FILE\n"
 "  -e, --runas UID[:GID]       run as this user and group\n"
+"      --sandbox-best-effort   go on without what of the sandbox fails\n"
+"                              (unsafe; default: exit)\n"
 "  -d, --debug                 debug messages\n"
 "      --trace                 debug and per-packet messages\n"
 "  -q, --quiet                 only warnings and errors\n"
@@ -868,6 +873,9 @@ static int conf_one(struct conf_opt *o, struct ctx *c, int ch,
 		return 0;
 	case 'e':
 		return conf_runas(o, c, arg);
+	case OPT_SANDBOX_BEST_EFFORT:
+		c->sandbox_best_effort = true;
+		return 0;
 	case 'h':
 		fputs(usage_text, stdout);
 		return 1;

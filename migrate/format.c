@@ -786,6 +786,76 @@ int mig_parse(const uint8_t *buf, size_t len, struct mig_stream_in *out,
 }
 
 /**
+ * mig_stream_need() - How long is the stream, as far as its start tells?
+ * @buf:	The stream's first bytes, as read so far
+ * @len:	How many
+ * @need:	Length of the stream as far as @buf announces it: the end of
+ *		the next piece whose length is known (the header, then the
+ *		addresses and count, then the basic records and the first
+ *		extended record, then that flow's queue bytes and the next
+ *		extended record...), or the end of the whole stream
+ *
+ * For the target, which holds the stream in memory until it's complete:
+ * reading no further than @need bounds the buffer by what the stream
+ * itself announces for the flows it carries (each queue at most
+ * MIG_QUEUE_MAX), not by a fixed size. Only the lengths and the limits on
+ * them are looked at here: mig_parse() checks everything else at the end.
+ *
+ * Return: 1 if @need is the length of the whole stream, 0 if more lengths
+ *	   follow once @need bytes are there, -EINVAL (bad magic, zero
+ *	   version field), -ENOTSUP (no version we read) or -E2BIG (too
+ *	   many flows, a queue too long) if no stream starting with @buf
+ *	   could be accepted
+ */
+int mig_stream_need(const uint8_t *buf, size_t len, uint64_t *need)
+{
+	uint64_t off = MIG_HDR_LEN + MIG_ADDRS_LEN + MIG_COUNT_LEN;
+	uint32_t version, compat, n, i;
+
+	if (len < MIG_HDR_LEN) {
+		*need = MIG_HDR_LEN;
+		return 0;
+	}
+	version = mig_get32(buf + 8);
+	compat = mig_get32(buf + 12);
+	if (((uint64_t)mig_get32(buf) << 32 | mig_get32(buf + 4)) !=
+	    MIG_MAGIC || !version || !compat)
+		return -EINVAL;
+	/* Version 2's layout: the only one mig_versions[] has */
+	if (compat > MIG_VERSION || version < MIG_VERSION)
+		return -ENOTSUP;
+
+	if (len < off) {
+		*need = off;
+		return 0;
+	}
+	n = mig_get32(buf + off - MIG_COUNT_LEN);
+	if (n > MIG_FLOWS_MAX)
+		return -E2BIG;
+	off += (uint64_t)n * MIG_BASIC_LEN;
+
+	for (i = 0; i < n; i++) {
+		const uint8_t *e = buf + off;
+		uint32_t sndq, rcvq;
+
+		if (len < off + MIG_EXT_LEN) {
+			*need = off + MIG_EXT_LEN;
+			return 0;
+		}
+		off += MIG_EXT_LEN;
+		if (e[50] == MIG_TCP_SKIP)	/* tcpi_state: no queues */
+			continue;
+		sndq = mig_get32(e + 8);
+		rcvq = mig_get32(e + 16);
+		if (sndq > MIG_QUEUE_MAX || rcvq > MIG_QUEUE_MAX)
+			return -E2BIG;
+		off += (uint64_t)sndq + rcvq;
+	}
+	*need = off;
+	return 1;
+}
+
+/**
  * mig_stream_in_free() - Release a decoded stream, zero it
  * @s:		Stream filled by mig_parse()
  */

@@ -155,6 +155,7 @@ struct mig_stream_in {
 int mig_parse(const uint8_t *buf, size_t len, struct mig_stream_in *out,
 	      char *why, size_t whylen);
 void mig_stream_in_free(struct mig_stream_in *s);
+int mig_stream_need(const uint8_t *buf, size_t len, uint64_t *need);
 
 /* Helpers for the daemon and the tests */
 int mig_basic_host_side(const struct mig_tcp_basic *t);

@@ -19,7 +19,10 @@
  *	dumped; the listening sockets of forwarded ports take no new
  *	connection from then on. The bytes go out as the pipe takes them
  *	(EPOLLOUT); at the end we close our end, which is QEMU's EOF.
- *  LOAD: bytes are collected (EPOLLIN) up to MIG_STREAM_MAX until EOF.
+ *  LOAD: bytes are collected (EPOLLIN) until EOF, no further than the
+ *	stream announces for the flows it carries (mig_stream_need(): the
+ *	buffer is as large as the stream, never larger; bytes past its end,
+ *	or past a beginning no stream we take could have, are dropped).
  *	Then the whole stream is parsed and validated (migrate/format.c)
  *	and checked against our own flows; a stream that fails any check
  *	is refused as a whole, nothing of it applied. A good one is
@@ -73,8 +76,6 @@
 
 /* How long a target waits for its repair helper to connect */
 #define MIGRATE_HELPER_WAIT_MS	10000
-/* Bytes read from the pipe per read() */
-#define MIGRATE_READ_CHUNK	(1 << 20)
 
 enum migrate_phase {
 	MIG_IDLE = 0,
@@ -94,6 +95,7 @@ static struct {
 	size_t out_off;
 	uint8_t *in;			/* LOAD: the stream */
 	size_t in_len, in_cap;
+	bool in_over;			/* LOAD: it announces too much */
 	struct mig_stream_in parsed;
 	uint64_t helper_deadline;
 	uint64_t started_ms;
@@ -126,6 +128,7 @@ static void migrate_reset_buffers(void)
 	free(mig.in);
 	mig.in = NULL;
 	mig.in_len = mig.in_cap = 0;
+	mig.in_over = false;
 	mig_stream_in_free(&mig.parsed);
 	memset(&mig.parsed, 0, sizeof(mig.parsed));
 }
@@ -250,6 +253,12 @@ static void migrate_load_eof(struct ctx *c)
 	int rc;
 
 	migrate_pipe_close(c);
+	if (mig.in_over) {
+		err("Migration: refusing the state stream: it announces more "
+		    "than %llu bytes", (unsigned long long)MIG_STREAM_MAX);
+		migrate_finish(c, -E2BIG);
+		return;
+	}
 	rc = mig_parse(mig.in, mig.in_len, &mig.parsed, why, sizeof(why));
 	if (!rc)
 		rc = tcp_migrate_target_check(&mig.parsed, why, sizeof(why));
@@ -268,33 +277,56 @@ static void migrate_load_eof(struct ctx *c)
 	migrate_load_apply(c);
 }
 
+/*
+ * LOAD: read no further than the stream announces (mig_stream_need()), so
+ * that the buffer never holds more than the flows it carries can. Bytes
+ * after the end of the stream are read and dropped, as upstream ignores
+ * them; so is everything after a beginning that no stream we take could
+ * have (mig_parse() says what is wrong with it, at end of file)
+ */
 static void migrate_load_read(struct ctx *c)
 {
+	static uint8_t drop[1 << 14];
+
 	for (;;) {
+		uint64_t need = 0;
+		size_t room;
 		ssize_t n;
+		int rc;
 
-		if (mig.in_cap - mig.in_len < MIGRATE_READ_CHUNK) {
-			size_t cap = mig.in_cap ? mig.in_cap * 2
-						: 2 * MIGRATE_READ_CHUNK;
-			uint8_t *p;
+		rc = mig_stream_need(mig.in, mig.in_len, &need);
+		if (rc >= 0 && need > MIG_STREAM_MAX)
+			mig.in_over = true;
 
-			if (cap > MIG_STREAM_MAX + MIGRATE_READ_CHUNK) {
-				err("Migration: refusing the state stream: "
-				    "more than %llu bytes",
-				    (unsigned long long)MIG_STREAM_MAX);
-				migrate_finish(c, -E2BIG);
-				return;
+		if (rc < 0 || mig.in_over || (rc == 1 && mig.in_len >= need)) {
+			n = read(mig.fd, drop, sizeof(drop));
+		} else {
+			if (mig.in_cap < need) {
+				/* The whole stream's length known: that; else
+				 * twice the capacity, at most twice what is
+				 * announced so far
+				 */
+				uint64_t cap = rc ? need :
+					MIN(MAX((uint64_t)mig.in_cap * 2, need),
+					    2 * need);
+				uint8_t *p = realloc(mig.in, (size_t)cap);
+
+				if (!p) {
+					err("Migration: out of memory for the "
+					    "state");
+					migrate_finish(c, -ENOMEM);
+					return;
+				}
+				mig.in = p;
+				mig.in_cap = (size_t)cap;
 			}
-			p = realloc(mig.in, cap);
-			if (!p) {
-				err("Migration: out of memory for the state");
-				migrate_finish(c, -ENOMEM);
-				return;
-			}
-			mig.in = p;
-			mig.in_cap = cap;
+			room = mig.in_cap - mig.in_len;
+			if (rc)
+				room = (size_t)(need - mig.in_len);
+			n = read(mig.fd, mig.in + mig.in_len, room);
+			if (n > 0)
+				mig.in_len += (size_t)n;
 		}
-		n = read(mig.fd, mig.in + mig.in_len, mig.in_cap - mig.in_len);
 		if (n == 0) {
 			migrate_load_eof(c);
 			return;
@@ -304,13 +336,6 @@ static void migrate_load_read(struct ctx *c)
 				return;
 			err_perror("Migration: reading the state");
 			migrate_finish(c, -EIO);
-			return;
-		}
-		mig.in_len += (size_t)n;
-		if (mig.in_len > MIG_STREAM_MAX) {
-			err("Migration: refusing the state stream: more than "
-			    "%llu bytes", (unsigned long long)MIG_STREAM_MAX);
-			migrate_finish(c, -E2BIG);
 			return;
 		}
 	}

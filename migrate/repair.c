@@ -13,10 +13,12 @@
  *    capabilities) we listen, in vhost-user mode, on --repair-path, by
  *    default the front-end socket path plus ".repair", and the privileged
  *    helper passt-repair(1) connects to it. One helper at a time: another
- *    client is accepted and closed at once. A request is one sendmsg() of
- *    one byte (the command: 1 on, 0 off, -1 off without window probe) with
- *    1 to REPAIR_FDS_MAX sockets attached (SCM_RIGHTS); the helper applies
- *    it to each and echoes the byte. Anything else back (EOF, a different
+ *    client is accepted and closed at once, and so is one that runs as
+ *    neither root nor our own user (SO_PEERCRED, through the sandbox's
+ *    checker: isolation_peer_check()), as it would get our sockets. A
+ *    request is one sendmsg() of one byte (the command: 1 on, 0 off, -1
+ *    off without window probe) with 1 to REPAIR_FDS_MAX sockets attached
+ *    (SCM_RIGHTS); the helper applies it to each and echoes the byte. Anything else back (EOF, a different
  *    byte, silence for REPAIR_TIMEOUT_MS) fails the request, and we drop
  *    the helper connection: it can't be trusted to be in step any more.
  *
@@ -143,16 +145,29 @@ void repair_direct_off(void)
 	repair_direct = false;
 }
 
-/* Take a helper from the listening socket; refuse a second one */
+/* Take a helper from the listening socket; refuse a second one, and one
+ * that runs as neither root nor our own user (it would get our sockets)
+ */
 static void repair_accept(struct ctx *c)
 {
 	int fd = accept4(repair_listen_fd, NULL, NULL,
-			 SOCK_NONBLOCK | SOCK_CLOEXEC);
+			 SOCK_NONBLOCK | SOCK_CLOEXEC), rc;
+	uid_t uid = 0;
 
 	if (fd < 0)
 		return;
 	if (repair_conn_fd >= 0) {
 		info_rl("Another repair helper connected, refusing it");
+		close(fd);
+		return;
+	}
+	if ((rc = isolation_peer_check(fd, &uid))) {
+		if (rc == -EPERM)
+			warn_rl("Repair helper refused: it runs as user %u, "
+				"neither root nor ours", (unsigned)uid);
+		else
+			warn_rl("Repair helper refused: can't tell its user: "
+				"%s", strerror(-rc));
 		close(fd);
 		return;
 	}

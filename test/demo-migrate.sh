@@ -56,14 +56,9 @@ no) PNG=$DEMO_OUT/demo-migrate-nolinger.png
 esac
 
 DEMO_T0=$(ms_now)
-# The helpers' chatter goes to $T/demo.log; a failure is shown even from
-# inside a redirected call (PT_KEEP=1 keeps $T to look at)
-exec 4>&2
-fail() {
-	printf 'FAIL: %s\n' "$*" >&4
-	printf 'FAIL: %s\n' "$*" >&2
-	exit 1
-}
+# The helpers' chatter goes to $T/demo.log; lib.sh's fail() still shows
+# a failure on the terminal from inside a redirected call (PT_KEEP=1 keeps
+# $T to look at)
 # say MSG: a progress line, with the time since the start
 say() {
 	_ms=$(($(ms_now) - DEMO_T0))
@@ -79,7 +74,7 @@ mib() {
 }
 
 need jq nstat tcpdump gnuplot
-need_guest 2>/dev/null || {
+have_guest || {
 	say "building the guest image (test/guest/build.sh)"
 	"$TOP/test/guest/build.sh"
 }

@@ -39,7 +39,7 @@ show() {
 DEMO_T0=$(now_ms)
 say "== passt demo ($E2E_MODE front-end)"
 need busybox sha256sum
-need_guest 2>/dev/null || {
+have_guest || {
 	say "== building the guest image (test/guest/build.sh)"
 	"$TOP/test/guest/build.sh"
 }

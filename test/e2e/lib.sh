@@ -41,12 +41,17 @@ G_SEQ=0
 # The guest's MAC address (QEMU's default, made explicit)
 GUEST_MAC=52:54:00:12:34:56
 
+# have_guest: true if the guest image is there
+have_guest() {
+	[ -s "$GUEST_OUT/vmlinuz" ] && [ -s "$GUEST_OUT/initramfs.gz" ]
+}
+
 # need_guest: fail unless QEMU and the guest image are there
 need_guest() {
 	command -v "$QEMU" >/dev/null ||
-		fail "$QEMU not installed (run .ci/setup)"
-	[ -s "$GUEST_OUT/vmlinuz" ] && [ -s "$GUEST_OUT/initramfs.gz" ] ||
-		fail "no guest image in $GUEST_OUT (test/guest/build.sh)"
+		fail "$QEMU not installed (sh .ci/setup installs it)"
+	have_guest ||
+		fail "no guest image in $GUEST_OUT (make guest builds it)"
 }
 
 # need_mode: in vhost-user mode, skip while the daemon refuses

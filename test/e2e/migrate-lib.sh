@@ -259,10 +259,12 @@ qm_pods() {
 	[ -x "${PASST_REPAIR:-}" ] ||
 		fail "no passt-repair next to $PASST (make passt-repair)"
 	mig_setup
-	mkdir -p "$T/src" "$T/dst"
 	# Started as root, the daemon becomes nobody, and removes its files
-	# through their directory: sticky and writable for all, like /tmp
-	chmod 1777 "$T/src" "$T/dst"
+	# through their directory: nobody's, as libvirt's and KubeVirt's
+	# belong to the daemon's user (and passt-repair, in directory mode,
+	# takes only sockets of root or of the directory's owner)
+	mig_pod_dir "$T/src"
+	mig_pod_dir "$T/dst"
 	SOCK_SRC=$T/src/passt.socket
 	SOCK_DST=$T/dst/passt.socket
 }

@@ -11,7 +11,10 @@
  * satisfies the invariants the daemon relies on, the queues lie inside the
  * input, and encoding the decoded stream again gives a stream that parses
  * to the same content, byte-identical to the consumed input when that said
- * version 2 and compat 2.
+ * version 2 and compat 2. mig_stream_need(), which bounds what the daemon
+ * reads into memory, agrees with mig_parse(): a stream it refuses, or
+ * says is longer than the input, doesn't parse; one that parses is
+ * exactly as long as it says (what was consumed of the input).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -61,11 +64,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct mig_buf out = {0};
 	uint8_t *b = malloc(size ? size : 1);
 	char why[128];
+	uint64_t need = 0;
 	uint32_t i;
-	int rc;
+	int rc, nrc;
 
 	memcpy(b, data, size);
+	nrc = mig_stream_need(b, size, &need);
+	FZ_CHECK(nrc == 0 || nrc == 1 || nrc == -EINVAL || nrc == -ENOTSUP ||
+		 nrc == -E2BIG);
 	rc = mig_parse(b, size, &s, why, sizeof(why));
+	if (nrc < 0 || need > size)
+		FZ_CHECK(rc);
+	if (!rc)
+		FZ_CHECK(nrc == 1 && need == s.used);
 	if (rc) {
 		FZ_CHECK(rc == -EINVAL || rc == -ENOTSUP || rc == -E2BIG);
 		FZ_CHECK(why[0] && strlen(why) < sizeof(why));

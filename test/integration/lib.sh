@@ -58,13 +58,28 @@ log() {
 	printf '%s\n' "$*" >&2
 }
 
+# The script's own stderr, kept: a failure inside a call whose stderr goes
+# to a log (or to /dev/null) still reaches the terminal (to_terminal)
+exec {PT_TERM_FD}>&2
+PT_FAIL_MSG=
+
+# to_terminal LINE: LINE on stderr, and on the script's own stderr too if
+# this call's stderr goes elsewhere
+to_terminal() {
+	log "$1"
+	[ /proc/self/fd/2 -ef "/proc/self/fd/$PT_TERM_FD" ] ||
+		printf '%s\n' "$1" >&"$PT_TERM_FD"
+}
+
 fail() {
-	log "FAIL: $*"
+	PT_FAIL_MSG="FAIL: $*"
+	to_terminal "$PT_FAIL_MSG"
 	exit 1
 }
 
 skip() {
-	log "SKIP: $*"
+	PT_FAIL_MSG="SKIP: $*"
+	to_terminal "$PT_FAIL_MSG"
 	exit 77
 }
 
@@ -110,8 +125,11 @@ sanitizer_check() {
 	fi
 }
 
+# cleanup [CMD]: the EXIT trap; CMD is the command that was running, named
+# in the last line when a failure went without a fail() of its own (set -e)
 cleanup() {
 	_rc=$?
+	_cmd=${1:-}
 	set +e
 	if [ -f "$T/pids" ]; then
 		while read -r _pid; do
@@ -128,32 +146,44 @@ cleanup() {
 	done
 	rm -rf "/etc/netns/$HOST"
 	if [ "$_rc" -ne 0 ] && [ "$_rc" -ne 77 ]; then
+		_dumped=
 		for _f in "$T"/*.err "$T"/*.log; do
 			[ -s "$_f" ] || continue
 			log "---- $_f (last 40 lines)"
 			tail -n 40 "$_f" >&2
+			_dumped=1
 		done
+		# The reason comes last, where a person looks first; a set -e
+		# exit names the command that failed
+		if [ -z "$PT_FAIL_MSG" ]; then
+			printf "FAIL: %sexited with status %s\n" \
+				"${_cmd:+'$_cmd' }" "$_rc" >&"$PT_TERM_FD"
+		elif [ -n "$_dumped" ]; then
+			printf '%s\n' "$PT_FAIL_MSG" >&"$PT_TERM_FD"
+		fi
 	fi
 	[ "${PT_KEEP:-0}" = 1 ] || rm -rf "$T"
 	exit "$_rc"
 }
-trap cleanup EXIT
+trap 'cleanup "$BASH_COMMAND"' EXIT
 trap 'exit 130' INT TERM
 
 # need_root: skip the test unless namespaces can be created
 need_root() {
-	[ "$(id -u)" -eq 0 ] || skip "not root"
+	[ "$(id -u)" -eq 0 ] || skip "not root (network namespaces need root)"
 	ip netns add "$PT_ID-probe" 2>/dev/null || skip "ip netns does not work"
 	ip netns del "$PT_ID-probe"
-	[ -x "$PASST" ] || fail "no daemon binary at $PASST"
-	[ -x "$TOOLS/tapbridge" ] || fail "no tapbridge in $TOOLS"
+	[ -x "$PASST" ] || fail "no daemon binary at $PASST (make builds it)"
+	[ -x "$TOOLS/tapbridge" ] ||
+		fail "no tapbridge in $TOOLS (make tools builds it)"
 }
 
 # need CMD...: fail unless every command exists (only a missing root or
 # netns support is a reason to skip: .ci/run installs everything else)
 need() {
 	for _c in "$@"; do
-		command -v "$_c" >/dev/null || fail "$_c not installed"
+		command -v "$_c" >/dev/null ||
+			fail "$_c not installed (sh .ci/setup installs it)"
 	done
 }
 

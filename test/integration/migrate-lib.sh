@@ -170,6 +170,17 @@ mig_pod() {
 	ns "$FABRIC" sysctl -qw "net.ipv4.conf.$2.rp_filter=0"
 }
 
+# mig_pod_dir DIR: a pod's directory for the daemon's sockets, as libvirt
+# and KubeVirt make it: it belongs to the user the daemon runs as (nobody:
+# started as root, it becomes that, and hands its files to it), so that it
+# can remove its files at exit, and so that passt-repair, in directory
+# mode, takes its socket (there, only root's or the directory owner's).
+# Sticky and writable for all, like /tmp, for whatever else tests put in
+mig_pod_dir() {
+	mkdir -p -m 1777 "$1"
+	chown 65534:65534 "$1"
+}
+
 # mig_setup: the four namespaces, addressed and routed to SRC
 mig_setup() {
 	need_root
@@ -657,7 +668,7 @@ mig_pod_daemon() {
 	shift 2
 	MIG_GEN=$((MIG_GEN + 1))
 	_mpd=$T/$_mpp$MIG_GEN
-	mkdir -p -m 1777 "$_mpd"	# the daemon, as nobody, removes its files
+	mig_pod_dir "$_mpd"
 	D_SOCK=$_mpd/passt.socket
 	[ "$_mpr" != target ] || mig_repair_start "$(mig_ns "$_mpp")" "$_mpd"
 	mig_daemon_start "$(mig_ns "$_mpp")" "$D_SOCK" "$@"

@@ -23,6 +23,12 @@
  *              without an echo, and the socket untouched
  *   no-fd      command 1 without any descriptor: expect the close
  *   not-tcp    command 1 with a UDP socket: expect the close
+ *   mixed      command 1 with a TCP socket, a UDP socket, another TCP
+ *              socket: expect the close, and neither TCP socket in repair
+ *              mode or with a socket filter (a request is all or nothing)
+ *   unix       command 1 with a UNIX stream socket: expect the close, and
+ *              no socket filter on it
+ *   pipe       command 1 with a pipe: expect the close
  *   expect-fail  ON for all N sockets in one batch (N <= 253): expect the
  *              close (a helper without CAP_NET_ADMIN), no socket in repair
  *
@@ -39,6 +45,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -185,6 +192,19 @@ static void make_socks(int *fds, int n)
 	close(l);
 }
 
+/* no_filter() - fail if a socket filter is attached to @fd */
+static void no_filter(int fd, const char *what)
+{
+	socklen_t len = 0;
+
+	/* SO_GET_FILTER with no room: the length, in instructions */
+	if (getsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, NULL, &len))
+		die(1, "%s: SO_GET_FILTER: %s", what, strerror(errno));
+	if (len)
+		die(1, "%s: a socket filter of %u instruction(s) is attached",
+		    what, (unsigned)len);
+}
+
 /* expect_close() - the helper must close without echoing */
 static void expect_close(int s, const char *what)
 {
@@ -304,6 +324,35 @@ int main(int argc, char **argv)
 			die(2, "socket: %s", strerror(errno));
 		send_cmd(s, 1, fds, 1);
 		expect_close(s, "UDP socket");
+	} else if (!strcmp(mode, "mixed")) {
+		int tcp[2], mix[3];
+
+		make_socks(tcp, 2);
+		mix[0] = tcp[0];
+		mix[1] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		mix[2] = tcp[1];
+		if (mix[1] < 0)
+			die(2, "socket: %s", strerror(errno));
+		send_cmd(s, 1, mix, 3);
+		expect_close(s, "TCP, UDP, TCP");
+		check_all(tcp, 2, 0, "TCP, UDP, TCP");
+		no_filter(tcp[0], "TCP, UDP, TCP: the first");
+		no_filter(tcp[1], "TCP, UDP, TCP: the last");
+	} else if (!strcmp(mode, "unix")) {
+		int sp[2];
+
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+			die(2, "socketpair: %s", strerror(errno));
+		send_cmd(s, 1, sp, 1);
+		expect_close(s, "UNIX socket");
+		no_filter(sp[0], "UNIX socket");
+	} else if (!strcmp(mode, "pipe")) {
+		int p[2];
+
+		if (pipe2(p, O_CLOEXEC))
+			die(2, "pipe: %s", strerror(errno));
+		send_cmd(s, 1, p, 1);
+		expect_close(s, "pipe");
 	} else if (!strcmp(mode, "expect-fail")) {
 		if (n > MAX_BATCH)
 			die(2, "expect-fail: at most %d sockets", MAX_BATCH);

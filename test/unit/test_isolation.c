@@ -7,9 +7,11 @@
  * but the stream front-end's splicing), that what a sandboxed daemon must
  * never do (run programs, open files, create processes or namespaces,
  * change identity, trace) is in none of them, and that the migration
- * profile has what TCP_REPAIR migration calls. The filters themselves are
- * exercised by the integration tests (sandbox_*.sh), on the running
- * daemon.
+ * profile has what TCP_REPAIR migration calls; that the direct
+ * TCP_REPAIR profile (CAP_NET_ADMIN kept) has the same calls, but lets
+ * setsockopt() set only the options the daemon uses, none of those that
+ * CAP_NET_ADMIN makes privileged. The filters themselves are exercised by
+ * the integration tests (sandbox_*.sh), on the running daemon.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +21,9 @@
 
 #include <seccomp.h>
 #include <stdio.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include "isolation.h"
 
@@ -111,6 +116,81 @@ static void test_modes_have_what_they_call(void **state)
 	}
 }
 
+/* Direct TCP_REPAIR: every call of the helper profile, no more */
+static void test_direct_is_migrate(void **state)
+{
+	static const char *const names[] = {
+		"setsockopt", "getsockopt", "poll", "ioctl", "unlinkat",
+		"mmap", "socket", "accept4", "newfstatat",
+	};
+	unsigned i;
+
+	(void)state;
+	assert_int_equal(isolation_profile_count(ISO_PROFILE_VU_DIRECT),
+			 isolation_profile_count(ISO_PROFILE_VU_MIGRATE));
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		enum iso_profile d = ISO_PROFILE_VU_DIRECT;
+		enum iso_profile m = ISO_PROFILE_VU_MIGRATE;
+
+		assert_int_equal(isolation_profile_allows(d, names[i]),
+				 isolation_profile_allows(m, names[i]));
+	}
+}
+
+#ifndef SO_PEEK_OFF
+#define SO_PEEK_OFF 42
+#endif
+#ifndef TCP_REPAIR_WINDOW
+#define TCP_REPAIR_WINDOW 29
+#endif
+
+/* ...but setsockopt() only for what the daemon sets */
+static void test_direct_sockopts(void **state)
+{
+	static const int used[][2] = {
+		{ SOL_SOCKET, SO_REUSEADDR }, { SOL_SOCKET, SO_BINDTODEVICE },
+		{ SOL_SOCKET, SO_SNDBUF }, { SOL_SOCKET, SO_RCVBUF },
+		{ SOL_SOCKET, SO_LINGER }, { SOL_SOCKET, SO_PEEK_OFF },
+		{ SOL_SOCKET, SO_ATTACH_FILTER },
+		{ SOL_SOCKET, SO_DETACH_FILTER },
+		{ IPPROTO_IPV6, IPV6_V6ONLY }, { IPPROTO_TCP, TCP_NODELAY },
+		{ IPPROTO_TCP, TCP_REPAIR }, { IPPROTO_TCP, TCP_REPAIR_QUEUE },
+		{ IPPROTO_TCP, TCP_QUEUE_SEQ },
+		{ IPPROTO_TCP, TCP_REPAIR_OPTIONS },
+		{ IPPROTO_TCP, TCP_TIMESTAMP },
+		{ IPPROTO_TCP, TCP_REPAIR_WINDOW },
+	};
+	/* What CAP_NET_ADMIN (or nothing) would allow, and we never set */
+	static const int never[][2] = {
+		{ SOL_SOCKET, SO_MARK }, { SOL_SOCKET, SO_RCVBUFFORCE },
+		{ SOL_SOCKET, SO_SNDBUFFORCE }, { SOL_SOCKET, SO_DEBUG },
+		{ SOL_SOCKET, SO_PRIORITY }, { IPPROTO_IP, IP_TRANSPARENT },
+		{ IPPROTO_IPV6, IPV6_TRANSPARENT }, { IPPROTO_IP, IP_FREEBIND },
+		{ IPPROTO_TCP, TCP_MD5SIG }, { IPPROTO_TCP, TCP_ULP },
+		{ IPPROTO_TCP, TCP_CONGESTION }, { SOL_SOCKET, SO_REUSEPORT },
+		{ IPPROTO_IP, IP_TOS }, { IPPROTO_TCP + 1, TCP_REPAIR },
+	};
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < sizeof(used) / sizeof(used[0]); i++) {
+		assert_true(isolation_sockopt_allowed(ISO_PROFILE_VU_DIRECT,
+						      used[i][0], used[i][1]));
+		assert_true(isolation_sockopt_allowed(ISO_PROFILE_VU_MIGRATE,
+						      used[i][0], used[i][1]));
+	}
+	for (i = 0; i < sizeof(never) / sizeof(never[0]); i++) {
+		if (isolation_sockopt_allowed(ISO_PROFILE_VU_DIRECT,
+					      never[i][0], never[i][1]))
+			fail_msg("direct profile allows level %d option %d",
+				 never[i][0], never[i][1]);
+		/* Without capabilities, the kernel itself says no */
+		assert_true(isolation_sockopt_allowed(ISO_PROFILE_VU_MIGRATE,
+						      never[i][0],
+						      never[i][1]));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -118,6 +198,8 @@ int main(void)
 		cmocka_unit_test(test_profiles_nest),
 		cmocka_unit_test(test_nothing_forbidden_is_allowed),
 		cmocka_unit_test(test_modes_have_what_they_call),
+		cmocka_unit_test(test_direct_is_migrate),
+		cmocka_unit_test(test_direct_sockopts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,9 @@
  * (migrate/format.c): byte layout against the offsets of
  * docs/passt-migration-format.md, round trips, every refusal with its errno
  * and reason, truncation at every length, skip records, and the fixtures
- * in test/data/migrate/.
+ * in test/data/migrate/; how long a stream is as far as its first bytes
+ * tell (mig_stream_need(), what bounds the target's buffer), at every
+ * prefix length.
  *
  * The fixtures are built here by hand, byte by byte at the documented
  * offsets (not with the encoder under test), and compared with the files.
@@ -1056,6 +1058,107 @@ static void test_fixtures_parse_as_documented(void **state)
 	expect(f.p, f.len, -EINVAL, "flow 0: notsent 900 > sndq 800");
 }
 
+/*
+ * mig_stream_need() at every prefix of @p/@len (a valid stream, possibly
+ * with trailing bytes after @end): never more than @end, more than the
+ * prefix unless complete, complete exactly at @end; and a reader that
+ * reads up to each @need gets there in 3 + 2 x flows steps at most
+ */
+static void need_walk(const uint8_t *p, size_t len, size_t end)
+{
+	unsigned steps = 0;
+	uint64_t need = 0;
+	size_t l;
+	int rc;
+
+	for (l = 0; l <= len; l++) {
+		rc = mig_stream_need(p, l, &need);
+		assert_true(rc == 0 || rc == 1);
+		assert_true(need <= end);
+		if (rc == 0)
+			assert_true(need > l);
+		else
+			assert_int_equal(need, end);
+	}
+	for (l = 0; (rc = mig_stream_need(p, l, &need)) == 0; l = need)
+		steps++;
+	assert_int_equal(rc, 1);
+	assert_int_equal(need, end);
+	assert_true(steps <= 3 + 2 * be32(p + 58));
+}
+
+static void test_stream_need_bounds_the_buffer(void **state)
+{
+	struct mig_tcp_basic b[3];
+	struct mig_tcp_ext e[3];
+	struct mig_buf out;
+	uint64_t need;
+	uint8_t *p;
+	unsigned i;
+
+	(void)state;
+	qinit();
+	/* Nothing yet: the header; then the addresses and the count */
+	assert_int_equal(mig_stream_need(NULL, 0, &need), 0);
+	assert_int_equal(need, 16);
+
+	/* No flows: 62 bytes, whatever follows them */
+	encode(&out, NULL, NULL, 0);
+	need_walk(out.p, out.len, 62);
+	p = calloc(1, out.len + (1 << 16));
+	memcpy(p, out.p, out.len);
+	memset(p + out.len, 0xee, 1 << 16);
+	assert_int_equal(mig_stream_need(p, out.len + (1 << 16), &need), 1);
+	assert_int_equal(need, 62);
+	free(p);
+	mig_buf_free(&out);
+
+	/* The size example: 1726 bytes */
+	flow_tap_init(&b[0], &e[0], 0, 1);
+	e[0].sndq = 1200;
+	e[0].notsent = 200;
+	e[0].rcvq = 300;
+	encode(&out, b, e, 1);
+	need_walk(out.p, out.len, 1726);
+	mig_buf_free(&out);
+
+	/* Three flows, the middle one skipped (no queue bytes) */
+	for (i = 0; i < 3; i++) {
+		flow_tap_init(&b[i], &e[i], i, i & 1);
+		e[i].sndq = 100 * (i + 1);
+		e[i].rcvq = 7 * i;
+	}
+	e[1].tcpi_state = MIG_TCP_SKIP;
+	encode(&out, b, e, 3);
+	need_walk(out.p, out.len, out.len);
+	assert_int_equal(out.len, 62 + 3 * 164 + 100 + 300 + 14);
+
+	/* What no stream we take can start with: refused at once */
+	out.p[7] ^= 1;
+	assert_int_equal(mig_stream_need(out.p, 16, &need), -EINVAL);
+	out.p[7] ^= 1;
+	out.p[15] = 3;	/* compat 3: not version 2's layout */
+	assert_int_equal(mig_stream_need(out.p, 16, &need), -ENOTSUP);
+	out.p[11] = 3;	/* version 3, compat 2: still version 2's */
+	out.p[15] = 2;
+	assert_int_equal(mig_stream_need(out.p, 16, &need), 0);
+	assert_int_equal(need, 62);
+	out.p[11] = 2;
+	fx_be32(out.p + 58, MIG_FLOWS_MAX + 1);
+	assert_int_equal(mig_stream_need(out.p, 62, &need), -E2BIG);
+	fx_be32(out.p + 58, MIG_FLOWS_MAX);
+	assert_int_equal(mig_stream_need(out.p, 62, &need), 0);
+	assert_int_equal(need, 62 + (uint64_t)MIG_FLOWS_MAX * 112 + 52);
+	fx_be32(out.p + 58, 3);
+	/* The first extended record's send queue, one over the limit */
+	fx_be32(out.p + 62 + 3 * 112 + 8, MIG_QUEUE_MAX + 1);
+	assert_int_equal(mig_stream_need(out.p, out.len, &need), -E2BIG);
+	fx_be32(out.p + 62 + 3 * 112 + 8, MIG_QUEUE_MAX);
+	assert_int_equal(mig_stream_need(out.p, out.len, &need), 0);
+	assert_int_equal(need, 62 + 3 * 112 + 52 + MIG_QUEUE_MAX + 0 + 52);
+	mig_buf_free(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1074,6 +1177,7 @@ int main(void)
 		cmocka_unit_test(test_writer_errors_are_sticky),
 		cmocka_unit_test(test_v4_mapped_helper),
 		cmocka_unit_test(test_fixtures_parse_as_documented),
+		cmocka_unit_test(test_stream_need_bounds_the_buffer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,7 +38,8 @@ fi
 need busybox
 
 mig_setup
-mkdir -p "$T/s" "$T/d"
+mig_pod_dir "$T/s"
+mig_pod_dir "$T/d"
 MIG_SOCK=$T/s/passt.socket
 MIG_VU_OPTS="--state-save $OUT"
 mig_daemon_start "$SRC" "$MIG_SOCK"

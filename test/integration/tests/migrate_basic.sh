@@ -70,7 +70,7 @@ gen=0
 pod_daemon() {
 	gen=$((gen + 1))
 	_d=$T/$1$gen
-	mkdir -p -m 1777 "$_d"
+	mig_pod_dir "$_d"
 	D_SOCK=$_d/passt.socket
 	if [ "$2" = target ]; then
 		mig_repair_start "$(mig_ns "$1")" "$_d"

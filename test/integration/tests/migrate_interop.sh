@@ -9,9 +9,15 @@
 #   migration 1: upstream passt in SRC (source) -> ours in DST (target)
 #   migration 2: ours in DST (source) -> a fresh upstream passt in SRC
 #
-# Repair helpers, crossed once each way: in migration 1 our passt-repair
-# serves upstream's passt and upstream's passt-repair serves ours; in
-# migration 2 each daemon has its own.
+# Repair helpers, crossed each way: in migration 1 our passt-repair
+# serves upstream's passt (the source: socket mode) and upstream's
+# passt-repair serves ours (the target: directory mode, which our daemon
+# takes from root only, or its own user); in migration 2 ours serves both,
+# our daemon as the source and upstream's as the target, in directory
+# mode (where ours takes only sockets of root or of the directory's
+# owner: upstream's, started as root, are root's). Every helper must be
+# taken: no "Repair helper refused" in our daemon's log, no "skipping"
+# from ours.
 #
 # Streams (sockio pattern-*, every byte checked against its offset):
 #   - four long ones over both migrations: peer -> guest and guest ->
@@ -284,7 +290,7 @@ gen=0
 pod() { # pod POD ROLE: D_SOCK, D_PID
 	gen=$((gen + 1))
 	_d=$T/$1$gen
-	mkdir -p "$_d"
+	mig_pod_dir "$_d"
 	D_SOCK=$_d/passt.socket
 	[ "$2" != target ] || mig_repair_start "$(mig_ns "$1")" "$_d"
 	mig_daemon_start "$(mig_ns "$1")" "$D_SOCK"
@@ -362,17 +368,21 @@ our_sock=$to_sock our_pid=$to_pid
 mig_daemon_stop "$up_pid"
 mig_pod_link src up
 
-# 2: ours (with ours) -> upstream (with upstream's)
+# 2: ours (with ours) -> upstream (with ours, directory mode)
 # Our daemon gets our helper for its migration as source: upstream's, still
 # connected from migration 1, doesn't attach the drop filter (see
 # doc/migration.md; migrate_upstream_helper covers that pairing)
-PASST_REPAIR_DST=$OUR_REPAIR PASST_REPAIR_SRC=$UP/passt-repair
+PASST_REPAIR_DST=$OUR_REPAIR PASST_REPAIR_SRC=$OUR_REPAIR
 pkill -f "^$UP/passt-repair $T/dst" || :
 wait_for "! mig_repair_connected $DST $our_sock" 10 ||
 	fail "upstream's helper is still connected to our daemon"
 round 2 dst "$our_sock" src
 mig_daemon_stop "$our_pid"
 
+# Every helper taken, by either side
+! grep -h "Repair helper refused" "$T"/*/passt.socket.err ||
+	bad="$bad helper-refused"
+! grep -h "skipping" "$T"/repair-*.err || bad="$bad helper-skipped"
 verify down4 up4 down6 up6
 mig_cap_stop "$CAP_PID"
 for r in 1 2; do

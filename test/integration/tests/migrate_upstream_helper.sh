@@ -15,7 +15,9 @@
 # two sockets of a larger one, and it echoes the request all the same
 # (migrate/repair.c). Checked: B holds and dumps all of its connections
 # (no "can't dump", "4 of 4 restored" in C), it noticed the helper's
-# limit and worked around it, and every byte arrives.
+# limit and worked around it, and every byte arrives. And our daemons
+# take that helper, which runs as root, while they run as nobody (the
+# uid check goes through their peer credential checker, isolation.c).
 #
 # The connections carry no new data while a migration runs, so that the
 # source's hold needs no drop filter: upstream's helper doesn't attach it
@@ -100,6 +102,11 @@ grep -q "Migration: target, 4 of 4 connection(s) restored" "$c_log" ||
 	fail "C: $(grep Migration "$c_log")"
 kill -USR2 "$b_pid"
 mig_exit_wait "$b_pid" 10 || fail "B ignored SIGUSR2"
+
+for l in "$b_log" "$c_log"; do
+	grep -q "Repair helper connected" "$l" || fail "helper not taken: $l"
+	! grep "Repair helper refused" "$l" || fail "helper refused: $l"
+done
 
 # shellcheck disable=SC2086
 mig_streams_verify $names

@@ -5,10 +5,21 @@
 # daemon's side: TCP_REPAIR on, off and off-without-probe for 600 sockets
 # in batches of 1 and 253; directory mode with the helper started before
 # the socket exists and with the socket already there; bad requests (an
-# unknown command, no descriptors, a UDP socket) end the helper with an
-# error; a close or a reset from the server ends it with status 0; without
-# CAP_NET_ADMIN it fails with EPERM; a running helper has no_new_privs, a
-# seccomp filter and CAP_NET_ADMIN only; sun_path overflows are refused.
+# unknown command, no descriptors) end the helper with an error, and so
+# does a descriptor that isn't a TCP socket (UDP, UNIX, a pipe), before
+# anything is done to any socket of the request (TCP, UDP, TCP: neither
+# TCP socket gets repair mode or the drop filter); a close or a reset from
+# the server ends it with status 0; without CAP_NET_ADMIN it fails with
+# EPERM; a running helper has no_new_privs, a seccomp filter and
+# CAP_NET_ADMIN only; sun_path overflows are refused for a socket path,
+# and don't apply to directory mode (it connects through /proc/self/fd).
+#
+# Directory mode takes only sockets owned by root or by the directory's
+# owner, and no symbolic links: in a root's directory open to all, a
+# socket of uid 4242's and a link to a live root socket elsewhere are
+# skipped (said on stderr, the wait goes on, neither server sees a
+# connection), then a root socket is taken; in uid 4242's directory,
+# 4242's socket is taken and uid 5555's never.
 #
 # The helper is $REPAIR (default: passt-repair next to $PASST, else in
 # build/: "make" builds it, "make asan" does not).
@@ -123,7 +134,22 @@ expect_error nofd "came without sockets"
 srv_start nottcp -m not-tcp "$S/u.repair"
 helper_run nottcp "$S/u.repair"
 srv_wait_ok nottcp
-expect_error nottcp "setting TCP_REPAIR to 1 on socket 1 of 1"
+expect_error nottcp "descriptor 1 of 1 is not a TCP socket (domain 2, type 2, protocol 17)"
+
+srv_start mixed -m mixed "$S/m.repair"
+helper_run mixed "$S/m.repair"
+srv_wait_ok mixed
+expect_error mixed "descriptor 2 of 3 is not a TCP socket"
+
+srv_start unix -m unix "$S/x.repair"
+helper_run unix "$S/x.repair"
+srv_wait_ok unix
+expect_error unix "descriptor 1 of 1 is not a TCP socket (domain 1, type 1, protocol 0)"
+
+srv_start pipe -m pipe "$S/p1.repair"
+helper_run pipe "$S/p1.repair"
+srv_wait_ok pipe
+expect_error pipe "descriptor 1 of 1: Socket operation on non-socket"
 
 # ---- directory mode, the helper first (as on a KubeVirt target). Other
 # entries, even a socket, don't count: only a name ending in .repair
@@ -147,8 +173,9 @@ expect "CapInh" "$(status_field "$HPID" CapInh)" 0000000000000000
 expect "CapBnd" "$(status_field "$HPID" CapBnd)" 0000000000001000
 expect "CapAmb" "$(status_field "$HPID" CapAmb)" 0000000000000000
 [ "$(stat -c %u "/proc/$HPID")" -eq 0 ] || fail "dir: helper is dumpable"
-# Inherited descriptors, plus the inotify one (the connection replaces it)
-nfd=$(find "/proc/$HPID/fd" -mindepth 1 | wc -l)
+# Inherited descriptors, plus the directory and the inotify one (the
+# connection replaces both)
+nfd=$(($(find "/proc/$HPID/fd" -mindepth 1 | wc -l) - 1))
 
 # bind(), 300 ms, listen(): the helper meets ECONNREFUSED and retries
 srv_start dir -d 300 -n 10 -w "$T/dir.go" "$D/1-vm-net0.socket.repair"
@@ -170,14 +197,73 @@ helper_run present "$D"
 srv_wait_ok present
 expect_ok present
 
-# ---- sun_path is 108 bytes: refuse longer paths, in both modes
+# ---- sun_path is 108 bytes: a longer socket path is refused; directory
+# mode connects through /proc/self/fd, where that doesn't matter (the
+# server binds through a short link to the directory)
 L=$T/$(printf '%0100d' 0)
 mkdir "$L"
 : >"$L/x.repair"
 helper_run long "$L/x.repair"
 expect_error long "path too long for a UNIX socket"
+rm "$L/x.repair"
+ln -s "$L" "$T/l"
+srv_start longdir -n 10 "$T/l/x.repair"
 helper_run longdir "$L"
-expect_error longdir "path too long for a UNIX socket"
+srv_wait_ok longdir
+expect_ok longdir
+
+# ---- directory mode: whose sockets, and no symbolic links
+# srv_idle NAME PATH: a server nobody should connect to (it gives up)
+srv_idle() {
+	ip netns exec "$HOST" "$SRV" -t 3 "$2" 2>"$T/$1.srv.err" &
+	_ipid=$!
+	track "$_ipid"
+	wait_for "grep -q 'repairsrv: listening' '$T/$1.srv.err' ||
+		  ! alive $_ipid" 10 || fail "$1: repairsrv did not start"
+	eval "IDLE_$1=$_ipid"
+}
+# never NAME: that server saw no connection
+never() {
+	eval "_ipid=\$IDLE_$1"
+	bg_wait "$_ipid" 10 || fail "$1: still running"
+	grep -q 'repairsrv: connected' "$T/$1.srv.err" &&
+		fail "$1: the helper connected to it"
+	grep -q 'no helper connected' "$T/$1.srv.err" ||
+		fail "$1: $(cat "$T/$1.srv.err")"
+}
+
+O=$T/open
+mkdir -m 0777 "$O"
+srv_idle planted "$O/a-planted.repair"
+chown 4242 "$O/a-planted.repair"
+srv_idle elsewhere "$S/elsewhere.repair"
+ln -s "$S/elsewhere.repair" "$O/b-link.repair"
+"$REPAIR" "$O" 2>"$T/owner.err" &
+HPID=$!
+track "$HPID"
+wait_for "grep -q 'a-planted.repair: owned by user 4242, neither root nor the directory.s owner (0)' '$T/owner.err' &&
+	  grep -q 'b-link.repair: a symbolic link' '$T/owner.err' ||
+	  ! alive $HPID" 10 || fail "owner: $(cat "$T/owner.err")"
+alive "$HPID" || fail "owner: helper gone: $(cat "$T/owner.err")"
+srv_start owner -n 10 "$O/c-root.repair"
+srv_wait_ok owner
+bg_wait "$HPID" 20 || fail "owner: helper still running"
+expect "owner: helper status" "$BG_ST" 0
+never planted
+never elsewhere
+log "owner: $(grep skipping "$T/owner.err" | tr '\n' ' ')"
+
+U=$T/user
+mkdir -m 0777 "$U"
+chown 4242 "$U"
+srv_idle stranger "$U/a-stranger.repair"
+chown 5555 "$U/a-stranger.repair"
+srv_start dirowner -n 10 "$U/b-owner.repair"
+chown 4242 "$U/b-owner.repair"
+helper_run dirowner "$U"
+srv_wait_ok dirowner
+expect "dirowner: helper status" "$HELPER_ST" 0
+never stranger
 
 # ---- no CAP_NET_ADMIN: EPERM, reported, status non-zero, sockets intact
 need setpriv

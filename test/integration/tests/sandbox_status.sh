@@ -9,7 +9,12 @@
 # seccomp filter, not dumpable, no core dumps and a bounded number of
 # open files, in its own user, mount, IPC and UTS namespaces, with an
 # empty root; SIGTERM still removes its pid and socket files. --runas 0
-# is refused. Stream and vhost-user mode.
+# is refused. Stream and vhost-user mode. With a repair helper socket,
+# the peer credential checker (isolation.c) runs beside it: the daemon's
+# user, in the namespaces we started in, but with nothing else (no
+# capability, no_new_privs, seccomp, not dumpable, one descriptor);
+# without one, there is no such process. Direct TCP_REPAIR has a profile
+# of its own.
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -115,6 +120,39 @@ check() {
 		"/proc/$PID/status" | tr '\t\n' '  ')"
 }
 
+# children PID: the daemon's child processes
+children() {
+	cat "/proc/$1/task/$1/children" 2>/dev/null | tr -s ' ' '\n' |
+		sed '/^$/d'
+}
+
+# checker NAME UID: the peer credential checker, the daemon's only child
+checker() {
+	_c=$(children "$PID")
+	[ -n "$_c" ] || fail "$1: no peer credential checker"
+	[ "$(echo "$_c" | wc -l)" -eq 1 ] || fail "$1: children: $_c"
+	expect "$1: checker's name" "$(cat "/proc/$_c/comm")" passt-peercred
+	expect "$1: checker's Uid" "$(status_field "$_c" Uid)" "$2	$2	$2	$2"
+	for f in CapEff CapPrm CapBnd CapInh CapAmb; do
+		expect "$1: checker's $f" "$(status_field "$_c" $f)" \
+			0000000000000000
+	done
+	expect "$1: checker's NoNewPrivs" "$(status_field "$_c" NoNewPrivs)" 1
+	expect "$1: checker's Seccomp" "$(status_field "$_c" Seccomp)" 2
+	# Where it can see who a helper really is
+	expect "$1: checker's user namespace" "$(ns_id "$_c" user)" \
+		"$(ns_id $$ user)"
+	expect "$1: checker's descriptors" "$(ls "/proc/$_c/fd" | tr '\n' ' ')" \
+		"3 "
+	if [ "$SAN" = 0 ]; then
+		expect "$1: owner of the checker's /proc/PID/environ" \
+			"$(stat -c %u "/proc/$_c/environ")" 0
+	fi
+	CHECKER=$_c
+	log "$1: checker $_c: $(grep -E '^(Uid|CapEff|CapBnd|NoNewPrivs|Seccomp):' \
+		"/proc/$_c/status" | tr '\t\n' '  ')"
+}
+
 # stop NAME [REPAIR]: SIGTERM; the daemon removes its files
 stop() {
 	kill -TERM "$PID"
@@ -132,17 +170,21 @@ start vu --vhost-user
 check vu 65534 0000000000000000 vhost-user-migrate new
 grep -q 'Running as user 65534, group 65534' "$T/vu.log" ||
 	fail "vu: no identity line in the log"
+checker vu 65534
 stop vu
+wait_for "[ ! -d /proc/$CHECKER ]" 10 || fail "vu: the checker outlived the daemon"
 
 # ---- stream mode
 start stream
 check stream 65534 0000000000000000 stream new
+expect "stream: child processes" "$(children "$PID")" ""
 stop stream
 
 # ---- vhost-user, direct TCP_REPAIR: CAP_NET_ADMIN kept, and logged; no
 # new user namespace (it would take the capability from our netns)
 start direct --vhost-user --repair-path none
-check direct 65534 0000000000001000 vhost-user-migrate parent
+check direct 65534 0000000000001000 vhost-user-direct parent
+expect "direct: child processes" "$(children "$PID")" ""
 grep -q 'Keeping CAP_NET_ADMIN' "$T/direct.log" ||
 	fail "direct: keeping CAP_NET_ADMIN is not logged"
 stop direct
@@ -154,6 +196,7 @@ expect "runas: Gid" "$(status_field "$PID" Gid)" "4343	4343	4343	4343"
 for f in CapEff CapPrm CapBnd; do
 	expect "runas: $f" "$(status_field "$PID" $f)" 0000000000000000
 done
+checker runas 4242
 stop runas
 
 # ---- root is refused
