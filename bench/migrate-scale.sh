@@ -2,18 +2,24 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # migrate-scale.sh - how live migration times grow with the number of TCP
-# connections (not part of make check). Run as root after building the
-# daemon, passt-repair and the test tools:
+# connections, for our daemon and upstream passt in the same harness (not
+# part of make check). Run as root after building the daemon, passt-repair
+# and the test tools:
 #
 #   sudo bench/migrate-scale.sh
-#   PASST=build-x/passt TOOLS=build-x/test/tools CONNS="1 10" REPS=1 \
-#	sudo -E bench/migrate-scale.sh
+#   CONNS="1 10" REPS=1 DAEMONS=ours sudo -E bench/migrate-scale.sh
 #
-# It uses the migration harness of test/integration (migrate-lib.sh: the
-# GUEST namespace's kernel is the guest behind vu-front, SRC and DST pods
-# with the same addresses, a FABRIC router with the peer). For each N in
-# CONNS (default "1 10 100"), REPS times (default 3): N pattern streams
-# peer -> guest (IPv4, RATE KiB/s each, default 64), then vu-front
+# DAEMONS (default "ours upstream"): ours is $PASST (build/passt), upstream
+# Debian 13's passt (0.0~git20250503, test/upstream/fetch.sh, cached in
+# /var/cache/passt-test/upstream), each with its own passt-repair. Each is
+# measured in the migration harness of test/integration (migrate-lib.sh:
+# the GUEST namespace's kernel is the guest behind vu-front, SRC and DST
+# pods with the same addresses, a FABRIC router with the peer), at Debian's
+# default net.core.wmem_max/rmem_max (212992, as every migration test).
+# For each N in CONNS (default "1 100 1000"), REPS times (default 3): N
+# pattern streams between the peer and the guest, half of them peer ->
+# guest and half guest -> peer (IPv4; at RATE KiB/s each, default 64, but
+# no more than RATE_TOTAL KiB/s together, default 8192), then vu-front
 # migrates the guest to a fresh daemon in the other pod, as QEMU does, and
 # the fabric switches to that pod W ms (default 0: at once) after the
 # target runs the guest. Measured, per migration:
@@ -21,23 +27,86 @@
 #   downtime_ms, total_ms, state_bytes: as vu-front reports them (its
 #     "migrate: result=..." line: from stopping the rings to the started
 #     target; from the trigger, including the target's connection set-up)
-#   resume_ms: from the fabric switch until the stream moves again: the
-#     first segment from the new pod, after the switch, that acknowledges
-#     a byte neither pod acknowledged before the switch (a new byte taken
-#     in by the target's socket; captured on the FABRIC's link to each
-#     pod), per connection; the median and the largest over the N
-#     connections
+#   resume_ms: from the fabric switch until each stream moves again: the
+#     first segment from the new pod, after the switch, that carries data
+#     beyond what either pod had sent before it (guest -> peer), or that
+#     acknowledges a byte neither pod had acknowledged (peer -> guest),
+#     captured on the FABRIC's link to each pod; the median and the
+#     largest over the N connections
 #
 # Then every stream is stopped and checked byte for byte, and the old
-# source ends on SIGUSR2. The table shows medians over the REPS
-# migrations, and "broken": streams that failed (reset, or not byte-exact)
-# in all REPS migrations together, with the daemons' "Migration:" lines
-# in the log. PT_KEEP=1 keeps the captures and logs.
+# source ends (SIGUSR2; Debian 13's passt exits by itself once migrated).
+# The table shows medians over the REPS migrations, and "broken": streams
+# that failed (reset, or not byte-exact) in all REPS migrations together,
+# with the daemons' "Migration:" lines in the log. PT_KEEP=1 keeps the
+# captures and logs.
 set -eu
 
 BENCH_TOP=$(cd "$(dirname "$0")/.." && pwd)
 export PASST=${PASST:-$BENCH_TOP/build/passt}
 export TOOLS=${TOOLS:-$BENCH_TOP/build/test/tools}
+DAEMONS=${DAEMONS:-ours upstream}
+
+# The top level: one run of this script per daemon, then one table
+if [ -z "${MS_DAEMON:-}" ]; then
+	out=$(mktemp -d /tmp/migrate-scale.XXXXXX)
+	st=0
+	for d in $DAEMONS; do
+		case $d in
+		ours)
+			bin=$PASST
+			;;
+		upstream)
+			up=$(sh "$BENCH_TOP/test/upstream/fetch.sh" 2>"$out/fetch.err" |
+			     tail -n 1) ||
+				{ echo "upstream passt unavailable: $(tail -n 1 "$out/fetch.err")" >&2
+				  continue; }
+			bin=$up/passt
+			;;
+		*)
+			echo "DAEMONS: ours, upstream, not $d" >&2
+			exit 2
+			;;
+		esac
+		echo "migrate-scale: $d ($bin)" >&2
+		MS_DAEMON=$d MS_OUT=$out/$d.results PASST_MIG=$bin \
+			PT_ID=mb$$$d bash "$0" || st=$?
+	done
+	printf '\nmigrate-scale: W=%s ms, %s KiB/s per connection (%s KiB/s in all at most), medians of %s, at net.core.wmem_max=rmem_max=%s\n' \
+		"${W:-0}" "${RATE:-64}" "${RATE_TOTAL:-8192}" "${REPS:-3}" \
+		"${MIG_WMEM_MAX:-212992}"
+	printf '| daemon | connections | state bytes | downtime ms | total ms | resume ms (median) | resume ms (max) | moved | broken |\n'
+	printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+	for d in $DAEMONS; do
+		[ -s "$out/$d.results" ] || continue
+		for n in ${CONNS:-1 100 1000}; do
+			awk -v d="$d" -v n="$n" '
+				function med(a, k,   i, j, t) {
+					for (i = 1; i <= k; i++)
+						for (j = i + 1; j <= k; j++)
+							if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+					if (!k) return "-"
+					return k % 2 ? a[(k + 1) / 2] : int((a[k / 2] + a[k / 2 + 1]) / 2)
+				}
+				$1 == n {
+					k++
+					dt[k] = $2; tt[k] = $3; sb[k] = $4
+					if ($5 != "-") { m++; rm[m] = $5 }
+					if ($6 != "-") { x++; rx[x] = $6 }
+					got += $7; bad += $8
+				}
+				END {
+					if (!k) exit
+					printf "| %s | %s | %s | %s | %s | %s | %s | %s of %s | %s |\n",
+						d, n, med(sb, k), med(dt, k), med(tt, k),
+						med(rm, m), med(rx, x), got, n * k, bad + 0
+				}' "$out/$d.results"
+		done
+	done
+	[ "${PT_KEEP:-0}" = 1 ] || rm -rf "$out"
+	exit "$st"
+fi
+
 PT_ID=${PT_ID:-mb$$}
 LIB=$BENCH_TOP/test/integration
 # shellcheck source=../test/integration/lib.sh
@@ -48,10 +117,17 @@ LIB=$BENCH_TOP/test/integration
 . "$LIB/migrate-lib.sh"
 need busybox tcpdump
 
-CONNS=${CONNS:-1 10 100}
+CONNS=${CONNS:-1 100 1000}
 REPS=${REPS:-3}
 RATE=${RATE:-64}
+RATE_TOTAL=${RATE_TOTAL:-8192}
 W=${W:-0}
+
+# Our daemon lingers until SIGUSR2 (up to its timeout); Debian 13's passt
+# has no linger (it exits once migrated) and refuses the option
+DOPTS=
+"$PASST_MIG" --help 2>&1 | grep -q migrate-linger-timeout &&
+	DOPTS="--migrate-linger-timeout 600"
 
 # median: of the numbers on stdin, one a line
 median() {
@@ -61,8 +137,13 @@ median() {
 		else print int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
 
-down4() {
-	echo down4
+# kind I: half the streams each way
+kind() {
+	if [ $(($1 % 2)) = 0 ]; then
+		echo down4
+	else
+		echo up4
+	fi
 }
 
 # pod_if POD: FABRIC's link to that pod
@@ -74,31 +155,37 @@ pod_if() {
 }
 
 mig_setup
-mig_pod_daemon src source --migrate-linger-timeout 600
+# shellcheck disable=SC2086
+mig_pod_daemon src source $DOPTS
 cur=src cur_sock=$D_SOCK cur_pid=$D_PID
 mig_probe "$cur_sock"
 MIG_SOCK=$cur_sock
 guest_up
 
+results=${MS_OUT:-$T/results}
+: >"$results"
 round=0
-: >"$T/results"
 for n in $CONNS; do
+	rate=$((RATE_TOTAL / n))
+	[ "$rate" -le "$RATE" ] || rate=$RATE
+	[ "$rate" -ge 1 ] || rate=1
 	r=0
 	while [ "$r" -lt "$REPS" ]; do
 		r=$((r + 1))
 		round=$((round + 1))
-		port0=$((10000 + round * 128))
-		mig_streams_start down4 "$port0" "$n" --rate "$RATE" -t 600
+		port0=$((10000 + round * 1024))
+		mig_streams_start kind "$port0" "$n" --rate "$rate" -t 1200
 		names=$MIG_NAMES
 		# shellcheck disable=SC2086
-		mig_all_flowing 8192 60 $names ||
+		mig_all_flowing 4096 120 $names ||
 			fail "N=$n: streams not flowing: $MIG_LAGGING"
 
 		case $cur in
 		src) to=dst ;;
 		dst) to=src ;;
 		esac
-		mig_pod_daemon "$to" target --migrate-linger-timeout 600
+		# shellcheck disable=SC2086
+		mig_pod_daemon "$to" target $DOPTS
 		to_sock=$D_SOCK to_pid=$D_PID
 		mig_repair_ready "$cur" "$cur_sock"
 		mig_cap_start "$FABRIC" "$(pod_if "$cur")" old$round in
@@ -113,21 +200,18 @@ for n in $CONNS; do
 		else
 			sw=$(($(cat "$T/migrate.switched") / 1000000))
 		fi
-		# shellcheck disable=SC2086
-		stuck=0
-		if ! mig_all_flowing 16384 60 $names; then
+		if ! mig_all_flowing 4096 120 $names; then
 			log "N=$n: streams not moving after the switch: $MIG_LAGGING"
 			# shellcheck disable=SC2046
-			mig_diag $(printf '%s\n' $MIG_LAGGING | cut -d: -f1)
-			# shellcheck disable=SC2086
-			stuck=$(printf '%s\n' $MIG_LAGGING | wc -l)
+			mig_diag $(printf '%s\n' $MIG_LAGGING | cut -d: -f1 | head -n 5)
 			grep -h 'Migration:' "$T"/*/passt.socket.err | sort | uniq -c >&2
 		fi
 		mig_cap_stop "$cap_old"
 		mig_cap_stop "$cap_new"
 
-		# Per connection (the peer's port): the old pod's highest ACK,
-		# then the new pod's first segment beyond it
+		# Per connection (the peer's port): the highest ACK and the
+		# highest data the old pod sent, then the new pod's first
+		# segment beyond either
 		{
 			mig_cap_text "old$round" | sed 's/^/old /'
 			mig_cap_text "new$round" | sed 's/^/new /'
@@ -135,20 +219,27 @@ for n in $CONNS; do
 			function port(a) { sub(/:$/, "", a); sub(/.*\./, "", a); return a + 0 }
 			{
 				p = port($6)
-				if (p < p0 || p >= p0 + n || !match($0, /ack [0-9]+/))
+				if (p < p0 || p >= p0 + n)
 					next
-				ack = substr($0, RSTART + 4, RLENGTH - 4) + 0
-				if ($1 == "old") {
-					if (ack > max[p]) max[p] = ack
+				ack = -1; end = -1
+				if (match($0, /ack [0-9]+/))
+					ack = substr($0, RSTART + 4, RLENGTH - 4) + 0
+				if (match($0, /seq [0-9]+:[0-9]+/)) {
+					s = substr($0, RSTART + 4, RLENGTH - 4)
+					sub(/.*:/, "", s)
+					end = s + 0
+				}
+				# The old pod, and the new one before the switch
+				# (what it took over at the restore)
+				if ($1 == "old" || $2 * 1000 < sw) {
+					if (ack > mack[p]) mack[p] = ack
+					if (end > mend[p]) mend[p] = end
+					seen[p] = 1
 					next
 				}
-				# The new pod acknowledged these at the restore
-				# (bytes the old one took, not acknowledged yet)
-				if ($2 * 1000 < sw) {
-					if (ack > max[p]) max[p] = ack
+				if ((p in first) || !(p in seen))
 					next
-				}
-				if (!(p in first) && p in max && ack > max[p])
+				if (ack > mack[p] || end > mend[p])
 					first[p] = int($2 * 1000 - sw)
 			}
 			END {
@@ -162,31 +253,19 @@ for n in $CONNS; do
 		got=$(wc -l <"$T/resume$round")
 		log "N=$n #$r: $MIG_RESULT; resume_ms median $res_med max ${res_max:--} ($got of $n connections seen moving) $(cat "$T/resume$round.err")"
 		# shellcheck disable=SC2086
-		MIG_VERIFY_NOFAIL=1 mig_streams_verify $names \
-			>"$T/verify$round.log" 2>&1 || :
+		MIG_VERIFY_NOFAIL=1 MIG_VERIFY_TIMEOUT=$((60 + n / 5)) \
+			mig_streams_verify $names >"$T/verify$round.log" 2>&1 || :
 		bad=$(printf '%s\n' $MIG_VERIFY_BAD | grep -c . || :)
 		[ "$bad" -eq 0 ] ||
 			log "N=$n #$r: $bad stream(s) broken:$MIG_VERIFY_BAD"
 		printf '%s %s %s %s %s %s %s %s\n' "$n" "$(mig_field downtime_ms)" \
 			"$(mig_field total_ms)" "$(mig_field state_bytes)" \
-			"$res_med" "${res_max:--}" "$got" "$bad" >>"$T/results"
+			"$res_med" "${res_max:--}" "$got" "$bad" >>"$results"
 		kill -USR2 "$cur_pid" 2>/dev/null || :
 		mig_exit_wait "$cur_pid" 10 || fail "old source ignored SIGUSR2"
 		cur=$to cur_sock=$to_sock cur_pid=$to_pid
 	done
 done
 
-printf '\nmigrate-scale: %s, %s KiB/s per connection (peer -> guest), W=%s ms, medians of %s\n' \
-	"$PASST" "$RATE" "$W" "$REPS"
-printf '%6s %12s %10s %12s %16s %14s %8s\n' connections downtime_ms total_ms \
-	state_bytes resume_ms_median resume_ms_max broken
-for n in $CONNS; do
-	col() {
-		awk -v n="$n" -v c="$1" '$1 == n && $c != "-" { print $c }' \
-			"$T/results" | median
-	}
-	printf '%6s %12s %10s %12s %16s %14s %8s\n' "$n" "$(col 2)" "$(col 3)" \
-		"$(col 4)" "$(col 5)" "$(col 6)" \
-		"$(awk -v n="$n" '$1 == n { b += $8 } END { print b + 0 }' "$T/results")"
-done
+[ -n "${MS_OUT:-}" ] || cat "$results"
 mig_stop "$cur_pid"

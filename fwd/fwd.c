@@ -29,6 +29,7 @@
  * registered with a reference carrying the port and family.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -266,6 +267,38 @@ void fwd_defaults(struct ctx *c)
 						   : c->ip4.map_host_loopback;
 }
 
+/* The TCP listening sockets, for fwd_tcp_listeners() (grown at start-up) */
+static int *fwd_tcp_fds;
+static unsigned fwd_tcp_n, fwd_tcp_cap;
+
+/* Note a TCP listener; 0, or -ENOMEM */
+static int fwd_tcp_note(int s)
+{
+	if (fwd_tcp_n == fwd_tcp_cap) {
+		unsigned cap = fwd_tcp_cap ? fwd_tcp_cap * 2 : 64;
+		int *p = realloc(fwd_tcp_fds, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		fwd_tcp_fds = p;
+		fwd_tcp_cap = cap;
+	}
+	fwd_tcp_fds[fwd_tcp_n++] = s;
+	return 0;
+}
+
+/**
+ * fwd_tcp_listeners() - the listening sockets of forwarded TCP ports
+ * @fds:	set to the array of their descriptors
+ *
+ * Return: how many there are
+ */
+unsigned fwd_tcp_listeners(const int **fds)
+{
+	*fds = fwd_tcp_fds;
+	return fwd_tcp_n;
+}
+
 /* One listening socket: the port, family and bind group of @fwd */
 static int fwd_listen_one(struct ctx *c, const struct fwd_ports *fwd,
 			  int type, uint16_t port, int family)
@@ -297,7 +330,7 @@ static int fwd_listen_one(struct ctx *c, const struct fwd_ports *fwd,
 		sockaddr_set(&sa, family, &b->addr, port);
 	if (bind(s, &sa.sa, sockaddr_len(&sa)))
 		goto fail;
-	if (type == SOCK_STREAM && listen(s, 128))
+	if (type == SOCK_STREAM && (listen(s, 128) || fwd_tcp_note(s)))
 		goto fail;
 	/* Listeners live as long as the process: the reference carries
 	 * the fd itself (see union epoll_ref)

@@ -45,5 +45,6 @@ int fwd_nat_inbound(const struct ctx *c, const union sockaddr_inany *peer,
 bool fwd_guest_addr(const struct ctx *c, int family, union inany_addr *a);
 void fwd_defaults(struct ctx *c);
 int fwd_listen_init(struct ctx *c);
+unsigned fwd_tcp_listeners(const int **fds);
 
 #endif /* FWD_FWD_H */

@@ -15,8 +15,9 @@
  *
  *  SAVE: the state is built at once: the stream header, the addresses we
  *	learned about the guest, and the TCP connections, which are held
- *	silently (tcp/migrate.c: out of the loop, drop-all filter, repair
- *	mode) and dumped. The bytes go out as the pipe takes them
+ *	silently (tcp/migrate.c: out of the loop, deaf, repair mode) and
+ *	dumped; the listening sockets of forwarded ports take no new
+ *	connection from then on. The bytes go out as the pipe takes them
  *	(EPOLLOUT); at the end we close our end, which is QEMU's EOF.
  *  LOAD: bytes are collected (EPOLLIN) until EOF, no further than the
  *	stream announces for the flows it carries (mig_stream_need(): the
@@ -25,9 +26,14 @@
  *	Then the whole stream is parsed and validated (migrate/format.c)
  *	and checked against our own flows; a stream that fails any check
  *	is refused as a whole, nothing of it applied. A good one is
- *	applied: addresses adopted, connections recreated. Restoring needs
- *	TCP_REPAIR: if no helper is connected yet, we wait for one, up to
- *	MIGRATE_HELPER_WAIT_MS.
+ *	applied: addresses adopted, connections recreated, but kept in
+ *	repair mode and silent ("parked") until the guest runs here (the
+ *	first ring start after the LOAD: migrate_device_started()): the
+ *	migration may still fail, and the source resume the guest. If the
+ *	front-end goes away first, they are closed silently. Restoring
+ *	needs TCP_REPAIR: if no helper is connected yet, we wait for one, up
+ *	to MIGRATE_HELPER_WAIT_MS; the helper stays connected until the
+ *	release.
  *  CHECK_DEVICE_STATE: 0 if our side went through. If it hasn't finished
  *	yet, the reply waits (vu_device_state_reply()) until it has.
  *
@@ -38,14 +44,16 @@
  * target. The linger ends with SIGUSR2 (the launcher says the fabric has
  * switched), after --migrate-linger-timeout seconds, or
  * MIGRATE_LINGER_TERM_MS after SIGTERM, whichever comes first: the held
- * sockets are closed in repair mode (no FIN, no RST), one line is logged,
- * and the process exits 0. --one-off has no effect once migrated.
+ * sockets are closed in repair mode (no FIN, no RST), any other connection
+ * is reset (it can't go on anywhere), one line is logged, and the process
+ * exits 0. --one-off has no effect once migrated.
  * --migrate-no-linger (deprecated) closes the held sockets at once and
  * --migrate-exit (deprecated) exits at once.
  *
  * A migration that fails or is cancelled after SAVE makes QEMU start our
  * rings again (migrate_device_started()): the held connections are taken
- * back and traffic flows again, as if nothing happened.
+ * back, the listeners take connections again, and traffic flows again, as
+ * if nothing happened.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,6 +71,7 @@
 #include "migrate/announce.h"
 #include "migrate/migrate.h"
 #include "migrate/repair.h"
+#include "tap/tap.h"
 #include "tcp/migrate.h"
 #include "util.h"
 
@@ -178,6 +187,8 @@ static int migrate_save_start(struct ctx *c)
 	migrate_addrs_get(c, &a);
 	mig_put_addrs(&mig.out, &a);
 
+	/* Nothing accepted from now on could move: see tcp/migrate.c */
+	tcp_migrate_listen(c, false);
 	n = 0;
 	if (repair_available(c, 10)) {
 		n = tcp_migrate_source_hold(c);
@@ -185,6 +196,7 @@ static int migrate_save_start(struct ctx *c)
 			err("Migration: can't put the connections in repair "
 			    "mode (%s): migrating none of them",
 			    strerror(-n));
+			tcp_migrate_listen(c, true);
 			return n;
 		}
 	} else {
@@ -192,7 +204,7 @@ static int migrate_save_start(struct ctx *c)
 		     "CAP_NET_ADMIN: TCP connections are not migrated");
 	}
 	mig.held = (unsigned)n;
-	tcp_migrate_source_write(&mig.out);
+	tcp_migrate_source_write(c, &mig.out);
 	if (mig.out.err) {
 		tcp_migrate_source_resume(c);
 		return mig.out.err;
@@ -225,13 +237,14 @@ static void migrate_save_write(struct ctx *c)
 /* LOAD, all read: validate it whole, then apply it */
 static void migrate_load_apply(struct ctx *c)
 {
-	unsigned n;
+	unsigned n, count;
 
 	migrate_addrs_set(c, &mig.parsed.addrs);
-	n = tcp_migrate_target(c, &mig.parsed);
+	count = mig.parsed.count;
+	/* tcp/migrate.c keeps the stream until the guest runs here */
+	n = tcp_migrate_target(c, &mig.parsed, &mig.in);
 	info("Migration: target, %u of %u connection(s) restored in %llu ms",
-	     n, mig.parsed.count,
-	     (unsigned long long)(now_ms() - mig.started_ms));
+	     n, count, (unsigned long long)(now_ms() - mig.started_ms));
 	announce_target_loaded(c);
 	migrate_finish(c, 0);
 }
@@ -361,6 +374,10 @@ int migrate_state_fd(struct ctx *c, uint32_t direction, int fd)
 		return -EBADF;
 	}
 	migrate_reset_buffers();
+	/* Connections restored by an earlier LOAD whose guest never ran */
+	if (tcp_migrate_target_drop(c))
+		info("Migration: connections restored for a guest that never "
+		     "ran here closed silently");
 	mig.fd = fd;
 	mig.gen = loop_gen_next();
 	mig.result = 1;
@@ -415,10 +432,16 @@ void migrate_pipe_handler(struct ctx *c, union epoll_ref ref,
 /* Completed as source: linger, or what the deprecated options ask */
 static void migrate_source_completed(struct ctx *c)
 {
+	unsigned n;
+
 	linger.migrated = true;
 	c->one_off = false;	/* no effect after a completed migration */
 	info("Migration: completed as source, %u connection(s) moved",
 	     mig.held);
+	n = tcp_migrate_source_unborn(c);
+	if (n)
+		info("Migration: %u connection(s) still in their handshake "
+		     "reset", n);
 	if (c->migrate_exit) {
 		info("Migration: exiting (--migrate-exit)");
 		tcp_migrate_source_release(c);
@@ -426,7 +449,7 @@ static void migrate_source_completed(struct ctx *c)
 		return;
 	}
 	if (c->migrate_no_linger) {
-		unsigned n = tcp_migrate_source_release(c);
+		n = tcp_migrate_source_release(c);
 
 		info("Migration: %u migrated socket(s) closed "
 		     "(--migrate-no-linger)", n);
@@ -499,12 +522,12 @@ int migrate_check(struct ctx *c)
  */
 void migrate_front_end_gone(struct ctx *c)
 {
-	unsigned n = tcp_migrate_target_abandon(c);
+	unsigned n;
 
-	if (n)
+	/* The guest will never run here: nothing may reach the peers */
+	if ((n = tcp_migrate_target_drop(c)))
 		info("Migration: the front-end went away before the guest ran "
-		     "here: %u restored connection(s) closed silently (the "
-		     "guest runs on the source)", n);
+		     "here: %u restored connection(s) closed silently", n);
 	if (mig.phase != MIG_SAVING && mig.phase != MIG_LOADING &&
 	    mig.phase != MIG_WAIT_HELPER)
 		return;
@@ -525,16 +548,27 @@ bool migrate_source_done(void)
 }
 
 /**
- * migrate_device_started() - the front-end started our rings: if we had
- *			      given our connections away, take them back
+ * migrate_device_started() - the front-end started our rings: as a target,
+ *			      the guest runs here now; as a source, the
+ *			      migration failed: take our connections back
  * @c:		execution context
  */
 void migrate_device_started(struct ctx *c)
 {
-	unsigned n;
+	unsigned n, reset;
 
-	tcp_migrate_target_started();
-	if (!tcp_migrate_held())
+	/* Once frames can go to the guest (the RX ring started and
+	 * enabled): what we tell it before would be lost
+	 */
+	if (!tap_connected(c))
+		return;
+	if (tcp_migrate_parked()) {
+		n = tcp_migrate_target_release(c, &reset);
+		info("Migration: the guest runs here: %u connection(s) "
+		     "resumed, %u reset", n, reset);
+		return;
+	}
+	if (!tcp_migrate_held() && !tcp_migrate_listen_paused())
 		return;
 	n = tcp_migrate_source_resume(c);
 	info("Migration: failed or cancelled, the guest runs here again: "

@@ -979,6 +979,9 @@ static int vu_set_vring_enable(struct ctx *c, const struct vu_msg *m)
 	if (s.num && i % 2 == VU_TX_Q)
 		vu_net_tx(c, i);
 	vu_check_appeared(c);
+	/* A migration target may have waited for this to go on */
+	if (s.num)
+		migrate_device_started(c);
 	return 0;
 }
 

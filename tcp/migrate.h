@@ -5,24 +5,39 @@
 #ifndef TCP_MIGRATE_H
 #define TCP_MIGRATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct ctx;
 struct mig_buf;
 struct mig_stream_in;
+struct tcp_conn;
 
+/* Source */
+void tcp_migrate_listen(struct ctx *c, bool on);
+bool tcp_migrate_listen_paused(void);
 int tcp_migrate_source_hold(struct ctx *c);
-void tcp_migrate_source_write(struct mig_buf *b);
+void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b);
 unsigned tcp_migrate_source_resume(struct ctx *c);
 unsigned tcp_migrate_source_release(struct ctx *c);
+unsigned tcp_migrate_source_unborn(struct ctx *c);
 unsigned tcp_migrate_held(void);
+
+/* Target */
 int tcp_migrate_target_check(const struct mig_stream_in *s, char *why,
 			     size_t whylen);
-unsigned tcp_migrate_target(struct ctx *c, const struct mig_stream_in *s);
+unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
+			    uint8_t **buf);
+unsigned tcp_migrate_parked(void);
+unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset);
+unsigned tcp_migrate_target_drop(struct ctx *c);
 void tcp_migrate_poke_timer(struct ctx *c, uint64_t now);
 unsigned tcp_migrate_poke(struct ctx *c);
-void tcp_migrate_target_started(void);
-unsigned tcp_migrate_target_abandon(struct ctx *c);
+
+/* Never-sent data of a restored connection (TCP_F_TAIL), for tcp.c */
+int tcp_migrate_tail(struct tcp_conn *conn);
+bool tcp_migrate_tail_fin(struct tcp_conn *conn);
+void tcp_migrate_tail_drop(struct tcp_conn *conn);
 
 #endif /* TCP_MIGRATE_H */

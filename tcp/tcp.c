@@ -63,9 +63,19 @@
  *   guest FIN: once all data before it reached the socket, shutdown(WR)
  *	and ACK the FIN (GUEST_FIN). Peer FIN (EOF on the socket): once all
  *	data before it reached the guest, FIN to guest (FIN_SENT), and when
- *	the guest ACKs it, FIN_ACKED. Both done: close, free the flow.
+ *	the guest ACKs it, FIN_ACKED. Both done: close, free the flow, once
+ *	the socket has sent the peer everything (DRAINING until then: a
+ *	closed socket would be the kernel's alone, and a migration wouldn't
+ *	see it).
  *   guest RST: close the socket with SO_LINGER 0 (the kernel sends RST).
- *   socket error / peer RST: RST to the guest, close.
+ *   socket error / peer RST: RST to the guest, close. A RST the guest
+ *	couldn't get (its ring full, or stopped for a migration) is sent
+ *	again once it can go, or goes with the migration (tcp_rst_owe()).
+ *
+ * A connection restored by a migration may have to write data the source
+ * had queued before anything new from the guest (TCP_F_TAIL, see
+ * tcp/migrate.c): meanwhile the window towards the guest is 0, its FIN
+ * waits, and EPOLLOUT drives tcp_migrate_tail().
  *
  * Timers (checked every loop tick): retransmission to the guest (RTO
  * starting at TCP_RTO_MS, doubling, TCP_MAX_RETRIES then reset), the
@@ -114,6 +124,7 @@
 #include "net/packet.h"
 #include "tap/coalesce.h"
 #include "tap/tap.h"
+#include "tcp/migrate.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
@@ -144,6 +155,8 @@
 					 * socket with more for the guest (a
 					 * quarter of tcp_rmem's max, if less) */
 #define TCP_RMEM_PATH "/proc/sys/net/ipv4/tcp_rmem"
+#define TCP_DRAIN_MS 200		/* a closed connection's socket still
+					 * sending: look again this often */
 
 #define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
 #define SEQ_LE(a, b) ((int32_t)((a) - (b)) <= 0)
@@ -268,7 +281,8 @@ static uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low,
 }
 
 /* The socket's events, from the flags: EPOLLOUT while the guest waits for
- * room, EPOLLIN unless its ACKs drive our reads (TCP_F_QUIET)
+ * room or a migration's never-sent data does (TCP_F_TAIL), EPOLLIN unless
+ * its ACKs drive our reads (TCP_F_QUIET)
  */
 static void tcp_conn_events(struct ctx *c, struct tcp_conn *conn)
 {
@@ -276,7 +290,7 @@ static void tcp_conn_events(struct ctx *c, struct tcp_conn *conn)
 
 	if (!(conn->flags & TCP_F_QUIET))
 		ev |= EPOLLIN;
-	if (conn->flags & TCP_F_OUT_WAIT)
+	if (conn->flags & (TCP_F_OUT_WAIT | TCP_F_TAIL))
 		ev |= EPOLLOUT;
 	loop_mod(c, conn->sock, ev, flow_ref((union flow *)conn, REF_TCP));
 }
@@ -320,6 +334,8 @@ static void tcp_quiet(struct ctx *c, struct tcp_conn *conn)
  */
 uint16_t tcp_wnd_offered(const struct tcp_conn *conn)
 {
+	if (conn->flags & TCP_F_TAIL)
+		return 0;
 	return (uint16_t)MIN(tcp_sock_room(conn, NULL, NULL) >> conn->ws_ours,
 			     65535U);
 }
@@ -354,6 +370,12 @@ static uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 	/* Idle at the measurement, and the socket took nothing since */
 	bool keep = (conn->flags & TCP_F_WND_IDLE) && room == conn->wnd_span;
 	bool low, idle;
+
+	/* A migration's never-sent data goes first: nothing from the guest
+	 * until it's in the socket (tcp_window_update() reopens the window)
+	 */
+	if (conn->flags & TCP_F_TAIL)
+		return 0;
 
 	if (!conn->wnd_span || SEQ_GT(conn->seq_from_guest, conn->wnd_edge) ||
 	    (!keep && room < MAX(conn->wnd_span / 2, TCP_WND_KEEP))) {
@@ -520,6 +542,8 @@ static void tcp_conn_free(struct tcp_conn *conn)
 
 	if (tcp_pend.idx == (int)tcp_idx(conn))
 		tcp_pend.idx = -1;
+	if (conn->flags & TCP_F_TAIL)
+		tcp_migrate_tail_drop(conn);
 	conn->flags &= ~TCP_F_ACK_DUE;
 	flow_close(flow);
 }
@@ -625,11 +649,95 @@ void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst)
 	tcp_conn_free(conn);
 }
 
+/*
+ * RSTs to the guest that couldn't be sent (the front-end had no room, or
+ * was stopped for a migration): the guest would never learn that the
+ * connection is gone if it only receives. Sent again at the end of each
+ * round once frames can go (tcp_rst_owed_flush()), given up after
+ * TCP_RST_OWED_MS, and a migration takes them to the target (tcp/migrate.c
+ * writes them as skip records, which the target answers with a RST).
+ */
+#define TCP_RST_OWED_MAX	256
+#define TCP_RST_OWED_MS		30000
+static struct tcp_rst_owed tcp_rst_owed[TCP_RST_OWED_MAX];
+static unsigned tcp_rst_owed_n;
+
+/* Remember the RST @conn owes the guest (the oldest goes if full; an
+ * earlier one for the same addresses and ports is replaced)
+ */
+static void tcp_rst_owe(const struct tcp_conn *conn)
+{
+	struct tcp_rst_owed *o;
+	unsigned i;
+
+	for (i = 0; i < tcp_rst_owed_n; i++) {
+		if (!memcmp(&tcp_rst_owed[i].key, &conn->f.key,
+			    sizeof(conn->f.key))) {
+			tcp_rst_owed[i] = tcp_rst_owed[--tcp_rst_owed_n];
+			break;
+		}
+	}
+	if (tcp_rst_owed_n == TCP_RST_OWED_MAX) {
+		memmove(tcp_rst_owed, tcp_rst_owed + 1,
+			sizeof(tcp_rst_owed[0]) * --tcp_rst_owed_n);
+		warn_rl("TCP: too many RSTs owed to the guest, dropping one");
+	}
+	o = &tcp_rst_owed[tcp_rst_owed_n++];
+	o->key = conn->f.key;
+	o->seq = conn->seq_to_guest;
+	o->ack = conn->seq_from_guest;
+	o->inbound = !!(conn->flags & TCP_F_INBOUND);
+	o->at = now_ms();
+}
+
+/* Send the RSTs owed to the guest that can go now; forget old ones */
+static void tcp_rst_owed_flush(struct ctx *c)
+{
+	uint64_t now = now_ms();
+	unsigned i, k;
+
+	if (!tcp_rst_owed_n || !tap_connected(c))
+		return;
+	for (i = 0, k = 0; i < tcp_rst_owed_n; i++) {
+		struct tcp_rst_owed *o = &tcp_rst_owed[i];
+		struct tcp_conn tmp = { .sock = -1 };
+
+		tmp.f.key = o->key;
+		tmp.seq_from_guest = o->ack;
+		if (now - o->at > TCP_RST_OWED_MS ||
+		    !tcp_send_ctl(c, &tmp, TCP_RST | TCP_ACK, o->seq))
+			continue;
+		tcp_rst_owed[k++] = *o;
+	}
+	tcp_rst_owed_n = k;
+}
+
+/**
+ * tcp_rst_owed_get() - the RSTs owed to the guest (see tcp_rst_owe())
+ * @list:	set to the array
+ *
+ * Return: how many there are
+ */
+unsigned tcp_rst_owed_get(const struct tcp_rst_owed **list)
+{
+	*list = tcp_rst_owed;
+	return tcp_rst_owed_n;
+}
+
+/**
+ * tcp_rst_owed_clear() - the guest runs elsewhere: someone else owes them
+ */
+void tcp_rst_owed_clear(void)
+{
+	tcp_rst_owed_n = 0;
+}
+
 /* tcp_rst() - reset both sides: RST to the guest, RST to the peer */
 void tcp_rst(struct ctx *c, struct tcp_conn *conn)
 {
-	if (conn->f.state != TCP_ST_CONNECTING)
-		tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, conn->seq_to_guest);
+	if (conn->f.state != TCP_ST_CONNECTING &&
+	    tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, conn->seq_to_guest))
+		tcp_rst_owe(conn);
 	tcp_close(c, conn, true);
 }
 
@@ -638,15 +746,33 @@ static void tcp_timer_arm(struct tcp_conn *conn, uint64_t now)
 	conn->timer = now + ((uint64_t)TCP_RTO_MS << MIN(conn->retries, 6));
 }
 
-/* tcp_maybe_done() - both directions closed: release the connection */
+/*
+ * tcp_maybe_done() - both directions closed: release the connection, once
+ * the socket has nothing left to send. What the guest sent may still wait
+ * in the socket behind a slow path: closed, the socket would be the
+ * kernel's alone, and a migration wouldn't see it (the peer would get a
+ * reset from the target's kernel, with part of the data). So the flow
+ * stays (TCP_F_DRAINING, its timer checking SIOCOUTQ) until the peer has
+ * ACKed all of it and our FIN.
+ */
 static bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
 {
+	int outq = 0;
+
+	/* A migration's never-sent data must reach the socket first */
+	if (conn->flags & TCP_F_TAIL)
+		return false;
 	if ((conn->flags & TCP_F_GUEST_FIN) && (conn->flags & TCP_F_FIN_ACKED)) {
 		/* The guest's FIN may be what closed it: ACK it now, the
 		 * deferred ACK would find the connection gone
 		 */
 		if (conn->flags & TCP_F_ACK_DUE)
 			tcp_ack_now(c, conn);
+		if (!ioctl(conn->sock, SIOCOUTQ, &outq) && outq > 0) {
+			conn->flags |= TCP_F_DRAINING;
+			conn->timer = now_ms() + TCP_DRAIN_MS;
+			return false;
+		}
 		tcp_close(c, conn, false);
 		return true;
 	}
@@ -1178,8 +1304,13 @@ static int tcp_write(struct ctx *c, struct tcp_conn *conn,
 {
 	struct msghdr mh = { .msg_iov = (struct iovec *)iov,
 			     .msg_iovlen = niov };
-	ssize_t n = sendmsg(conn->sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	ssize_t n;
 
+	/* Behind a migration's never-sent data: none of it yet */
+	if (conn->flags & TCP_F_TAIL)
+		n = 0;
+	else
+		n = sendmsg(conn->sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK) {
 			tcp_rst(c, conn);
@@ -1361,7 +1492,10 @@ static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 	/* FIN: only once every byte before it is in the socket */
 	if ((flags & TCP_FIN) && !(conn->flags & TCP_F_GUEST_FIN) &&
 	    seq + plen == conn->seq_from_guest) {
-		if (shutdown(conn->sock, SHUT_WR)) {
+		/* Behind a migration's never-sent data, the FIN waits too */
+		if (!((conn->flags & TCP_F_TAIL) &&
+		      tcp_migrate_tail_fin(conn)) &&
+		    shutdown(conn->sock, SHUT_WR)) {
 			tcp_desync(c, conn, "shutdown", errno);
 			return;
 		}
@@ -1503,7 +1637,8 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 	int e = 0;
 	socklen_t sl = sizeof(e);
 
-	if (!conn || conn->sock < 0)
+	/* A held socket is out of the loop: this event was queued before */
+	if (!conn || conn->sock < 0 || (conn->flags & TCP_F_MIGRATED))
 		return;
 
 	if (conn->f.state == TCP_ST_CONNECTING) {
@@ -1531,6 +1666,20 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 	if (events & EPOLLRDHUP)
 		conn->flags |= TCP_F_SOCK_EOF;
 
+	if ((events & EPOLLOUT) && (conn->flags & TCP_F_TAIL)) {
+		int rc = tcp_migrate_tail(conn);
+
+		if (rc < 0) {
+			tcp_desync(c, conn, "writing migrated data", -rc);
+			return;
+		}
+		if (!rc)
+			events &= ~EPOLLOUT;	/* still waiting for room */
+		else
+			conn->flags |= TCP_F_OUT_WAIT;	/* update below */
+		if (rc && tcp_maybe_done(c, conn))
+			return;
+	}
 	if ((events & EPOLLOUT) && (conn->flags & TCP_F_OUT_WAIT)) {
 		conn->flags &= ~TCP_F_OUT_WAIT;
 		tcp_conn_events(c, conn);
@@ -1551,6 +1700,9 @@ void tcp_listen_handler(struct ctx *c, union epoll_ref ref)
 {
 	int i;
 
+	/* Queued before a migration stopped the listeners (tcp/migrate.c) */
+	if (tcp_migrate_listen_paused())
+		return;
 	for (i = 0; i < 32; i++) {
 		union sockaddr_inany peer;
 		socklen_t sl = sizeof(peer);
@@ -1646,6 +1798,11 @@ void tcp_timer(struct ctx *c, uint64_t now)
 			tcp_send_ctl(c, conn, TCP_SYN | TCP_ACK, conn->seq_isn);
 			break;
 		case TCP_ST_ESTABLISHED:
+			if (conn->flags & TCP_F_DRAINING) {
+				if (!tcp_maybe_done(c, conn))
+					conn->timer = now + TCP_DRAIN_MS;
+				continue;
+			}
 			if (conn->seq_acked == conn->seq_to_guest) {
 				conn->timer = 0;
 				continue;
@@ -1715,6 +1872,7 @@ void tcp_defer_handler(struct ctx *c)
 	 * waits; if that just started, buffers it posted right before weren't
 	 * kicked for: one more look.
 	 */
+	tcp_rst_owed_flush(c);
 	tcp_resume_blocked(c);
 	if (tap_rx_kicks(c, tcp_blocked_any))
 		tcp_resume_blocked(c);

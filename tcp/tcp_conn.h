@@ -42,6 +42,18 @@ enum tcp_state {
 					    * the send queue empty */
 #define TCP_F_SOCK_DRY		(1U << 15) /* the last peek got less than it
 					    * asked for */
+#define TCP_F_PARKED		(1U << 16) /* with TCP_F_MIGRATED: restored
+					    * by a migration, in repair mode
+					    * until the guest runs here
+					    * (tcp/migrate.c) */
+#define TCP_F_TAIL		(1U << 17) /* a migration's never-sent data
+					    * waits for room in the socket
+					    * (tcp/migrate.c): guest data
+					    * and FIN wait behind it */
+#define TCP_F_DRAINING		(1U << 18) /* both FINs done, the socket
+					    * still sends ours: closed once
+					    * the peer ACKed it all
+					    * (tcp_maybe_done()) */
 
 /**
  * struct tcp_conn - a TCP connection between the guest and a host socket
@@ -71,7 +83,7 @@ enum tcp_state {
 struct tcp_conn {
 	struct flow_common f;
 	int sock;
-	uint16_t flags;
+	uint32_t flags;
 	uint8_t ws_guest;
 	uint8_t ws_ours;
 	uint8_t retries;

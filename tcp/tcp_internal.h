@@ -20,6 +20,22 @@ struct ctx;
 
 extern bool tcp_peek_offset_ok;
 
+/**
+ * struct tcp_rst_owed - a RST the guest should have had for a connection
+ *			 that is gone (tcp.c, tcp_rst_owe())
+ * @key:	the connection's flow key
+ * @seq:	our sequence number towards the guest (the RST's)
+ * @ack:	the next sequence number from the guest (the RST's ACK)
+ * @inbound:	the connection came from a peer
+ * @at:		when it was owed, ms
+ */
+struct tcp_rst_owed {
+	struct flow_key key;
+	uint32_t seq, ack;
+	bool inbound;
+	uint64_t at;
+};
+
 struct tcp_conn *tcp_conn_at(unsigned idx);
 uint16_t tcp_wnd_offered(const struct tcp_conn *conn);
 int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
@@ -30,5 +46,7 @@ void tcp_rst(struct ctx *c, struct tcp_conn *conn);
 int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn);
 int tcp_sock_sync(struct ctx *c, struct tcp_conn *conn);
 void tcp_sock_tune(int s);
+unsigned tcp_rst_owed_get(const struct tcp_rst_owed **list);
+void tcp_rst_owed_clear(void);
 
 #endif /* TCP_TCP_INTERNAL_H */

@@ -38,7 +38,8 @@
 # doesn't work").
 #
 # Environment: QM_MEM (guest memory in MiB, default 128), PASST_MIG (the
-# daemon, default $PASST).
+# daemon, default $PASST), QM_ARGS_SRC and QM_ARGS_DST (more QEMU
+# arguments for the source or the target, after the network device).
 
 # The repair helper: next to the daemon, else the one of the plain build
 # (e2e-asan runs a sanitizer daemon with the plain tools)
@@ -82,10 +83,10 @@ qm_reader() {
 qm_start() {
 	_r=$1
 	_sock=$SOCK_SRC
-	_inc=
+	_inc=${QM_ARGS_SRC:-}
 	if [ "$_r" = dst ]; then
 		_sock=$SOCK_DST
-		_inc="-incoming unix:$QM_MIG_SOCK"
+		_inc="${QM_ARGS_DST:-} -incoming unix:$QM_MIG_SOCK"
 		rm -f "$QM_MIG_SOCK"
 	fi
 	for _f in cmd tel qmp; do

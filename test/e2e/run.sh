@@ -7,8 +7,8 @@
 # Usage: run.sh [-v] [--stream | --vhost-user] [TEST...]
 #
 #   TEST        names of scripts in tests/ (default: basic tcp udp reconnect
-#               migrate migrate_mq multiqueue migrate_upstream
-#               migrate_from_upstream)
+#               migrate migrate_fail migrate_mq multiqueue
+#               migrate_upstream migrate_from_upstream)
 #   --stream    only the qemu stream front-end (-netdev stream)
 #   --vhost-user
 #               only vhost-user (-netdev vhost-user, memfd guest memory)
@@ -47,8 +47,8 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ $# -gt 0 ] || set -- basic tcp udp reconnect migrate migrate_mq multiqueue \
-	migrate_upstream migrate_from_upstream
+[ $# -gt 0 ] || set -- basic tcp udp reconnect migrate migrate_fail migrate_mq \
+	multiqueue migrate_upstream migrate_from_upstream
 
 # leftovers ID: what a killed test could not remove itself
 leftovers() {

@@ -29,6 +29,17 @@
 # plus the DST pod). Environment: MIG_DAEMON_OPTS (extra daemon options),
 # MIG_DAEMONIZE=1 (let the daemon fork, with a pid file), MIG_VU_OPTS
 # (extra vu-front options).
+#
+# Every migration runs with Debian's default socket buffer limits:
+# mig_setup sets net.core.wmem_max and rmem_max to MIG_WMEM_MAX and
+# MIG_RMEM_MAX (default 212992 each, what Debian and most Kubernetes
+# nodes have; these machines have 4 MiB, which hid deep send queues that
+# a target couldn't take) and puts the old values back on exit. They are
+# global, not per namespace, and migration tests may run at once (other
+# runners): the first one saves the old values, each adds its pid to a
+# list, and the last one to leave restores them (mig_sysctl_*, under
+# flock). Tests that aren't migration tests may meanwhile see the low
+# limits: they only cap SO_SNDBUF and SO_RCVBUF.
 
 SRC=$PT_ID-src
 DST=$PT_ID-dst
@@ -55,6 +66,10 @@ PASST_REPAIR_DST=${PASST_REPAIR_DST:-$PASST_REPAIR}
 MIG_FIFO=$T/migrate.fifo
 MIG_DONE=$T/migrate.done
 MIG_HOOK=$T/migrate.hook
+# A script vu-front runs (and waits for) at each step of a migration, with
+# MIG_PHASE stopped, save-sent, saved or loaded (vu-front --phase-exec):
+# tests write it to act at one exact point of the switch-over
+MIG_PHASE_HOOK=$T/phase.hook
 MIG_N=0
 
 mig_cleanup() {
@@ -66,10 +81,67 @@ mig_cleanup() {
 	done
 	ip netns del "$DST" 2>/dev/null
 	rm -rf "/etc/netns/$SRC" "/etc/netns/$DST"
+	mig_sysctl_restore
 	(exit "$_mrc")
 	cleanup
 }
 trap mig_cleanup EXIT
+
+# ---- Debian's default socket buffer limits (see the top) ----
+
+MIG_WMEM_MAX=${MIG_WMEM_MAX:-212992}
+MIG_RMEM_MAX=${MIG_RMEM_MAX:-212992}
+MIG_SYSCTL_DIR=/run/passt-test-sysctl
+MIG_SYSCTL_SET=0
+
+# mig_sysctl_users: the pids in the users list that still run (the list
+# rewritten with them), under the lock
+mig_sysctl_users() {
+	_msu=
+	[ -f "$MIG_SYSCTL_DIR/users" ] || return 0
+	while read -r _p; do
+		[ -n "$_p" ] && [ -d "/proc/$_p" ] && _msu="$_msu $_p"
+	done <"$MIG_SYSCTL_DIR/users"
+	printf '%s\n' $_msu >"$MIG_SYSCTL_DIR/users"
+	sed -i '/^$/d' "$MIG_SYSCTL_DIR/users"
+}
+
+# mig_sysctl_set: save the machine's values (if no other test did), join
+# the users, set MIG_WMEM_MAX and MIG_RMEM_MAX
+mig_sysctl_set() {
+	mkdir -p "$MIG_SYSCTL_DIR"
+	(
+		flock 9
+		mig_sysctl_users
+		if [ ! -s "$MIG_SYSCTL_DIR/users" ] ||
+		   [ ! -s "$MIG_SYSCTL_DIR/saved" ]; then
+			echo "$(sysctl -n net.core.wmem_max) $(sysctl -n net.core.rmem_max)" \
+				>"$MIG_SYSCTL_DIR/saved"
+		fi
+		echo "$$" >>"$MIG_SYSCTL_DIR/users"
+		sysctl -qw net.core.wmem_max="$MIG_WMEM_MAX" \
+			net.core.rmem_max="$MIG_RMEM_MAX"
+	) 9>"$MIG_SYSCTL_DIR/lock" || fail "can't set net.core.wmem_max/rmem_max"
+	MIG_SYSCTL_SET=1
+	log "net.core.wmem_max=$(sysctl -n net.core.wmem_max)" \
+		"net.core.rmem_max=$(sysctl -n net.core.rmem_max)"
+}
+
+# mig_sysctl_restore: leave the users; the last one puts the saved values
+# back
+mig_sysctl_restore() {
+	[ "$MIG_SYSCTL_SET" = 1 ] || return 0
+	MIG_SYSCTL_SET=0
+	(
+		flock 9
+		sed -i "/^$$\$/d" "$MIG_SYSCTL_DIR/users" 2>/dev/null
+		mig_sysctl_users
+		[ ! -s "$MIG_SYSCTL_DIR/users" ] || exit 0
+		read -r _w _r <"$MIG_SYSCTL_DIR/saved" || exit 0
+		sysctl -qw net.core.wmem_max="$_w" net.core.rmem_max="$_r"
+		rm -f "$MIG_SYSCTL_DIR/saved"
+	) 9>"$MIG_SYSCTL_DIR/lock"
+}
 
 # mig_pod NS IF: pod NS, its end IF of a veth from FABRIC
 mig_pod() {
@@ -117,7 +189,8 @@ mig_setup() {
 	[ -x "$PASST_DST" ] || fail "no daemon binary at $PASST_DST"
 	need_vufront
 	need_sockio
-	need nstat ss
+	need nstat ss flock
+	mig_sysctl_set
 	for _n in "$FABRIC" "$GUEST"; do
 		ip netns add "$_n"
 		ip -n "$_n" link set lo up
@@ -144,6 +217,17 @@ mig_setup() {
 	mig_fabric_to src
 	mkfifo "$MIG_FIFO" "$T/fabric.fifo"
 	: >"$MIG_DONE"
+}
+
+# mig_peer_ttl TTL: the peer's namespace (FABRIC) sends with TTL (and IPv6
+# hop limit) TTL. Held sockets drop what comes with less than 255 (see
+# tcp/migrate.c): a test that needs a segment from the peer to get into a
+# held socket sends it with 255, as a peer on the same link may
+mig_peer_ttl() {
+	ns "$FABRIC" sysctl -qw net.ipv4.ip_default_ttl="$1"
+	for _c in all default lo fs fd; do
+		ns "$FABRIC" sysctl -qw "net.ipv6.conf.$_c.hop_limit=$1"
+	done
 }
 
 # mig_fabric_to src|dst: route the pod address to that pod (one route per
@@ -297,6 +381,7 @@ mig_bridge_start() {
 		--migrate-exec "[ ! -f '$MIG_HOOK' ] || sh '$MIG_HOOK'" \
 		--migrate-notify "$T/fabric.fifo" \
 		--migrate-notify-msg "$T/fabric.msg" \
+		--phase-exec "[ ! -f '$MIG_PHASE_HOOK' ] || sh '$MIG_PHASE_HOOK'" \
 		${MIG_VU_OPTS:-} "$1" bridge 2>"$T/vu-front.err" &
 	BRIDGE_PID=$!
 	track "$BRIDGE_PID"
@@ -360,6 +445,10 @@ mig_migrate_switch() {
 		ip -n "$FABRIC" -batch "$T/fabric.fifo" >"$T/fabric.log" 2>&1 &
 		_ipb=$!
 		track "$_ipb"
+		# vu-front drops the message if nobody opens the FIFO yet (it
+		# never blocks): wait until ip waits in open() for a writer
+		wait_for "grep -q wait_for_partner /proc/$_ipb/wchan" 10 ||
+			fail "ip -batch doesn't open $T/fabric.fifo"
 	else
 		cat >"$MIG_HOOK" <<-EOF
 			sleep $(awk "BEGIN { print $3 / 1000 }")
@@ -404,6 +493,51 @@ mig_cancel() {
 	MIG_RESULT=$(sed -n "$((_n + 1))p" "$MIG_DONE")
 	log "cancel: $MIG_RESULT"
 	[ "$(mig_field result)" = cancelled ]
+}
+
+# mig_reconnect [TIMEOUT]: the front-end drops its connection to the
+# source while the source writes its state, connects again and starts the
+# device where it was (vu-front "reconnect"). Returns 0 iff the result is
+# "reconnected"
+mig_reconnect() {
+	_n=$(wc -l <"$MIG_DONE")
+	mig_trigger reconnect
+	wait_for "[ \$(wc -l <'$MIG_DONE') -gt $_n ] ||
+		  ! alive $BRIDGE_PID" "${1:-20}" ||
+		fail "the reconnection did not complete"
+	MIG_RESULT=$(sed -n "$((_n + 1))p" "$MIG_DONE")
+	log "reconnect: $MIG_RESULT"
+	[ "$(mig_field result)" = reconnected ]
+}
+
+# mig_hook_until: the start of a MIG_PHASE_HOOK script (plain sh, none of
+# our functions there): until_ok CMD polls CMD every 50 ms, 10 s at most
+mig_hook_until() {
+	cat <<-'EOF'
+		until_ok() {
+			_i=0
+			while ! eval "$1" >/dev/null 2>&1; do
+				_i=$((_i + 1))
+				[ "$_i" -lt 200 ] || { echo "phase hook: timed out: $1" >&2; return 1; }
+				sleep 0.05
+			done
+		}
+	EOF
+}
+
+# mig_abort SOCK [TIMEOUT]: a migration that fails after the target at
+# SOCK loaded the state: vu-front closes the target's connection before
+# its device starts (a target QEMU that exits) and the source resumes.
+# Returns 0 iff the result is "aborted"
+mig_abort() {
+	_n=$(wc -l <"$MIG_DONE")
+	mig_trigger "abort $1"
+	wait_for "[ \$(wc -l <'$MIG_DONE') -gt $_n ] ||
+		  ! alive $BRIDGE_PID" "${2:-20}" ||
+		fail "aborted migration did not complete"
+	MIG_RESULT=$(sed -n "$((_n + 1))p" "$MIG_DONE")
+	log "abort: $MIG_RESULT"
+	[ "$(mig_field result)" = aborted ]
 }
 
 # mig_field KEY: the value of KEY=... in the last result line

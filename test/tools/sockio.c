@@ -41,7 +41,8 @@
  *   -t SECS           give up (exit 2) after SECS seconds; 0: never.
  *                     Default 60, 0 for servers
  *   --ready FILE      create FILE once listening / bound
- *   --rst-after N     after sending N bytes, close with SO_LINGER 0 (RST)
+ *   --rst-after N     after sending N bytes, close with SO_LINGER 0 (RST);
+ *                     pattern modes too (end=rst-sent, exit 0)
  *   --expect-rst      exit 0 only if the connection ends with a reset
  *   --expect-refused  udp-ping: exit 0 iff recv reports ECONNREFUSED
  *   --report          print "bytes_in=N bytes_out=M end=eof|rst|rst-sent"
@@ -53,6 +54,12 @@
  *   --rate KIB        pattern modes: send at most KIB KiB/s
  *   --bytes N         pattern modes: send N bytes, then stop
  *   --stop-file FILE  pattern modes: stop sending once FILE exists
+ *   --fin-file FILE   pattern modes: once done sending, shut down only
+ *                     when FILE exists (send some, stay idle, then FIN)
+ *   --again           pattern-listen: a connection reset before anything
+ *                     came in on it doesn't count: accept the next one
+ *                     (a peer that connected from where the client was
+ *                     before a migration, and was reset there)
  *   --progress FILE   pattern modes: keep "rx=N tx=M end=running|eof|rst|
  *                     mismatch" in FILE (replaced every 50 ms and at exit)
  *   --pause-rx        pattern modes: don't read the socket until the
@@ -456,7 +463,10 @@ static int do_tcp_connect(const char *addr, const char *port)
 
 static int opt_send, opt_pause_rx;
 static long long opt_rate = -1, opt_bytes = -1;
-static const char *opt_stop_file, *opt_progress;
+static const char *opt_stop_file, *opt_progress, *opt_fin_file;
+static int opt_again;
+static long long pattern_in;	/* bytes the last pattern() got */
+static int pattern_reset;	/* and whether it ended with a reset */
 
 static unsigned char pat_byte(unsigned long long off)
 {
@@ -498,9 +508,10 @@ static int pattern(int s)
 {
 	static char tx[BUFSZ], rx[BUFSZ];
 	long long bytes_in = 0, bytes_out = 0, t0 = now_ms(), t_prog = 0;
-	long long t_stop = 0;
+	long long t_stop = 0, t_fin = 0;
 	size_t tx_len = 0, tx_off = 0;
 	int tx_done = !opt_send, sk_eof = 0, shut = 0, reset = 0;
+	int fin_ok = !opt_fin_file, rst_sent = 0;
 	const char *end;
 
 	set_nonblock(s);
@@ -517,8 +528,13 @@ static int pattern(int s)
 		}
 		if (!tx_done && opt_bytes >= 0 && bytes_out >= opt_bytes)
 			tx_done = 1;
+		if (tx_done && !fin_ok && now - t_fin >= 20) {
+			t_fin = now;
+			fin_ok = !access(opt_fin_file, F_OK);
+		}
 		/* Stop sending at a buffer boundary: drop the unsent rest */
-		if (tx_done && !shut && (sk_eof || (opt_send && !opt_hold))) {
+		if (tx_done && !shut &&
+		    (sk_eof || (opt_send && !opt_hold && fin_ok))) {
 			shutdown(s, SHUT_WR);
 			shut = 1;
 		}
@@ -530,6 +546,9 @@ static int pattern(int s)
 
 			if (opt_bytes >= 0 && want > opt_bytes - bytes_out)
 				want = opt_bytes - bytes_out;
+			if (opt_rst_after >= 0 &&
+			    want > opt_rst_after - bytes_out)
+				want = opt_rst_after - bytes_out;
 			if (opt_rate > 0) {
 				long long allow = opt_rate * 1024 *
 						  (now - t0) / 1000 -
@@ -617,14 +636,26 @@ static int pattern(int s)
 		/* The pattern restarts at bytes_out: drop a partial buffer */
 		if (tx_done)
 			tx_len = 0;
+		if (opt_rst_after >= 0 && bytes_out >= opt_rst_after &&
+		    !tx_len) {
+			rst_close(s);
+			rst_sent = 1;
+			s = -1;
+			break;
+		}
 	}
 
-	close(s);
-	end = reset ? "rst" : "eof";
+	if (s >= 0)
+		close(s);
+	pattern_in = bytes_in;
+	pattern_reset = reset;
+	end = reset ? "rst" : rst_sent ? "rst-sent" : "eof";
 	progress_write(bytes_in, bytes_out, end);
 	if (opt_report)
 		fprintf(stderr, "bytes_in=%lld bytes_out=%lld end=%s\n",
 			bytes_in, bytes_out, end);
+	if (rst_sent)
+		return 0;
 	if (opt_expect_rst)
 		return reset ? 0 : 1;
 	if (reset)
@@ -635,14 +666,17 @@ static int pattern(int s)
 
 static int do_pattern_listen(const char *addr, const char *port)
 {
-	int l = sock_listen(addr, port, SOCK_STREAM), s;
+	int l = sock_listen(addr, port, SOCK_STREAM), s, rc;
 
 	ready();
-	s = accept(l, NULL, NULL);
-	if (s < 0)
-		die("accept: %s", strerror(errno));
+	do {
+		s = accept(l, NULL, NULL);
+		if (s < 0)
+			die("accept: %s", strerror(errno));
+		rc = pattern(s);
+	} while (opt_again && pattern_reset && !pattern_in);
 	close(l);
-	return pattern(s);
+	return rc;
 }
 
 static int do_pattern_connect(const char *addr, const char *port)
@@ -1252,6 +1286,7 @@ static void usage(void)
 	      "              [--rst-after N] [--expect-rst] [--hold]\n"
 	      "              [--wait-eof] [--expect-refused] [--send]\n"
 	      "              [--rate KIB] [--bytes N] [--stop-file FILE]\n"
+	      "              [--fin-file FILE] [--again]\n"
 	      "              [--progress FILE] [--pause-rx] [--rcvbuf N]\n"
 	      "              [--sndbuf N] MODE ARG...\n"
 	      "MODE: tcp-listen ADDR PORT | tcp-connect ADDR PORT |\n"
@@ -1290,6 +1325,8 @@ int main(int argc, char **argv)
 		{ "rate",		required_argument, NULL, 'K' },
 		{ "bytes",		required_argument, NULL, 'B' },
 		{ "stop-file",		required_argument, NULL, 'X' },
+		{ "fin-file",		required_argument, NULL, 'I' },
+		{ "again",		no_argument, NULL, 'A' },
 		{ "progress",		required_argument, NULL, 'P' },
 		{ "pause-rx",		no_argument, NULL, 'Q' },
 		{ "rcvbuf",		required_argument, NULL, 'V' },
@@ -1317,6 +1354,8 @@ int main(int argc, char **argv)
 		case 'K': opt_rate = num(optarg); break;
 		case 'B': opt_bytes = num(optarg); break;
 		case 'X': opt_stop_file = optarg; break;
+		case 'I': opt_fin_file = optarg; break;
+		case 'A': opt_again = 1; break;
 		case 'P': opt_progress = optarg; break;
 		case 'Q': opt_pause_rx = 1; break;
 		case 'V': opt_rcvbuf = num(optarg); break;

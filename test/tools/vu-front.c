@@ -96,10 +96,17 @@
  * Live migration, in bridge mode (what QEMU 10 does, see "migration"
  * below). A migration starts on SIGUSR2 or on a line written to the
  * trigger FIFO: "migrate" (to --migrate-to), "migrate SOCK" (to SOCK:
- * several migrations, back and forth, in one run) or "cancel" (save the
- * state, then resume the source). Each one ends with a line on stderr,
- * also appended to --migrate-done FILE:
- *   migrate: result=ok|cancelled|failed-resumed|failed n=N stage=S
+ * several migrations, back and forth, in one run), "cancel" (save the
+ * state, then resume the source) or "abort SOCK" (save, load into the
+ * daemon at SOCK, then fail as a QEMU does after the target loaded the
+ * device state: the target's connection is closed before its device ever
+ * starts, and the source resumes) or "reconnect" (stop the rings, ask for
+ * the state, then drop the connection in the middle of the transfer, as a
+ * front-end that goes away, connect again and start the device where it
+ * was, as QEMU does with reconnect-ms). Each one ends with a line on
+ * stderr, also appended to --migrate-done FILE:
+ *   migrate: result=ok|cancelled|aborted|reconnected|failed-resumed|failed
+ *   n=N stage=S
  *   state_bytes=N save_check=N load_check=N base_rx=N base_tx=N
  *   stop_ms=N save_ms=N load_ms=N start_ms=N downtime_ms=N total_ms=N
  *   at_ms=N
@@ -129,6 +136,15 @@
  *   --migrate-notify FIFO   then write a message to FIFO (non-blocking):
  *                           the contents of --migrate-notify-msg FILE
  *                           (read at the trigger), or "migrated N"
+ *   --phase-exec CMD        run "sh -c CMD" and wait for it at each step
+ *                           of a migration, MIG_PHASE in its environment:
+ *                           "stopped" (rings stopped, SAVE not sent yet),
+ *                           "save-sent" (SET_DEVICE_STATE_FD(SAVE) sent,
+ *                           its reply not read yet), "saved" (SAVE and
+ *                           its CHECK done), "loaded" (LOAD and its
+ *                           CHECK done, the target not started); and
+ *                           MIG_N: e.g. a test that makes something
+ *                           happen at one exact point of the switch-over
  * Any of these offers DEVICE_STATE: a daemon without it makes vu-front
  * exit with status 3 at connect time.
  * As in QEMU, the guest keeps the features it negotiated at boot across
@@ -172,6 +188,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -252,6 +269,7 @@ static const uint8_t mac_bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 static int timeout_ms = 5000, retry_s, mtu = 65520;
 static bool two_regions, verbose;
 static const char *sock_path, *tap_name = "tap0";
+static const char *cur_path;		/* the daemon running the guest */
 static volatile sig_atomic_t stop;
 
 static int sock = -1;
@@ -1384,7 +1402,7 @@ struct conn {
 };
 
 static const char *mig_to, *mig_trigger, *mig_done, *state_save_path;
-static const char *mig_exec, *mig_notify, *mig_notify_msg;
+static const char *mig_exec, *mig_notify, *mig_notify_msg, *mig_phase_exec;
 static const char *state_load_path;
 static bool mig_cancel, mig_close_src, mig_nolog, mig_nodisable;
 static bool expect_load_fail;
@@ -1516,6 +1534,35 @@ static int reply_state_fd(uint64_t *v, int *fd)
 }
 
 /*
+ * --phase-exec CMD: run it (sh -c) at @phase and wait until it exits.
+ * SIGCHLD is ignored (the --migrate-exec children are never waited for),
+ * so waitpid() can't give the status: it returns once the child is gone.
+ */
+static void mig_phase(const char *phase)
+{
+	char n[16];
+	pid_t pid;
+
+	if (!mig_phase_exec)
+		return;
+	snprintf(n, sizeof(n), "%u", mig_n);
+	pid = fork();
+	if (pid < 0) {
+		perror("vu-front: fork");
+		return;
+	}
+	if (!pid) {
+		setenv("MIG_N", n, 1);
+		setenv("MIG_PHASE", phase, 1);
+		execl("/bin/sh", "sh", "-c", mig_phase_exec, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	vsay("phase %s: hook done\n", phase);
+}
+
+/*
  * SET_DEVICE_STATE_FD(@dir, STOPPED) with our end @ours of a pipe whose
  * other end is @theirs (which we close): returns the fd to transfer on
  * (ours, or the daemon's if it sent one instead), -1 on refusal
@@ -1528,6 +1575,8 @@ static int state_fd(uint32_t dir, int ours, int theirs)
 
 	rc = msg_send_fds(SET_DEVICE_STATE_FD, 0, t, 8, &theirs, 1);
 	close(theirs);
+	if (!rc && dir == STATE_SAVE)
+		mig_phase("save-sent");
 	if (rc || reply_state_fd(&v, &fd)) {
 		say("SET_DEVICE_STATE_FD (%s): no reply\n",
 		    dir == STATE_SAVE ? "SAVE" : "LOAD");
@@ -1790,15 +1839,6 @@ static void mig_notify_write(const char *msg, size_t len)
 }
 
 /*
- * migrate() - switch the guest over from the current daemon to the one
- * listening at @to, or (@cancel) fail the migration after the source
- * saved its state and start the source's device again, as QEMU does when
- * a migration is cancelled. The caller's loop is blocked meanwhile: no
- * frame is relayed. Reports one "migrate: result=..." line with the
- * timings (ms since the trigger). Returns 0 if the guest runs again, on
- * the target or (after a cancel or a failure) on the source; -1 if not.
- */
-/*
  * What QEMU checks when it loads the virtio-net device on a migration
  * target: every feature the guest negotiated (features_acked(), at boot)
  * that QEMU takes from the back-end must be in the target back-end's
@@ -1818,8 +1858,26 @@ static int features_check(uint64_t offer)
 	return -1;
 }
 
-static int migrate(int tap, const char *to, bool cancel)
+/*
+ * migrate() - switch the guest over from the current daemon to the one
+ * listening at @to (@mode MIG_GO), or (MIG_CANCEL) fail the migration after
+ * the source saved its state and start the source's device again, as QEMU
+ * does when a migration is cancelled, or (MIG_ABORT) fail it after the
+ * target at @to loaded the state: its connection is closed before its
+ * device starts (a target QEMU that fails and exits), and the source's
+ * device starts again, or (MIG_RECONNECT) drop the source's connection
+ * while it writes the state, connect again and start its device where it
+ * was. The caller's loop is blocked meanwhile: no frame is relayed.
+ * Reports one "migrate: result=..." line with the timings (ms since the
+ * trigger). Returns 0 if the guest runs again, on the target or (after a
+ * cancel, an abort, a reconnection or a failure) on the source; -1 if not.
+ */
+enum mig_mode { MIG_GO, MIG_CANCEL, MIG_ABORT, MIG_RECONNECT };
+
+static int migrate(int tap, const char *to, enum mig_mode mode)
 {
+	bool cancel = mode == MIG_CANCEL || mode == MIG_RECONNECT;
+	bool abort = mode == MIG_ABORT;
 	uint64_t t0 = now_ms(), t_conn, t_stop, t_stopped = 0, t_saved = 0;
 	uint64_t t_loaded = 0, t_started = 0, check = 0, lcheck = 0;
 	uint8_t *state = NULL, *file = NULL;
@@ -1929,6 +1987,21 @@ static int migrate(int tap, const char *to, bool cancel)
 		goto resume;
 	}
 	t_stopped = now_ms();
+	mig_phase("stopped");
+	if (mode == MIG_RECONNECT) {
+		int p[2], fd = -1;
+
+		/* The front-end goes away with the transfer under way */
+		if (!pipe2(p, O_CLOEXEC))
+			fd = state_fd(STATE_SAVE, p[0], p[1]);
+		sock_close();
+		if (fd >= 0)
+			close(fd);
+		stage = "reconnect";
+		if (sock_connect(cur_path) || dev_handshake())
+			goto out;
+		goto resume;
+	}
 	if (state_save(&state, &state_len, &check) || check) {
 		if (state_save_path && state)
 			state_record(state, state_len);
@@ -1938,6 +2011,7 @@ static int migrate(int tap, const char *to, bool cancel)
 	t_saved = now_ms();
 	if (state_save_path)
 		state_record(state, state_len);
+	mig_phase("saved");
 	if (cancel) {
 		stage = "cancel";
 		goto resume;
@@ -1966,6 +2040,14 @@ static int migrate(int tap, const char *to, bool cancel)
 	dev_offer = offer_dst;
 	dev_csum = csum_dst;
 	t_loaded = now_ms();
+	mig_phase("loaded");
+	if (abort) {
+		/* The target QEMU fails and exits: its device never ran */
+		sock_close();
+		conn_load(&src);
+		stage = "abort";
+		goto resume;
+	}
 	if (dev_start(0, false, base)) {
 		/* The target took the state: no way back */
 		stage = "start";
@@ -1976,6 +2058,7 @@ static int migrate(int tap, const char *to, bool cancel)
 		rarp_left = 5;
 		rarp_next = now_ns() + 50 * 1000000LL;
 	}
+	cur_path = to;
 	mig_notify_write(notify, notify_len);
 	clock_gettime(CLOCK_REALTIME, &t_wall);
 	mig_hook(to);
@@ -2011,6 +2094,8 @@ out:
 		 "downtime_ms=%llu total_ms=%llu at_ms=%llu",
 		 !stage ? "ok" :
 		 !strcmp(stage, "cancel") && resumed ? "cancelled" :
+		 !strcmp(stage, "abort") && resumed ? "aborted" :
+		 !strcmp(stage, "reconnect") && resumed ? "reconnected" :
 		 resumed ? "failed-resumed" : "failed",
 		 mig_n, stage ? stage : "done", state_len,
 		 (unsigned long long)check, (unsigned long long)lcheck,
@@ -2028,14 +2113,15 @@ out:
 	mig_report(line);
 	free(state);
 	free(file);
-	if (stage && strcmp(stage, "cancel"))
+	if (stage && strcmp(stage, "cancel") && strcmp(stage, "abort") &&
+	    strcmp(stage, "reconnect"))
 		mig_bad++;
 	if (!stage || resumed)
 		return 0;
 	return -1;
 }
 
-/* Trigger FIFO: complete lines "migrate [SOCK]" or "cancel" */
+/* Trigger FIFO: lines "migrate [SOCK]", "cancel", "abort SOCK", "reconnect" */
 static int trig_fd = -1;
 
 /* Next command from the trigger FIFO into @cmd; 1 if one, 0 if none */
@@ -2086,10 +2172,20 @@ static int trigger_run(int tap, char *cmd)
 			    "\"migrate SOCK\")\n");
 			return 0;
 		}
-		return migrate(tap, arg ? arg : mig_to, mig_cancel && !arg);
+		return migrate(tap, arg ? arg : mig_to,
+			       mig_cancel && !arg ? MIG_CANCEL : MIG_GO);
 	}
 	if (!strcmp(cmd, "cancel"))
-		return migrate(tap, NULL, true);
+		return migrate(tap, NULL, MIG_CANCEL);
+	if (!strcmp(cmd, "reconnect"))
+		return migrate(tap, NULL, MIG_RECONNECT);
+	if (!strcmp(cmd, "abort")) {
+		if (!arg) {
+			say("abort: no target (\"abort SOCK\")\n");
+			return 0;
+		}
+		return migrate(tap, arg, MIG_ABORT);
+	}
 	if (*cmd)
 		say("trigger: unknown command \"%s\"\n", cmd);
 	return 0;
@@ -4055,6 +4151,7 @@ static void usage(const char *name)
 		"[--migrate-notify FIFO] "
 		"[--migrate-notify-msg FILE] [--send-rarp] [--hostile SEED] "
 		"[--no-mrg] [--rx-chain SIZES] [--rx-same-head] "
+		"[--phase-exec CMD] "
 		"SOCKPATH CASE...\n"
 		"(see the comment at the top of vu-front.c for the cases "
 		"and options)\n", name);
@@ -4152,6 +4249,7 @@ int main(int argc, char **argv)
 		{ "no-mrg", no_argument, NULL, 1001 },
 		{ "rx-chain", required_argument, NULL, 1002 },
 		{ "rx-same-head", no_argument, NULL, 1003 },
+		{ "phase-exec", required_argument, NULL, 'H' },
 		{ 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -4255,6 +4353,9 @@ int main(int argc, char **argv)
 		case 1003:
 			hos.on = hos.fixed = hos.same_head = true;
 			break;
+		case 'H':
+			mig_phase_exec = optarg;
+			break;
 		default:
 			usage(argv[0]);
 		}
@@ -4263,7 +4364,7 @@ int main(int argc, char **argv)
 		usage(argv[0]);
 	mig_wanted = mig_to || mig_trigger || mig_cancel || state_save_path ||
 		     state_load_path;
-	sock_path = argv[optind];
+	sock_path = cur_path = argv[optind];
 	if (hos.on)
 		hos_profile();
 	sigaction(SIGTERM, &sa, NULL);

@@ -4,8 +4,10 @@
 # migrate_upstream_helper.sh - our daemon served by upstream's passt-repair
 # (Debian 13's, test/upstream/fetch.sh: what KubeVirt deploys), through
 # two migrations, pod A -> pod B -> pod C (migrate-lib.sh topology with a
-# third pod). B's helper serves B as the target (the restore clears
-# TCP_REPAIR one socket at a time) and then as the source (the hold sets
+# third pod). B's helper serves B as the target (the restore, and then
+# pokes for the connections whose peers B hasn't heard from: the fabric
+# switches the IPv4 route to B first, so that the IPv6 connections alone
+# are poked, two sockets a request) and then as the source (the hold sets
 # it on every socket in one request).
 #
 # That helper leaves its control buffer at the length of the last request
@@ -72,11 +74,16 @@ sent() {
 }
 wait_for sent 30 || fail "the senders didn't finish: $(cat "$T"/*.prog)"
 
-mig_pod_daemon dst target --migrate-linger-timeout 600
+mig_pod_daemon dst target --migrate-linger-timeout 600 -d
 b_sock=$D_SOCK b_pid=$D_PID b_log=$D_LOG
-mig_migrate_switch "$b_sock" dst 0 || fail "A -> B: $MIG_RESULT"
+mig_migrate "$b_sock" || fail "A -> B: $MIG_RESULT"
 grep -q "Migration: target, 4 of 4 connection(s) restored" "$b_log" ||
 	fail "B: $(grep Migration "$b_log")"
+# IPv4 first: B hears from those peers, and pokes the IPv6 ones alone
+ip -n "$FABRIC" route replace "$ADDR4/32" dev fd
+wait_for "grep -q 'poked 2 restored connection' '$b_log'" 10 ||
+	fail "B didn't poke the two IPv6 connections alone: $(grep poked "$b_log")"
+mig_fabric_to dst
 kill -USR2 "$a_pid"
 mig_exit_wait "$a_pid" 10 || fail "A ignored SIGUSR2"
 

@@ -1,0 +1,157 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# migrate_slow_upload.sh - uploads through a slow uplink survive the
+# migration, with a deep send queue at SAVE (migrate-lib.sh topology, at
+# Debian's default net.core.wmem_max/rmem_max of 212992, or MIG_WMEM_MAX
+# and MIG_RMEM_MAX: migrate_slow_upload_4m.sh runs it at 4 MiB).
+#
+# Each pod's uplink is limited to 4 Mbit/s (tc tbf, 2 s of queue), and the
+# guest uploads to the peer over IPv4 and IPv6 at MIG_UP_RATE KiB/s each
+# (default 2048): the daemon's sockets fill up far beyond what the link
+# carries, and their send buffers grow by autotuning (tcp_wmem), not by
+# SO_SNDBUF. Once the source's two sockets hold MIG_QUEUE bytes (default
+# 900000) not yet acknowledged by the peer, the guest migrates to the
+# other pod, and the fabric switches W=500 ms after the target runs the
+# guest; then back again, the same way, once they hold MIG_QUEUE2 (default
+# 450000: more than SO_SNDBUF can give at Debian's limits; a restored
+# socket's buffer grows by autotuning from a new socket's, not from the
+# source's, and what it couldn't take yet may still wait in the daemon).
+#
+# Checked, for each migration: it succeeds with both connections
+# restored; the state carries the queues; each restored socket has the
+# MSS of the one it replaces (ss -ti; a send queue written before the
+# options were set took the kernel's 536-byte default for good); both
+# uploads move again; no RST from either pod. At the end both senders
+# stop: every byte reaches the peer, in order, and the peer sees the
+# guest's FIN (a truncated upload that ends with a FIN looks complete).
+# How long each upload took to move again after the switch is logged
+# (bench/migrate-scale.sh measures it).
+# PT_TIMEOUT: 240
+set -eu
+# shellcheck source-path=SCRIPTDIR/..
+# shellcheck source=lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=vu.sh
+. "$(dirname "$0")/../vu.sh"
+# shellcheck source=migrate-lib.sh
+. "$(dirname "$0")/../migrate-lib.sh"
+need busybox tc
+
+MIG_UP_RATE=${MIG_UP_RATE:-2048}
+MIG_QUEUE=${MIG_QUEUE:-900000}
+MIG_QUEUE2=${MIG_QUEUE2:-450000}
+MIG_W=${MIG_W:-500}
+names="u4 u6"
+
+t_start=$(now_ms)
+phase() {
+	log "[$(($(now_ms) - t_start)) ms] $*"
+}
+
+# queued NS: bytes in the send queues of the daemon's sockets to the
+# peer's ports in pod NS (ss Send-Q), summed
+queued() {
+	ns "$1" ss -tnH state established '( dport = :7501 or dport = :7502 )' |
+		awk '{ q += $2 } END { print q + 0 }'
+}
+
+# mss_of NS PORT: the MSS of the daemon's socket to the peer's PORT in NS
+mss_of() {
+	ns "$1" ss -tinH state established "( dport = :$2 )" | tr ' ' '\n' |
+		sed -n 's/^mss:\([0-9]*\)$/\1/p' | head -n 1
+}
+
+mig_setup
+for p in "$SRC" "$DST"; do
+	ns "$p" tc qdisc replace dev eth0 root tbf rate 4mbit burst 32k \
+		latency 2s
+done
+mig_pod_daemon src source --migrate-linger-timeout 600
+cur=src cur_sock=$D_SOCK cur_pid=$D_PID
+mig_probe "$cur_sock"
+MIG_SOCK=$cur_sock
+guest_up
+mig_repair_ready src "$cur_sock"
+
+mig_stream u4 up4 7501 --rate "$MIG_UP_RATE"
+mig_stream u6 up6 7502 --rate "$MIG_UP_RATE"
+# shellcheck disable=SC2086
+mig_all_flowing 65536 20 $names ||
+	fail "uploads not flowing: $MIG_LAGGING"
+phase "uploads flowing"
+
+summary=
+for round in 1 2; do
+	case $cur in
+	src) to=dst ;;
+	dst) to=src ;;
+	esac
+	old_ns=$(mig_ns "$cur")
+	mig_pod_daemon "$to" target --migrate-linger-timeout 600
+	to_sock=$D_SOCK to_pid=$D_PID to_log=$D_LOG
+	mig_repair_ready "$cur" "$cur_sock"
+	new_ns=$(mig_ns "$to")
+
+	want=$MIG_QUEUE
+	[ "$round" = 1 ] || want=$MIG_QUEUE2
+	wait_for "[ \$(queued $old_ns) -ge $want ]" 30 ||
+		fail "round $round: the source holds only $(queued "$old_ns") bytes"
+	q=$(queued "$old_ns")
+	mss4=$(mss_of "$old_ns" 7501) mss6=$(mss_of "$old_ns" 7502)
+	phase "round $round: $q bytes queued in $old_ns, MSS $mss4 (IPv4), $mss6 (IPv6)"
+	ns "$old_ns" ss -tinmH state established \
+		'( dport = :7501 or dport = :7502 )' >>"$T/ss.log"
+	rst_old0=$(mig_rsts "$old_ns")
+	rst_new0=$(mig_rsts "$new_ns")
+
+	mig_migrate_switch "$to_sock" "$to" "$MIG_W" ||
+		fail "round $round: migration $cur -> $to: $MIG_RESULT"
+	sw=$(now_ms)
+	state=$(mig_field state_bytes)
+	[ "$state" -ge $((q / 2)) ] ||
+		fail "round $round: $state bytes of state for $q bytes queued"
+	grep -q "target, 2 of 2 connection(s) restored" "$to_log" ||
+		fail "round $round: target: $(grep 'Migration:' "$to_log" | tr '\n' ' ')"
+
+	# Both uploads move again; when, for the log
+	moved=
+	for s in $names; do
+		if ! mig_flowing "$s" 65536 30; then
+			mig_diag "$s"
+			for p in "$SRC" "$DST"; do
+				log "$p: $(ns "$p" tc -s qdisc show dev eth0 | tr '\n' ' ')"
+			done
+			ns "$new_ns" ss -tinmH state established >>"$T/ss.log"
+			fail "round $round: upload $s doesn't move after the switch ($(mig_prog "$s" l rx) bytes at the peer)"
+		fi
+		moved="$moved $s:$(($(now_ms) - sw))ms"
+	done
+	ns "$new_ns" ss -tinmH state established \
+		'( dport = :7501 or dport = :7502 )' >>"$T/ss.log"
+	nmss4=$(mss_of "$new_ns" 7501) nmss6=$(mss_of "$new_ns" 7502)
+	expect "round $round: MSS of the restored IPv4 socket" "$nmss4" "$mss4"
+	expect "round $round: MSS of the restored IPv6 socket" "$nmss6" "$mss6"
+	expect "round $round: RSTs from the old pod" \
+		$(($(mig_rsts "$old_ns") - rst_old0)) 0
+	expect "round $round: RSTs from the new pod" \
+		$(($(mig_rsts "$new_ns") - rst_new0)) 0
+	summary="$summary
+round $round $cur -> $to: queued=$q state_bytes=$state downtime_ms=$(mig_field downtime_ms) moved (64 KiB more, from the switch):$moved"
+
+	kill -USR2 "$cur_pid"
+	mig_exit_wait "$cur_pid" 10 || fail "round $round: the old source ignores SIGUSR2"
+	expect "round $round: the old source's exit status" "$MIG_EXIT_ST" 0
+	cur=$to cur_sock=$to_sock cur_pid=$to_pid
+done
+
+# The queues drain at 4 Mbit/s: give the senders' ends time
+# shellcheck disable=SC2086
+MIG_VERIFY_TIMEOUT=90 mig_streams_verify $names
+for s in $names; do
+	expect "upload $s: the peer's end" "$(mig_prog "$s" l end)" eof
+done
+log "net.core.wmem_max=$(sysctl -n net.core.wmem_max)$summary"
+alive "$cur_pid" || fail "the daemon running the guest died"
+mig_stop "$cur_pid"
+sanitizer_check "$T"/*/passt.socket.err
