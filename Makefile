@@ -154,10 +154,11 @@ libvirt: $(BUILD)/passt $(BUILD)/passt-repair tools
 
 # libvirt live-migrates a vhost-user passt domain between two libvirt
 # "nodes" (network, mount and UTS namespaces of their own), as on a
-# KubeVirt node pair: test/libvirt/tests/migrate.sh (also in make libvirt)
+# KubeVirt node pair: test/libvirt/tests/migrate.sh. Not in make check:
+# three migrations of a TCG guest take some five minutes on two cores
 .PHONY: libvirt-migrate
 libvirt-migrate: $(BUILD)/passt $(BUILD)/passt-repair tools
-	BUILD=$(BUILD) TOOLS=$(abspath $(BUILD)/test/tools) \
+	BUILD=$(BUILD) TOOLS=$(abspath $(BUILD)/test/tools) LV_TIMEOUT=900 \
 		test/libvirt/run.sh migrate
 
 help:

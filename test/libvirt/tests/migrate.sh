@@ -125,8 +125,8 @@ lvm_node() {
 	wait_for "V$1 version" 30 || fail "node $1: virsh can't talk to libvirtd"
 	[ "$(cat "/proc/$!/comm")" = libvirtd ] || fail "node $1: pid $! isn't libvirtd"
 	log "node $1: libvirtd (pid $!) in $(lvm_pod "$1"), host name" \
-		"$(Vn "$1" hostname), host UUID $(Vn "$1" sysinfo 2>/dev/null |
-		sed -n 's/.*<entry name=.uuid.>\(.*\)<.*/\1/p' | head -n 1)"
+		"$(Vn "$1" hostname), host UUID $(Vn "$1" capabilities |
+		sed -n 's/.*<uuid>\(.*\)<\/uuid>.*/\1/p' | head -n 1)"
 }
 
 # lvm_root N PATH: PATH as node N sees it
@@ -348,6 +348,14 @@ chmod 0755 "$T"
 lv_image
 lvm_node 1
 lvm_node 2
+# Each node probes QEMU (tens of seconds under TCG on a busy machine:
+# libvirt doesn't take the copied capabilities cache in a node's
+# namespaces): both at once, before the domain needs it
+V1 domcapabilities >/dev/null 2>&1 &
+p1=$!
+V2 domcapabilities >/dev/null 2>&1 &
+p2=$!
+wait "$p1" "$p2" || :
 
 for n in 1 2; do
 	rm -f "$T/cmd-$n.in" "$T/cmd-$n.out"
