@@ -218,18 +218,28 @@ lvm_passt() {
 }
 
 # lvm_helper N PATH: passt-repair, one-off, in node N's namespaces, on
-# PATH (a socket, or the passt directory), 60 s at most
+# PATH (a socket, or the passt directory), 60 s at most; LVM_HPID its pid
 lvm_helper() {
 	nsenter -t "$(eval "echo \$LVM_PID_$1")" -m -n \
 		timeout 60 "$HELPER" "$2" >>"$T/helper-$1.log" 2>&1 &
-	track "$!"
+	LVM_HPID=$!
+	track "$LVM_HPID"
 }
 
-# lvm_helper_src N: the source's helper, connected (it may still be from
-# an earlier migration)
+# lvm_helper_src N: the source's helper, connected. virt-handler runs one
+# for each migration: one left from an earlier migration (connected to
+# the same daemon after an aborted one) is ended first, as its 60 s
+# timeout would end it, maybe in the middle of this migration
 lvm_helper_src() {
-	mig_repair_connected "$(lvm_pod "$1")" "$LVM_SOCK" && return 0
+	eval "_hp=\${LVM_HSRC_$1:-}"
+	if [ -n "$_hp" ] && alive "$_hp"; then
+		kill -TERM "$_hp"
+		wait_for "! alive $_hp" 10 || fail "node $1: passt-repair ignores SIGTERM"
+		wait_for "! mig_repair_connected $(lvm_pod "$1") $LVM_SOCK" 10 ||
+			fail "node $1: passt still sees the old helper"
+	fi
 	lvm_helper "$1" "$LVM_SOCK.repair"
+	eval "LVM_HSRC_$1=$LVM_HPID"
 	wait_for "mig_repair_connected $(lvm_pod "$1") $LVM_SOCK" 20 ||
 		fail "node $1: passt-repair not connected: $(tail -n 3 "$T/helper-$1.log")"
 }
