@@ -256,15 +256,24 @@ lvm_helper_dst() {
 	track "$!"
 }
 
-# lvm_no_passt N WHAT: no passt process in node N's pod, no passt file of
-# the domain on node N
-lvm_no_passt() {
+# lvm_passt_left N: what passt left on node N, a process in its pod or a
+# file of the domain's in its passt directory (nothing: status 0)
+lvm_passt_left() {
+	_left=
 	for _p in $(ip netns pids "$(lvm_pod "$1")"); do
 		[ "$(cat "/proc/$_p/comm" 2>/dev/null)" != passt ] ||
-			fail "$2: a passt process (pid $_p) is left on node $1"
+			_left="$_left process $_p;"
 	done
-	_left=$(ls "$(lvm_root "$1" "$PDIR")" 2>/dev/null | grep -- "-$NAME-" || :)
-	[ -z "$_left" ] || fail "$2: left in node $1's $PDIR: $_left"
+	_f=$(ls "$(lvm_root "$1" "$PDIR")" 2>/dev/null | grep -- "-$NAME-" || :)
+	[ -z "$_f" ] || _left="$_left files in $PDIR: $_f"
+	echo "$_left"
+	[ -z "$_left" ]
+}
+
+# lvm_no_passt N WHAT: nothing of passt left on node N (within 10 s)
+lvm_no_passt() {
+	wait_for "lvm_passt_left $1" 10 ||
+		fail "$2: left on node $1: $(lvm_passt_left "$1")"
 }
 
 # g_rx NAME: bytes the guest received on stream NAME (0 if unknown)
@@ -419,8 +428,6 @@ wait "$mpid" || st=$?
 log "aborted: virsh migrate says: $(tr '\n' ' ' <"$T/migrate.err")"
 expect "the domain on node 2 after the abort" "$(V2 domstate "$NAME")" running
 wait_for "! V1 domstate $NAME" 30 || fail "the domain is on node 1 after the abort"
-wait_for "[ -z \"\$(ls '$(lvm_root 1 "$PDIR")' 2>/dev/null | grep -- '-$NAME-')\" ]" 20 ||
-	lvm_no_passt 1 "after the aborted migration"
 lvm_no_passt 1 "after the aborted migration"
 lvm_passt 2
 lvm_moving "after the aborted migration"
@@ -441,4 +448,4 @@ done
 expect "RSTs from node 1's pod" $(($(mig_rsts "$SRC") - rst1)) 0
 expect "RSTs from node 2's pod" $(($(mig_rsts "$DST") - rst2)) 0
 V1 destroy "$NAME" >/dev/null || fail "virsh destroy failed"
-wait_for "lvm_no_passt 1 x" 10 || lvm_no_passt 1 "after virsh destroy"
+lvm_no_passt 1 "after virsh destroy"
