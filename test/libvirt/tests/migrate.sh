@@ -406,6 +406,18 @@ qm_stream_start s 5001 "$LVM_RATE"
 qm_stream_start t 5002 "$LVM_RATE"
 lvm_moving "before the migrations"
 rst1=$(mig_rsts "$SRC") rst2=$(mig_rsts "$DST")
+# RSTs a pod sends towards the fabric, on its eth0 (nstat's count also
+# has those of QEMU's migration streams between the nodes: an aborted
+# migration resets its own)
+for n in 1 2; do
+	ip netns exec "$(lvm_pod "$n")" tcpdump -U --immediate-mode -n -tt \
+		-i eth0 -Q out 'tcp[tcpflags] & tcp-rst != 0' \
+		>"$T/rst-$n.txt" 2>"$T/rst-$n.log" &
+	eval "RST_CAP_$n=$!"
+	track "$!"
+	wait_for "grep -q 'listening on' '$T/rst-$n.log'" 30 ||
+		fail "tcpdump on node $n's pod: $(cat "$T/rst-$n.log")"
+done
 
 # 1. node 1 -> node 2
 lvm_helper_src 1
@@ -445,7 +457,14 @@ for s in s t; do
 	log "stream $s: guest: $QS_GUEST; peer: $(cat "$T/$s.prog")"
 	expect "stream $s, at its end" "$QS_CHECK" ok
 done
-expect "RSTs from node 1's pod" $(($(mig_rsts "$SRC") - rst1)) 0
-expect "RSTs from node 2's pod" $(($(mig_rsts "$DST") - rst2)) 0
+log "RSTs from the pods, all links (nstat): node 1" \
+	"$(($(mig_rsts "$SRC") - rst1)), node 2 $(($(mig_rsts "$DST") - rst2))"
+for n in 1 2; do
+	eval "_rc=\$RST_CAP_$n"
+	kill -INT "$_rc"
+	wait_for "! alive $_rc" 10 || fail "tcpdump on node $n's pod doesn't stop"
+	expect "RSTs from node $n's pod towards the fabric ($(cat "$T/rst-$n.txt"))" \
+		"$(grep -c . "$T/rst-$n.txt")" 0
+done
 V1 destroy "$NAME" >/dev/null || fail "virsh destroy failed"
 lvm_no_passt 1 "after virsh destroy"
