@@ -123,6 +123,10 @@
 #include "migrate/repair.h"
 #include "util.h"
 
+#ifndef IPV6_MINHOPCOUNT
+#define IPV6_MINHOPCOUNT 73
+#endif
+
 #if defined(__SANITIZE_ADDRESS__)
 #define ISO_SAN 1
 #elif defined(__has_feature)
@@ -1046,6 +1050,12 @@ static const struct iso_rule iso_rules[] = {
 	  "tcp/migrate.c: restored timestamp clock" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR_WINDOW),
 	  "tcp/migrate.c: restored windows" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_MAXSEG),
+	  "tcp/migrate.c: a restored socket's MSS before connect()" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IP, IP_MINTTL),
+	  "tcp/migrate.c: a held or parked socket deaf to the peer" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IPV6, IPV6_MINHOPCOUNT),
+	  "tcp/migrate.c: ...the same for IPv6" },
 
 	/* The stream front-end's output, by reference (tap/stream.c) */
 	{ "sendfile", P_ST, NOARG,
