@@ -17,7 +17,8 @@
 # make libvirt      real libvirt drives the installed daemon; the .deb
 # make lsm          the AppArmor and SELinux profiles in contrib/
 # make fuzz         every libFuzzer harness for FUZZ_SECS seconds
-# make fuzz-long    every fuzzer for FUZZ_RUNS (10 million) executions
+# make fuzz-long    every fuzzer for FUZZ_RUNS (10 million) executions, and
+#                   the hostile vhost-user guest with random seeds (30 min)
 # make bench        ours against upstream passt: CPU, throughput, latency
 # make guest        the test guest image (test/guest/out)
 # make tools        the test tools only (build/test/tools)
@@ -182,11 +183,16 @@ bench: $(BUILD)/passt tools
 		bench/run.sh
 
 # Every harness in turn for FUZZ_RUNS (10 million) executions, and a table
-# of executions, coverage and crashes (not in make check: it takes hours)
+# of executions, coverage and crashes (not in make check: it takes hours);
+# then the hostile vhost-user guest (test/integration/tests/vu_hostile.sh)
+# with random seeds for FUZZ_HOSTILE_SECS (1800) against the ASan daemon
+# (as root; each seed is printed, FUZZ_NAMES=vu_hostile for that alone)
 FUZZ_RUNS ?= 10000000
 FUZZ_JOBS ?= $(shell nproc)
+FUZZ_HOSTILE_SECS ?= 1800
 fuzz-long:
 	FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_JOBS=$(FUZZ_JOBS) \
+		FUZZ_HOSTILE_SECS=$(FUZZ_HOSTILE_SECS) \
 		test/fuzz/build.sh long $(FUZZ_NAMES)
 
 # The LSM profiles in contrib/ parse (AppArmor) and build (SELinux module)

@@ -288,7 +288,10 @@ int tap_send_l4(struct ctx *c, int family, const void *src, const void *dst,
  *		into @iov fills the frames one after the other
  * @iov_max:	room in @iov
  *
- * Nothing else may be sent to the guest between this and tap_seg_done().
+ * Every frame reserved can take exactly @plen bytes of payload (tap_seg.cap)
+ * in its pieces, and all pieces fit @iov_max: a frame the front-end can't
+ * give that much room isn't reserved. Nothing else may be sent to the guest
+ * between this and tap_seg_done().
  *
  * Return: number of frames reserved, 0 if the front-end has no room now
  */
@@ -300,6 +303,37 @@ unsigned tap_seg_reserve(struct ctx *c, size_t hlen, size_t plen, unsigned n,
 		return vu_net_seg_reserve(c, hlen, plen, n, seg, iov,
 					  iov_max);
 	return stream_seg_reserve(c, hlen, plen, n, seg, iov, iov_max);
+}
+
+/**
+ * tap_seg_trim() - limit what a socket read into reserved frames may fill
+ * @seg:	frames from tap_seg_reserve()
+ * @nseg:	how many
+ * @iov:	the iovec array given to tap_seg_reserve(): the frames' payload
+ *		pieces, in order, which are trimmed to @max bytes in all
+ * @max:	in: bytes wanted at most; out: bytes the pieces now hold
+ *
+ * Only the frames' own pieces are looked at, whatever @max says.
+ *
+ * Return: number of pieces to read into, from @iov on
+ */
+unsigned tap_seg_trim(const struct tap_seg *seg, unsigned nseg,
+		      struct iovec *iov, size_t *max)
+{
+	unsigned s, i, end = 0;
+	size_t got = 0;
+
+	for (s = 0; s < nseg && got < *max; s++) {
+		for (i = seg[s].iov;
+		     i < seg[s].iov + seg[s].niov && got < *max; i++) {
+			if (iov[i].iov_len > *max - got)
+				iov[i].iov_len = *max - got;
+			got += iov[i].iov_len;
+			end = i + 1;
+		}
+	}
+	*max = got;
+	return end;
 }
 
 /**

@@ -66,6 +66,8 @@ void tap_queue_out(const struct ctx *c, uint8_t pair);
 unsigned tap_seg_reserve(struct ctx *c, size_t hlen, size_t plen, unsigned n,
 			 struct tap_seg *seg, struct iovec *iov,
 			 unsigned iov_max);
+unsigned tap_seg_trim(const struct tap_seg *seg, unsigned nseg,
+		      struct iovec *iov, size_t *max);
 int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
 		 uint8_t proto, struct tap_seg *seg, const struct iovec *iov,
 		 size_t l4hlen, size_t plen, uint16_t gso_size);

@@ -41,6 +41,12 @@
  * them map do they replace the old ones, after which every ring's
  * pointers are translated again.
  *
+ * Ring fds: kick, call and error fds (and SET_LOG_FD's) must be eventfds
+ * (vu_eventfd_check()), and are made non-blocking: we write the call and
+ * log fds from the loop, and an eventfd QEMU hands us in blocking mode, at
+ * its counter's limit, or a pipe nobody reads would stall us there.
+ * Anything else is refused with its request.
+ *
  * Guest memory: each region fd is mapped from offset 0 over mmap_offset +
  * memory_size bytes (the offset needn't be page-aligned), after checking
  * that the file is a regular file at least that large, so that nothing we
@@ -58,6 +64,7 @@
  * The data path (RX/TX) is in vu_net.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -143,6 +150,10 @@ static struct {
 } rx;
 
 struct vu_dev vu_dev = { .fd = -1, .log_call_fd = -1 };
+/* Heads in flight, per queue: outside struct virtq, so that the queues'
+ * state stays on a page or two, and only queues in use touch their bitmap
+ */
+static uint64_t vu_inflight[VU_QUEUES][VQ_INFLIGHT_WORDS];
 
 static const char *vu_req_name(uint32_t req)
 {
@@ -290,9 +301,15 @@ static void vu_attach(struct ctx *c, int fd)
 int vu_init(struct ctx *c)
 {
 	unsigned i;
+	int rc;
 
-	for (i = 0; i < VU_QUEUES; i++)
+	for (i = 0; i < VU_QUEUES; i++) {
+		vu_dev.vq[i].inflight = vu_inflight[i];
 		vq_reset(&vu_dev.vq[i]);
+	}
+	/* Now or never: the sandbox allows no eventfd() */
+	if ((rc = vu_eventfd_learn()))
+		die("vhost-user: can't create an eventfd: %s", strerror(-rc));
 
 	if (c->fd_inherited >= 0) {
 		vu_attach(c, tap_inherited(c));
@@ -619,9 +636,16 @@ static int vu_set_log_base(const struct vu_msg *m)
 
 static int vu_set_log_fd(const struct vu_msg *m)
 {
+	int rc;
+
 	if (rx.nfds != 1 || m->size > 8) {
 		warn_rl("vhost-user: SET_LOG_FD: %u fds, %u bytes", rx.nfds,
 			m->size);
+		return -EINVAL;
+	}
+	if ((rc = vu_eventfd_check(rx.fds[0]))) {
+		warn_rl("vhost-user: SET_LOG_FD: the fd isn't an eventfd (%s), "
+			"refused", strerror(-rc));
 		return -EINVAL;
 	}
 	vu_close_fd(&vu_dev.log_call_fd);
@@ -751,6 +775,76 @@ static int vu_get_vring_base(struct ctx *c, const struct vu_msg *m)
 	return vu_send_reply(m->req, &s, sizeof(s));
 }
 
+/* How an eventfd looks to fstat(): from one of ours, before the sandbox */
+static struct {
+	dev_t dev;
+	mode_t type;
+	bool known;
+} vu_efd;
+
+/**
+ * vu_eventfd_learn() - see what an eventfd looks like, while we may still
+ *			create one (vu_init(), before the sandbox)
+ *
+ * Return: 0, or -errno if we can't create one
+ */
+int vu_eventfd_learn(void)
+{
+	struct stat st;
+	int fd, rc = 0;
+
+	if (vu_efd.known)
+		return 0;
+	if ((fd = eventfd(0, EFD_CLOEXEC)) < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		rc = -errno;
+	} else {
+		vu_efd.dev = st.st_dev;
+		vu_efd.type = st.st_mode & S_IFMT;
+		vu_efd.known = true;
+	}
+	close(fd);
+	return rc;
+}
+
+/**
+ * vu_eventfd_check() - is a descriptor from the front-end an eventfd?
+ *			Make it non-blocking
+ * @fd:		descriptor
+ *
+ * An eventfd is a file of the kernel's anonymous inode file system, with
+ * no file type, as signalfds, timerfds, epoll and inotify fds are too; it
+ * takes a write of eight zero bytes, which they refuse, and which adds 0
+ * to its counter and can't block, whatever the counter says (a reader may
+ * wake up for nothing: a spurious interrupt at most). Then O_NONBLOCK,
+ * which QEMU's own eventfds have already: it's the file's flag, shared
+ * with QEMU.
+ *
+ * Return: 0 if it is one, now non-blocking; -EINVAL if it isn't, -errno
+ *	   if we can't tell
+ */
+int vu_eventfd_check(int fd)
+{
+	static const uint64_t zero;
+	struct stat st;
+	int fl, rc;
+
+	if ((rc = vu_eventfd_learn()))
+		return rc;
+	if (fstat(fd, &st))
+		return -errno;
+	if (st.st_dev != vu_efd.dev || (st.st_mode & S_IFMT) != vu_efd.type)
+		return -EINVAL;
+	if (write(fd, &zero, sizeof(zero)) != (ssize_t)sizeof(zero))
+		return -EINVAL;
+	if ((fl = fcntl(fd, F_GETFL)) < 0)
+		return -errno;
+	if (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK))
+		return -errno;
+	return 0;
+}
+
 /* KICK, CALL, ERR: ring index and NOFD bit, then 0 or 1 fd */
 static int vu_vring_fd(const struct vu_msg *m, int *fd)
 {
@@ -772,6 +866,12 @@ static int vu_vring_fd(const struct vu_msg *m, int *fd)
 		warn_rl("vhost-user: %s: %u fds with%s NOFD",
 			vu_req_name(m->req), rx.nfds,
 			(v & VU_VRING_NOFD) ? "" : "out");
+		return -EINVAL;
+	}
+	if (rx.nfds && (rc = vu_eventfd_check(rx.fds[0]))) {
+		warn_rl("vhost-user: %s: ring %i: the fd isn't an eventfd "
+			"(%s), refused", vu_req_name(m->req), i,
+			strerror(-rc));
 		return -EINVAL;
 	}
 	if (rx.nfds)

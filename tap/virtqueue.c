@@ -36,17 +36,32 @@
  * size, the number of hops is bounded by the table size (a loop can't
  * last longer), readable descriptors must precede writable ones, the total
  * length must fit the 32-bit used length, and every buffer is translated
- * into pieces (struct vq_iov) that lie in mapped memory. An indirect
- * descriptor (allowed only as the whole chain) points to a table that must
- * itself be mapped contiguously and whose entries obey the same rules,
- * minus further indirection. A chain that breaks any rule is consumed and
- * returned with length 0 (-EINVAL with a valid head), so the driver gets
- * its buffers back and the queue goes on.
+ * into pieces (struct vq_iov) that lie in mapped memory, at most
+ * VQ_IOV_MAX of them. An indirect descriptor (allowed only as the whole
+ * chain) points to a table that must itself be mapped contiguously, and
+ * aligned for the 64-bit loads we read its entries with
+ * (VQ_INDIRECT_ALIGN: the spec asks no alignment of indirect tables,
+ * "anywhere in memory"; QEMU copies entries out at any alignment; Linux
+ * guests kmalloc() them, which gives at least that), and whose entries
+ * obey the same rules, minus further indirection. A chain that breaks any
+ * rule is consumed and returned with length 0 (-EINVAL with a valid
+ * head), so the driver gets its buffers back and the queue goes on.
+ *
+ * Heads in flight: a head vq_pop() took stays marked (@inflight) until
+ * its chain is used (vq_fill()) or given back (vq_release()). A driver
+ * that makes the same head available again meanwhile (in several entries,
+ * or reusing it before it came back) breaks the spec (a buffer made
+ * available is the device's until it is used): vq_pop() consumes that entry
+ * and returns -EBUSY without a chain, so nothing of ours ever holds the
+ * same buffers twice, and the used ring never names a head twice for one
+ * offer. Our callers never keep chains across loop rounds, so marks only
+ * live within one batch.
  *
  * Completing: vq_fill() writes used entries after the published used->idx
  * and vq_publish() makes n of them visible with one release barrier and
- * one idx store. vq_unpop() gives back chains taken but not filled (RX
- * frames that didn't fit).
+ * one idx store. vq_unpop() gives back the last entries taken, whose
+ * chains weren't filled (RX frames that didn't fit), after vq_release()
+ * of each chain vq_pop() returned among them.
  *
  * Notifications (VIRTIO 1.x, 2.7.7 and 2.7.10): the driver's kicks are
  * wanted on the RX ring only while some flow waits for buffers
@@ -172,11 +187,14 @@ void vq_notify_reset(struct virtq *vq)
 
 /**
  * vq_reset() - forget everything about a queue (fds must be closed first)
- * @vq:		queue
+ * @vq:		queue, its @inflight bitmap set (kept), or NULL
  */
 void vq_reset(struct virtq *vq)
 {
+	uint64_t *inflight = vq->inflight;
+
 	memset(vq, 0, sizeof(*vq));
+	vq->inflight = inflight;
 	vq->kick_fd = vq->call_fd = vq->err_fd = -1;
 	vq_notify_reset(vq);
 }
@@ -198,8 +216,9 @@ static uint8_t *vq_map_area(const struct vu_mem *m, uint64_t qva,
  * @vq:		queue with size and addresses set
  * @m:		guest memory
  *
- * Return: 0, -EINVAL if size or addresses aren't set, -EFAULT if an area
- *	   isn't mapped contiguously and aligned (the pointers are cleared)
+ * Return: 0, -EINVAL if size, addresses or the bitmap of heads in flight
+ *	   aren't set, -EFAULT if an area isn't mapped contiguously and
+ *	   aligned (the pointers are cleared)
  */
 int vq_translate(struct virtq *vq, const struct vu_mem *m)
 {
@@ -208,8 +227,10 @@ int vq_translate(struct virtq *vq, const struct vu_mem *m)
 	vq->desc = vq->avail = vq->used = NULL;
 	vq_notify_reset(vq);	/* a new ring: whatever the driver left */
 	vq->avail_seen = vq->last_avail;
-	if (!vq->size || !vq->addr_set)
+	if (!vq->size || !vq->addr_set || !vq->inflight)
 		return -EINVAL;
+	/* A new ring: no chain of it is ours */
+	memset(vq->inflight, 0, (MIN(q, VQ_MAX_SIZE) + 63) / 64 * 8);
 	vq->desc = vq_map_area(m, vq->desc_qva, VQ_DESC_LEN * q, 16);
 	vq->avail = vq_map_area(m, vq->avail_qva, 6 + 2 * q, 2);
 	vq->used = vq_map_area(m, vq->used_qva, 6 + 8 * q, 4);
@@ -357,6 +378,8 @@ static int vq_walk(const struct vu_mem *m, struct vq_elem *e,
 			t = vu_gpa_to_va(m, d.addr, &got);
 			if (!t || got < len)
 				return -EFAULT;
+			if ((uintptr_t)t % VQ_INDIRECT_ALIGN)
+				return -EINVAL;
 			return vq_walk(m, e, t, (unsigned)(len / VQ_DESC_LEN),
 				       0, true);
 		}
@@ -368,16 +391,25 @@ static int vq_walk(const struct vu_mem *m, struct vq_elem *e,
 	}
 }
 
+static bool vq_inflight(const struct virtq *vq, uint16_t head)
+{
+	return vq->inflight[head / 64] & (1ULL << (head % 64));
+}
+
 /**
  * vq_pop() - take the next available descriptor chain
  * @vq:		ready queue
  * @m:		guest memory
  * @e:		filled with the chain's pieces
  *
+ * A chain returned (0) is in flight until vq_fill() or vq_release().
+ *
  * Return: 0; -ENOENT if none is available; -EIO if the ring is broken
- *	   (nothing was taken); -EINVAL (or another -errno) for a bad chain,
- *	   which was taken: @e->head is then its head if that is a valid
- *	   index (return it with length 0), or @vq->size if not
+ *	   (nothing was taken); -EBUSY if the entry names a head in flight
+ *	   (the entry was taken, and @e->head is @vq->size: there is nothing
+ *	   to return); -EINVAL (or another -errno) for a bad chain, which was
+ *	   taken: @e->head is then its head if that is a valid index (return
+ *	   it with length 0), or @vq->size if not
  */
 int vq_pop(struct virtq *vq, const struct vu_mem *m, struct vq_elem *e)
 {
@@ -405,15 +437,34 @@ int vq_pop(struct virtq *vq, const struct vu_mem *m, struct vq_elem *e)
 		e->head = (uint16_t)vq->size;
 		return -EINVAL;
 	}
+	if (vq_inflight(vq, head)) {
+		e->head = (uint16_t)vq->size;
+		return -EBUSY;
+	}
 	e->head = head;
 	rc = vq_walk(m, e, vq->desc, vq->size, head, false);
+	if (!rc)
+		vq->inflight[head / 64] |= 1ULL << (head % 64);
 	return rc;
 }
 
 /**
- * vq_unpop() - give back chains taken with vq_pop() but not filled
+ * vq_release() - a chain vq_pop() returned won't be used: not in flight
+ *		  any more (give its entry back with vq_unpop())
  * @vq:		queue
- * @n:		how many
+ * @head:	its head
+ */
+void vq_release(struct virtq *vq, uint16_t head)
+{
+	if (vq->inflight && head < vq->size && head < VQ_MAX_SIZE)
+		vq->inflight[head / 64] &= ~(1ULL << (head % 64));
+}
+
+/**
+ * vq_unpop() - give back the last entries vq_pop() took, not filled
+ * @vq:		queue
+ * @n:		how many (each chain vq_pop() returned among them must have
+ *		been released with vq_release())
  */
 void vq_unpop(struct virtq *vq, unsigned n)
 {
@@ -435,6 +486,7 @@ void vq_fill(struct virtq *vq, struct vu_mem *m, unsigned off, uint16_t head,
 	uint8_t *u = vq->used + 4 + 8 * (size_t)slot;
 	uint32_t v;
 
+	vq_release(vq, head);	/* the driver's again */
 	v = htole32(head);
 	memcpy(u, &v, 4);
 	v = htole32(len);

@@ -15,8 +15,14 @@
 #define VU_MAX_REGIONS 8
 /* Largest queue size the split ring format allows */
 #define VQ_MAX_SIZE 32768
+/* Words of a queue's bitmap of heads in flight (struct virtq.inflight) */
+#define VQ_INFLIGHT_WORDS (VQ_MAX_SIZE / 64)
 /* Buffer pieces one chain may map to (descriptors split at region ends) */
 #define VQ_IOV_MAX 64
+/* Alignment of an indirect descriptor table: what our 64-bit loads of its
+ * entries need (see vq_walk())
+ */
+#define VQ_INDIRECT_ALIGN 8
 /* Dirty log granularity (VHOST_LOG_PAGE) */
 #define VU_LOG_PAGE 4096
 
@@ -119,6 +125,11 @@ struct vq_elem {
  * @avail_event: what we last wrote to avail_event, -1: nothing yet
  * @signalled:	used_idx when we last decided about an interrupt
  * @signalled_ok: @signalled is meaningful (false: interrupt regardless)
+ * @inflight:	bit per head (VQ_INFLIGHT_WORDS words, the owner's, kept
+ *		by vq_reset()): chain taken by vq_pop() and neither used
+ *		(vq_fill()) nor given back (vq_release()). Only the first
+ *		@size bits mean anything, cleared by vq_translate(), which
+ *		refuses a queue without: queues not in use never touch it
  */
 struct virtq {
 	unsigned size;
@@ -137,6 +148,7 @@ struct virtq {
 	int avail_event;
 	uint16_t signalled;
 	bool signalled_ok;
+	uint64_t *inflight;
 };
 
 void *vu_gpa_to_va(const struct vu_mem *m, uint64_t gpa, uint64_t *len);
@@ -150,6 +162,7 @@ void vq_notify_reset(struct virtq *vq);
 int vq_avail_count(const struct virtq *vq);
 int vq_pop(struct virtq *vq, const struct vu_mem *m, struct vq_elem *e);
 void vq_unpop(struct virtq *vq, unsigned n);
+void vq_release(struct virtq *vq, uint16_t head);
 void vq_fill(struct virtq *vq, struct vu_mem *m, unsigned off,
 	     uint16_t head, uint32_t len);
 void vq_publish(struct virtq *vq, struct vu_mem *m, unsigned n);

@@ -58,13 +58,18 @@
  * vu_net_seg_reserve() takes, for each frame, as many chains as its
  * headers and maximum payload need (the headers must fit the first piece
  * of the first chain) and hands out the pieces past the headers as
- * iovecs; vu_net_seg_commit() writes the virtio-net header (num_buffers,
- * and with VIRTIO_NET_F_GUEST_CSUM the NEEDS_CSUM flag, so the guest
- * completes or trusts the checksum and we never read the payload again)
- * and fills the used entries; vu_net_seg_done() gives the chains that
- * were not needed back, and publishes. Frames are committed in order and
- * only the last may be short, so unneeded chains are always the last ones
- * taken.
+ * iovecs. The guest lays those chains out: a frame that can't get all of
+ * its room (no chain left, the iovecs ran out in the middle of one, a
+ * first piece too short for the headers, a head we hold already) is given
+ * back with its chains, never handed out short, so that every frame
+ * reserved holds exactly the payload asked for, in no more iovecs than
+ * the caller has. vu_net_seg_commit() writes the virtio-net header
+ * (num_buffers, and with VIRTIO_NET_F_GUEST_CSUM the NEEDS_CSUM flag, so
+ * the guest completes or trusts the checksum and we never read the
+ * payload again) and fills the used entries; vu_net_seg_done() gives the
+ * chains that were not needed back, and publishes. Frames are committed
+ * in order and only the last may carry less than its room, so unneeded
+ * chains are always the last ones taken.
  *
  * Interrupts: publishing used entries only marks a ring; vu_net_flush()
  * (tap_flush(), once per loop round) writes the call eventfds of the
@@ -273,6 +278,13 @@ void vu_net_tx(struct ctx *c, unsigned q)
 			vu_net_broken(vq, q, "impossible avail index");
 			break;
 		}
+		if (rc == -EBUSY) {
+			/* Its chain is ours already: not returned twice */
+			vu_stats.tx_bad++;
+			warn_rl("vhost-user: TX ring %u: a head in flight was "
+				"made available again, skipped", q);
+			continue;
+		}
 		if (rc) {
 			vu_stats.tx_bad++;
 			warn_rl("vhost-user: bad TX descriptor chain (%s), "
@@ -404,6 +416,19 @@ int vu_net_connected(const struct ctx *c)
 	return vu_rx_ok(vu_rx_vq(&q));
 }
 
+/* Give back the last @n chains taken from @vq, of heads @heads, and @extra
+ * entries taken after them without a chain (vq_pop() failed)
+ */
+static void vu_net_giveback(struct virtq *vq, const uint16_t *heads,
+			    unsigned n, unsigned extra)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		vq_release(vq, heads[i]);
+	vq_unpop(vq, n + extra);
+}
+
 /**
  * vu_net_send() - copy one frame into the guest's RX buffers
  * @c:		execution context
@@ -436,24 +461,28 @@ int vu_net_send(struct ctx *c, const void *frame, size_t len)
 		int rc;
 
 		if (n >= vq->size) {
-			vq_unpop(vq, n);
+			vu_net_giveback(vq, rx_heads, n, 0);
 			return -ENOBUFS;
 		}
 		rc = vq_pop(vq, &d->mem, e);
-		if (rc == -ENOENT) {
-			vq_unpop(vq, n);
+		if (rc == -ENOENT || rc == -EBUSY) {
+			/* None left, or the next is one of ours already */
+			vu_net_giveback(vq, rx_heads, n, rc == -EBUSY);
 			vu_stats.rx_nobufs++;
 			return -ENOBUFS;
 		}
 		if (rc || !e->in_num || e->out_num) {
-			vq_unpop(vq, n + (rc == -EIO ? 0 : 1));
+			if (!rc)
+				vq_release(vq, e->head);
+			vu_net_giveback(vq, rx_heads, n, rc == -EIO ? 0 : 1);
 			vu_net_broken(vq, q, rc == -EIO ?
 				      "impossible avail index" :
 				      "bad RX descriptor chain");
 			return -ENOTCONN;
 		}
+		rx_heads[n] = e->head;
 		if (!mrg && e->in_len < total) {
-			vq_unpop(vq, 1);
+			vu_net_giveback(vq, rx_heads, 1, 0);
 			debug_rl("vhost-user: RX buffer of %llu bytes too "
 				 "small for a %zu-byte frame",
 				 (unsigned long long)e->in_len, len);
@@ -477,7 +506,6 @@ int vu_net_send(struct ctx *c, const void *frame, size_t len)
 		vq->cap_est = vq->cap_est ?
 			      (uint32_t)((vq->cap_est * 7ULL + e->in_len) / 8) :
 			      (uint32_t)e->in_len;
-		rx_heads[n] = e->head;
 		rx_lens[n] = (uint32_t)w;
 		n++;
 	}
@@ -490,7 +518,7 @@ int vu_net_send(struct ctx *c, const void *frame, size_t len)
 				   offsetof(struct vu_net_hdr, num_buffers),
 				   &nbuf, sizeof(nbuf));
 		} else {
-			vq_unpop(vq, n);
+			vu_net_giveback(vq, rx_heads, n, 0);
 			return -ENOBUFS;
 		}
 	}
@@ -682,7 +710,23 @@ bool vu_net_csum_partial(const struct ctx *c)
 	return vu_dev.features & (1ULL << VIRTIO_NET_F_GUEST_CSUM);
 }
 
-/* Writable pieces of chain @e from byte @off on, as iovecs */
+/* Give back the reserved chains from @from on, and @extra entries taken
+ * after them without a chain
+ */
+static void vu_net_res_giveback(struct virtq *vq, unsigned from,
+				unsigned extra)
+{
+	unsigned i;
+
+	for (i = from; i < res_count; i++)
+		vq_release(vq, res_elem[i].head);
+	vq_unpop(vq, res_count - from + extra);
+	res_count = from;
+}
+
+/* Writable pieces of chain @e from byte @off on, as iovecs: at most
+ * @iov_max, and at most @max bytes (in *@got)
+ */
 static unsigned vu_net_pieces(const struct vq_elem *e, size_t off,
 			      size_t max, struct iovec *iov, unsigned iov_max,
 			      size_t *got)
@@ -740,7 +784,7 @@ unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 		return 0;
 
 	for (f = 0; f < n; f++) {
-		unsigned first = res_count, first_iov = niov;
+		unsigned first = res_count, first_iov = niov, extra = 0;
 		size_t cap = 0;
 
 		while (cap < plen) {
@@ -755,9 +799,15 @@ unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 			rc = vq_pop(vq, &d->mem, e);
 			if (rc == -ENOENT)
 				goto partial;
+			if (rc == -EBUSY) {
+				/* One of ours again: stop before it */
+				extra = 1;
+				goto partial;
+			}
 			if (rc || !e->in_num || e->out_num) {
-				vq_unpop(vq, res_count + (rc == -EIO ? 0 : 1));
-				res_count = 0;
+				if (!rc)
+					vq_release(vq, e->head);
+				vu_net_res_giveback(vq, 0, rc == -EIO ? 0 : 1);
 				vu_net_broken(vq, res_q, rc == -EIO ?
 					      "impossible avail index" :
 					      "bad RX descriptor chain");
@@ -785,6 +835,11 @@ unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 			if (!mrg)
 				break;
 		}
+		/* Out of iovecs in the middle of a chain: the frame would be
+		 * short, and everybody counts on its full room
+		 */
+		if (cap < plen)
+			goto partial;
 		seg[f].hlen = hlen;
 		seg[f].iov = first_iov;
 		seg[f].niov = niov - first_iov;
@@ -794,8 +849,7 @@ unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 		continue;
 partial:
 		/* This frame can't be completed: give its chains back */
-		vq_unpop(vq, res_count - first);
-		res_count = first;
+		vu_net_res_giveback(vq, first, extra);
 		break;
 	}
 	return f;
@@ -855,7 +909,8 @@ int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 		size_t w = MIN(left, (size_t)e->in_len), done = 0;
 		unsigned k;
 
-		for (k = e->out_num; done < w; k++) {
+		for (k = e->out_num; k < e->out_num + e->in_num && done < w;
+		     k++) {
 			size_t l = MIN((size_t)e->iov[k].len, w - done);
 
 			vu_log_write(&d->mem, e->iov[k].gpa, l);
@@ -885,7 +940,7 @@ void vu_net_seg_done(struct ctx *c)
 	(void)c;
 	if (!vu_rx_ok(vq) || !res_count)
 		return;
-	vq_unpop(vq, res_count - res_used);
+	vu_net_res_giveback(vq, res_used, 0);
 	vq_publish(vq, &vu_dev.mem, res_used);
 	res_count = res_used = 0;
 }

@@ -144,7 +144,6 @@
 #define TCP_IDLE_MS (2 * 3600 * 1000ULL)
 #define TCP_WS_OURS 8			/* our window scale when offered */
 #define TCP_BATCH 64			/* segments per socket read */
-#define TCP_IOV_MAX 1024		/* buffer pieces per socket read */
 #define TCP_DEFER_MAX 1024		/* connections with a pending ACK */
 #define TCP_RESUME_ROOM (16 * 1024)	/* retry blocked ones past this room */
 #define TCP_WND_KEEP (256 * 1024)	/* measure the room below this left */
@@ -171,6 +170,11 @@ static uint8_t tcp_ctl_frame[128];
 /* Without SO_PEEK_OFF, bytes sent already are peeked again, into here */
 static uint8_t tcp_discard[65536];
 #define TCP_DISCARD_IOV 256		/* so at most 16 MiB may be in flight */
+/* A socket read takes at most UIO_MAXIOV pieces (more: EMSGSIZE): the
+ * scratch pieces for what is in flight, then those of the frames
+ */
+_Static_assert(TCP_DISCARD_IOV < UIO_MAXIOV / 2,
+	       "room for frames' pieces after the scratch ones");
 
 bool tcp_peek_offset_ok;		/* kernel supports SO_PEEK_OFF */
 static uint32_t tcp_discard_min;	/* see tcp_init(); 0: every round */
@@ -789,13 +793,12 @@ static bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
  */
 static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 {
-	size_t hdr = tap_hdr_len(conn->f.key.family);
-	struct iovec iov[TCP_DISCARD_IOV + TCP_IOV_MAX];
+	size_t hdr = tap_hdr_len(conn->f.key.family), want, room = 0, off;
+	struct iovec iov[UIO_MAXIOV];
 	struct msghdr mh = { .msg_iov = iov };
 	struct tap_seg seg[TCP_BATCH];
-	uint32_t inflight, wnd, want, w, fmax;
-	unsigned nseg = 0, nskip = 0, i;
-	size_t got;
+	uint32_t inflight, wnd, w, fmax;
+	unsigned nseg = 0, nskip = 0, s;
 	ssize_t n = 0;
 
 	/* With SO_PEEK_OFF, ACKed bytes may stay at the queue's head until the
@@ -816,8 +819,11 @@ static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 		goto fin;
 
 	if (!tcp_peek_offset_ok) {
-		/* Skip what was sent already by peeking it into a scratch area */
-		for (uint32_t skip = inflight; skip; nskip++) {
+		/* Skip what was sent already by peeking it into a scratch
+		 * area (the window above keeps it within TCP_DISCARD_IOV)
+		 */
+		for (uint32_t skip = inflight; skip && nskip < TCP_DISCARD_IOV;
+		     nskip++) {
 			iov[nskip].iov_base = tcp_discard;
 			iov[nskip].iov_len = MIN(skip, sizeof(tcp_discard));
 			skip -= iov[nskip].iov_len;
@@ -835,14 +841,13 @@ static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 		return 0;
 	}
 
-	/* Peek at most the window: trim the pieces past it */
-	want = MIN(wnd, nseg * fmax);
-	for (i = nskip, got = 0; got < want; i++) {
-		if (iov[i].iov_len > want - got)
-			iov[i].iov_len = want - got;
-		got += iov[i].iov_len;
-	}
-	mh.msg_iovlen = i;
+	/* Peek at most the window: trim the pieces past it. The frames'
+	 * pieces say how far that goes, not the window
+	 */
+	for (s = 0; s < nseg; s++)
+		room += seg[s].cap;
+	want = wnd;
+	mh.msg_iovlen = nskip + tap_seg_trim(seg, nseg, iov + nskip, &want);
 
 	n = recvmsg(conn->sock, &mh, MSG_PEEK | MSG_DONTWAIT);
 	if (n < 0) {
@@ -869,11 +874,14 @@ static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 	}
 
 	w = n > 0 ? tcp_wnd_to_guest(c, conn) : 0;
-	for (uint32_t off = 0, s = 0; off < (uint32_t)n; s++) {
-		uint32_t len = MIN(fmax, (uint32_t)n - off);
+	/* Each frame carries what its room holds (the same for all, as
+	 * tap_seg_reserve() promises), the last one the rest
+	 */
+	for (s = 0, off = 0; s < nseg && off < (size_t)n; s++) {
+		size_t len = MIN(seg[s].cap, (size_t)n - off);
 
 		tcp_fill_hdr(seg[s].l2 + hdr, conn, conn->seq_to_guest,
-			     TCP_ACK | (off + len == (uint32_t)n ? TCP_PSH : 0),
+			     TCP_ACK | (off + len == (size_t)n ? TCP_PSH : 0),
 			     (uint16_t)w, TCP_HDR_LEN);
 		if (tap_seg_send(c, conn->f.key.family, tcp_raddr(conn),
 				 tcp_gaddr(conn), IPPROTO_TCP, &seg[s],
@@ -896,13 +904,13 @@ static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 			tcp_blocked_any = true;
 			break;
 		}
-		conn->seq_to_guest += len;
+		conn->seq_to_guest += (uint32_t)len;
 		conn->flags &= ~TCP_F_ACK_DUE; /* data carries the ACK */
 		off += len;
 	}
 	tap_seg_done(c);
-	*full = !(conn->flags & TCP_F_BLOCKED) && (uint32_t)n == want &&
-		want == nseg * fmax;
+	*full = !(conn->flags & TCP_F_BLOCKED) && (size_t)n == want &&
+		want == room;
 
 	if (n > 0 && !conn->timer)
 		tcp_timer_arm(conn, now_ms());

@@ -8,7 +8,18 @@
 #   test/fuzz/build.sh long [NAME...]    build, then run each, one after the
 #                                        other, for FUZZ_RUNS executions
 #                                        (10 million) and print a table:
-#                                        executions, coverage, crashes
+#                                        executions, coverage, crashes;
+#                                        by default also vu_hostile (below)
+#
+# vu_hostile is no libFuzzer harness: it is the hostile vhost-user guest of
+# test/integration/tests/vu_hostile.sh (vu-front's "hostile" case, the
+# guest kernel's TCP through the daemon while the rings are laid out
+# adversarially), with a new random seed for each run, for
+# FUZZ_HOSTILE_SECS (1800) seconds, against the sanitizer daemon
+# (build-asan, built here). Its row counts seeds as executions; each seed
+# is printed, and a failure names the one to reproduce it with
+# (HOSTILE_SEEDS=SEED test/integration/run.sh vu_hostile). Needs root
+# (network namespaces); skipped otherwise.
 #
 # The library is built by the Makefile with clang, coverage instrumentation
 # and ASan+UBSan into $FUZZ_BUILD (build-fuzz); each harness
@@ -38,6 +49,7 @@ FUZZ_CC=${FUZZ_CC:-clang}
 FUZZ_ARGS=${FUZZ_ARGS:-}
 ALL="packet arp dhcp dhcpv6 ndp tap virtqueue vhost_user migrate repair conf"
 FUZZ_RUNS=${FUZZ_RUNS:-10000000}
+FUZZ_HOSTILE_SECS=${FUZZ_HOSTILE_SECS:-1800}
 FUZZ_JOBS=${FUZZ_JOBS:-1}
 TREE="test/fuzz/corpus"
 SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
@@ -49,7 +61,11 @@ LIBS="-lseccomp -lcap -luring"
 
 cmd=${1:-run}
 [ $# -gt 0 ] && shift
-names=${*:-$ALL}
+if [ "$cmd" = long ]; then
+	names=${*:-$ALL vu_hostile}
+else
+	names=${*:-$ALL}
+fi
 
 # Largest input worth trying, per harness (libFuzzer's default is 4096)
 max_len() {
@@ -69,6 +85,7 @@ build() {
 		exit 1
 	mkdir -p "$OUT"
 	for n in $names; do
+		[ "$n" = vu_hostile ] && continue	# see hostile_long()
 		[ -f "test/fuzz/fuzz_$n.c" ] || {
 			echo "no harness test/fuzz/fuzz_$n.c" >&2
 			exit 1
@@ -96,6 +113,40 @@ tree_corpus() {
 	:
 }
 
+# hostile_long: random seeds of the hostile vhost-user guest for
+# FUZZ_HOSTILE_SECS, one row of the table ($table); counts in nfail
+hostile_long() {
+	log="$OUT/vu_hostile.long.log"
+	t0=$(date +%s)
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "vu_hostile: skipped (needs root, for network namespaces)"
+		return
+	fi
+	echo "vu_hostile: random seeds for ${FUZZ_HOSTILE_SECS}s, ASan daemon"
+	make -s asan >/dev/null || {
+		echo "vu_hostile: building build-asan failed" >&2
+		nfail=$((nfail + 1))
+		return
+	}
+	st=0
+	HOSTILE_LONG_SECS=$FUZZ_HOSTILE_SECS PT_ID=fzh$$ \
+		PASST="$(pwd)/build-asan/passt" \
+		TOOLS="$(pwd)/build-asan/test/tools" \
+		bash test/integration/tests/vu_hostile.sh >"$log" 2>&1 || st=$?
+	seeds=$(grep -c '^hostile: seed ' "$log" || :)
+	crashes=0
+	if [ "$st" -ne 0 ]; then
+		crashes=1
+		nfail=$((nfail + 1))
+		grep -E '^hostile: seed |FAIL|ERROR|runtime error' "$log" |
+			tail -n 8 | sed 's/^/  /'
+		echo "  log: $log"
+	fi
+	printf '%-12s %12s %8s %8s %8s %8s %7s\n' vu_hostile "$seeds" - - - \
+		"$crashes" $(($(date +%s) - t0)) >>"$table"
+	tail -1 "$table"
+}
+
 # long: FUZZ_RUNS executions of each harness in turn, then the table
 long() {
 	nfail=0
@@ -104,6 +155,10 @@ long() {
 	printf '%-12s %12s %8s %8s %8s %8s %7s\n' harness executions cov ft \
 		corpus crashes secs >"$table"
 	for n in $names; do
+		if [ "$n" = vu_hostile ]; then
+			hostile_long
+			continue
+		fi
 		mkdir -p "$OUT/corpus/$n" "$OUT/artifacts/$n" "$OUT/seeds/$n"
 		log="$OUT/fuzz_$n.long.log"
 		before=$(ls "$OUT/artifacts/$n" | wc -l)

@@ -1490,6 +1490,13 @@ static void op_rx(uint8_t op)
 		g->ch[d[0]].cap = cap;
 		g->head_busy[d[0]] = true;
 		avail_push(VU_RX_Q, d[0]);
+		if (pv & 0x08) {
+			/* The same head again, before it came back: the
+			 * daemon must never hold it twice (-EBUSY)
+			 */
+			avail_push(VU_RX_Q, d[0]);
+			clean = false;
+		}
 		if (pv & 0x40) /* varying sizes */
 			sv = (uint8_t)(sv + 1);
 	}
@@ -1510,12 +1517,21 @@ static void op_seg(uint8_t op)
 	size_t mss = 536 + g16() % 9000, hdr = tap_hdr_len(family);
 	size_t plen = tap_seg_tcp_max(&c, family, mss);
 	unsigned n = 1 + (v >> 1) % 16, got, f;
-	size_t last = g16();
+	size_t last = g16(), total = SIZE_MAX;
+	unsigned iov_max = (v & 0x80) ? 3 : ARRAY_SIZE(iov), niov = 0;
 
 	(void)op;
-	got = tap_seg_reserve(&c, hdr + 20, plen, n, seg, iov,
-			      (v & 0x80) ? 3 : ARRAY_SIZE(iov));
+	got = tap_seg_reserve(&c, hdr + 20, plen, n, seg, iov, iov_max);
 	FZ_CHECK(got <= n);
+	/* Every frame with its full room, pieces in order, within iov_max */
+	for (f = 0; f < got; f++) {
+		FZ_CHECK(seg[f].cap == plen);
+		FZ_CHECK(seg[f].iov == niov);
+		niov += seg[f].niov;
+	}
+	FZ_CHECK(niov <= iov_max);
+	FZ_CHECK(tap_seg_trim(seg, got, iov, &total) == niov);
+	FZ_CHECK(total == got * plen);
 	for (f = 0; f < got; f++) {
 		uint8_t *th = seg[f].l2 + hdr;
 		size_t p = seg[f].cap, done = 0;
@@ -1523,7 +1539,6 @@ static void op_seg(uint8_t op)
 		uint32_t seq = htonl(1000 + f);
 
 		FZ_CHECK(seg[f].hlen == hdr + 20);
-		FZ_CHECK(seg[f].cap <= plen);
 		if (f == got - 1 && last < p)
 			p = last;
 		memset(th, 0, 20);

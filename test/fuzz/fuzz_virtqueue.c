@@ -17,6 +17,10 @@
  *	  layout; bit 5: dirty logging on
  *   h[1..2]: last_avail; h[3..4]: used_idx (little endian)
  *   h[5] bit 0: give the last chain back (vq_unpop()) and take it again
+ *
+ * Besides ASan and UBSan: every chain lies in guest memory and adds up;
+ * no head is taken twice while we hold it (filled or given back, it may
+ * come again).
  */
 #include <endian.h>
 #include <errno.h>
@@ -78,8 +82,10 @@ static void check_elem(const struct vu_mem *m, const struct virtq *vq,
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct vq_elem e;
+	static bool held[VQ_MAX_SIZE];
+	static uint64_t inflight[VQ_INFLIGHT_WORDS];
 	uint8_t *r0, *r1, *log;
-	struct virtq vq;
+	struct virtq vq = { .inflight = inflight };
 	struct vu_mem m;
 	const uint8_t *h = data;
 	unsigned pops = 0, filled = 0, max_pops;
@@ -138,6 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vq.used_idx = (uint16_t)(h[3] | h[4] << 8);
 	FZ_CHECK(vq_ready(&vq));
 
+	memset(held, 0, vq.size * sizeof(held[0]));
 	max_pops = 2 * vq.size + 2;
 	while (pops++ < max_pops) {
 		rc = vq_pop(&vq, &m, &e);
@@ -145,11 +152,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		if (rc) {
 			FZ_CHECK(e.head <= vq.size);
-			if (e.head < vq.size)
+			FZ_CHECK(rc != -EBUSY || e.head == vq.size);
+			if (e.head < vq.size) {
+				FZ_CHECK(!held[e.head]);
 				vq_fill(&vq, &m, filled++, e.head, 0);
+			}
 			continue;
 		}
 		check_elem(&m, &vq, &e);
+		FZ_CHECK(!held[e.head]);
+		held[e.head] = true;
 		n = vq_copy_from(&e, 0, copybuf,
 				 MIN(e.out_len, (uint64_t)sizeof(copybuf)));
 		FZ_CHECK(n == MIN(e.out_len, (uint64_t)sizeof(copybuf)));
@@ -162,10 +174,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (e.in_len > 3)
 			vq_copy_to(&m, &e, e.in_len - 3, copybuf, 50);
 		if ((h[5] & 1) && pops == 1) {
+			vq_release(&vq, e.head);
+			held[e.head] = false;
 			vq_unpop(&vq, 1);
 			continue;
 		}
 		vq_fill(&vq, &m, filled++, e.head, (uint32_t)n);
+		held[e.head] = false;
 		if (filled >= vq.size) {
 			vq_publish(&vq, &m, filled);
 			filled = 0;

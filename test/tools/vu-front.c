@@ -46,6 +46,10 @@
  *   close          close the connection ourselves
  *   bad-sizes      payloads of wrong sizes; each must be refused
  *   bad-fds        wrong fd counts; each must be refused
+ *   bad-ring-fds   kick, call, error and log fds that aren't eventfds
+ *                  (pipes, a socket, a file): refused; eventfds in blocking
+ *                  mode are made non-blocking, and a full one as the
+ *                  interrupt fd doesn't stall the daemon
  *   bad-ring-addr  ring addresses outside guest memory; refused
  *   out-of-order   a fresh connection: kick/addr before memory, refused
  *   unknown        unknown request with NEED_REPLY: refused, goes on
@@ -66,6 +70,10 @@
  *   state-abandon  connect, start a LOAD, write part of it, disconnect: the
  *                  daemon must close the state pipe, and accept a LOAD on
  *                  the next connection (then empty: CHECK fails)
+ *   hostile        bridge like "bridge" (-n, -m), but lay the rings out as
+ *                  a broken or malicious driver would, until SIGTERM: see
+ *                  "hostile guest driver" below. Needs --hostile SEED or
+ *                  a fixed layout (the switches below)
  *
  * Options: -t MS timeout for every wait (default 5000), -r SECONDS retry
  * connecting, -2 two memory regions, -n TAP, -m MTU (bridge), -v verbose,
@@ -135,6 +143,17 @@
  * Any of these offers DEVICE_STATE: a daemon without it makes vu-front
  * exit with status 3 at connect time.
  *
+ * The hostile case:
+ *   --hostile SEED          everything at random from SEED: features, one
+ *                           or two regions, the tap's MTU (unless -m), how
+ *                           often each misbehaviour happens (printed at
+ *                           the start, with the seed)
+ *   --no-mrg                don't take MRG_RXBUF
+ *   --rx-chain SIZES        every RX chain is this: descriptor sizes, comma
+ *                           separated, SIZExCOUNT for repeats ("66,24x63")
+ *   --rx-same-head          one RX chain, at head 0, in every available entry
+ * Any of the last three makes a fixed layout: nothing else misbehaves.
+ *
  * Exit status: 0 if every case went as expected (and every migration but
  * the requested cancels succeeded), 1 otherwise, 2 on usage, 3 if the
  * daemon can't migrate.
@@ -145,6 +164,7 @@
 #include <getopt.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -254,6 +274,30 @@ static uint64_t offloads;		/* of F_OFFLOADS, what was negotiated */
 static bool dev_csum;			/* the daemon offers CSUM */
 static uint8_t rx_hdr[12];		/* virtio-net header of the last RX
 					 * frame (with offloads) */
+
+/* The hostile case (see "hostile guest driver" below): what the seed, or
+ * the switches for a fixed layout, chose. Probabilities in per mille, but
+ * those of what makes the daemon ignore the RX ring (p_bad, misaligned
+ * RX tables) per ten thousand chains.
+ */
+#define HOS_MAX_PIECES 64
+static struct {
+	bool on;		/* --hostile or a fixed-layout switch */
+	bool fixed;		/* a fixed layout: no random perturbation */
+	uint64_t seed;
+	bool mrg, evidx, offload;
+	unsigned p_indirect, p_misalign, p_dup, p_reuse, p_rewrite, p_zero;
+	unsigned p_tiny, p_alias, p_bad, p_garbage, p_nokick, p_weird;
+	unsigned p_irq;		/* used_event / NO_INTERRUPT games */
+	unsigned max_descs;	/* longest chain, 1 to HOS_MAX_PIECES */
+	unsigned chaos_ms;	/* mean time between ring events, 0: none */
+	unsigned scribble_us;	/* racing writer's period, 0: none */
+	unsigned rx_fixed[HOS_MAX_PIECES], rx_fixed_n;	/* --rx-chain */
+	bool same_head;		/* --rx-same-head */
+	bool no_mrg;		/* --no-mrg */
+} hos;
+static bool mtu_given;			/* -m */
+static void hos_start(void);
 
 static long long now_ns(void)
 {
@@ -711,13 +755,14 @@ static void rx_post_all(void)
 
 /* Features we ack in SET_FEATURES (LOG_ALL added while logging) */
 #define F_ACKED (F_V1 | F_PROTO | F_MRG)
+static uint64_t features_drop;		/* of F_ACKED, not acked (hostile) */
 
 /* What SET_FEATURES carries, as QEMU's, whose dirty-log start sends the
  * same again with LOG_ALL: F_ACKED and what we took of the offer
  */
 static uint64_t features_acked(void)
 {
-	return F_ACKED | offloads | (evidx ? F_EVIDX : 0);
+	return (F_ACKED & ~features_drop) | offloads | (evidx ? F_EVIDX : 0);
 }
 
 /*
@@ -810,7 +855,9 @@ static int dev_start(uint64_t extra_features, bool fresh,
 		    send_vring_fd(SET_VRING_CALL, i, r->call))
 			return -1;
 	}
-	if (fresh)
+	if (fresh && hos.on)
+		hos_start();
+	else if (fresh)
 		rx_post_all();
 	if (send_state(SET_VRING_ENABLE, 0, 1) ||
 	    send_state(SET_VRING_ENABLE, 1, 1))
@@ -1126,15 +1173,44 @@ static bool is_dhcp_offer(const uint8_t *f, size_t len, uint32_t xid)
 	return f[14 + 20 + 8] == 2 && ntohl(x) == xid;
 }
 
+/*
+ * Send @f and wait for an answer @match takes; as a client does, send it
+ * again every second until the timeout: an answer the daemon couldn't
+ * queue (all our buffers full, of a backlog for a guest that went away
+ * before us) is lost, and isn't sent again otherwise
+ */
+static int request(const uint8_t *f, size_t len,
+		   bool (*match)(const uint8_t *, size_t, uint32_t),
+		   uint32_t arg)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	int saved = timeout_ms, rc = -1;
+
+	while (rc && now_ms() < end) {
+		if (tx_frame(f, len))
+			break;
+		kick(&tx);
+		timeout_ms = (int)(end - now_ms() < 1000 ? end - now_ms()
+							 : 1000);
+		rc = rx_wait(match, arg);
+		timeout_ms = saved;
+		if (rc) {
+			struct pollfd p = { sock, POLLIN, 0 };
+
+			if (poll(&p, 1, 0))	/* the daemon closed it */
+				break;
+		}
+	}
+	timeout_ms = saved;
+	return rc;
+}
+
 static int case_arp_probe(void)
 {
 	uint8_t f[64];
 	size_t len = arp_request(f);
 
-	if (tx_frame(f, len))
-		return -1;
-	kick(&tx);
-	if (rx_wait(is_arp_reply, 0)) {
+	if (request(f, len, is_arp_reply, 0)) {
 		say("arp-probe: no ARP reply\n");
 		return -1;
 	}
@@ -1147,10 +1223,7 @@ static int case_dhcp_probe(void)
 	uint32_t xid = (uint32_t)now_ms();
 	size_t len = dhcp_discover(frame, xid);
 
-	if (tx_frame(frame, len))
-		return -1;
-	kick(&tx);
-	if (rx_wait(is_dhcp_offer, xid)) {
+	if (request(frame, len, is_dhcp_offer, xid)) {
 		say("dhcp-probe: no DHCPOFFER\n");
 		return -1;
 	}
@@ -2266,6 +2339,114 @@ static int case_bad_fds(void)
 	return 0;
 }
 
+/* An eventfd in blocking mode, at its counter's limit: one more write of
+ * 1 would block its writer
+ */
+static int eventfd_full(void)
+{
+	uint64_t v = 0xfffffffffffffffeULL;
+	int fd = eventfd(0, EFD_CLOEXEC);
+
+	if (fd >= 0 && write(fd, &v, 8) != 8) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* @fd (the file's flags are shared with the daemon) is now non-blocking */
+static int expect_nonblocking(const char *what, int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || !(fl & O_NONBLOCK)) {
+		say("%s: the daemon left it blocking\n", what);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * bad-ring-fds: kick, call, error and log fds that aren't eventfds are
+ * refused; eventfds in blocking mode are made non-blocking, and one at its
+ * counter's limit, as the interrupt fd, doesn't stall the daemon (it
+ * writes to it at once, and for each frame to us)
+ */
+static int case_bad_ring_fds(void)
+{
+	int p[2], s[2], m, fd, r, rc = -1;
+	uint64_t v = 0, st = 0;
+
+	if (pipe2(p, O_CLOEXEC) || socketpair(AF_UNIX, SOCK_STREAM, 0, s) ||
+	    (m = memfd_create("vu-front-log", MFD_CLOEXEC)) < 0)
+		return -1;
+	if (expect_refused("SET_VRING_CALL, a pipe", SET_VRING_CALL, &v, 8,
+			   &p[1], 1))
+		goto out;
+	v = 1;
+	if (expect_refused("SET_VRING_KICK, a pipe", SET_VRING_KICK, &v, 8,
+			   &p[0], 1) ||
+	    expect_refused("SET_VRING_ERR, a socket", SET_VRING_ERR, &v, 8,
+			   &s[0], 1) ||
+	    expect_refused("SET_VRING_CALL, a file", SET_VRING_CALL, &v, 8,
+			   &m, 1) ||
+	    expect_refused("SET_LOG_FD, a file", SET_LOG_FD, NULL, 0, &m, 1))
+		goto out;
+	/* Refused: the rings go on with what they had */
+	if (case_arp_probe())
+		goto out;
+
+	/* A full, blocking eventfd for RX interrupts, then frames to us */
+	if ((fd = eventfd_full()) < 0)
+		goto out;
+	v = 0;
+	if ((r = acked(SET_VRING_CALL, &v, 8, &fd, 1, &st)) || st) {
+		/* No reply: it blocked writing to the fd at once */
+		say("SET_VRING_CALL, a full blocking eventfd: %s\n",
+		    r ? "no reply, the daemon stalled" : "refused");
+		close(fd);
+		goto out;
+	}
+	if (expect_nonblocking("SET_VRING_CALL", fd) || case_arp_probe() ||
+	    case_arp_probe()) {
+		close(fd);
+		goto out;
+	}
+	close(fd);
+	if (send_vring_fd(SET_VRING_CALL, 0, rx.call))
+		goto out;
+
+	/* A blocking eventfd as TX kick fd: we kick through it from now on */
+	if ((fd = eventfd(0, EFD_CLOEXEC)) < 0)
+		goto out;
+	v = 1;
+	if (acked(SET_VRING_KICK, &v, 8, &fd, 1, &st) || st) {
+		say("SET_VRING_KICK, a blocking eventfd: refused\n");
+		close(fd);
+		goto out;
+	}
+	close(tx.kick);
+	tx.kick = fd;
+	if (expect_nonblocking("SET_VRING_KICK", fd) || case_arp_probe())
+		goto out;
+	if ((fd = eventfd(0, EFD_CLOEXEC)) < 0)
+		goto out;
+	if (acked(SET_VRING_ERR, &v, 8, &fd, 1, &st) || st ||
+	    expect_nonblocking("SET_VRING_ERR", fd)) {
+		close(fd);
+		goto out;
+	}
+	close(fd);
+	rc = 0;
+out:
+	close(p[0]);
+	close(p[1]);
+	close(s[0]);
+	close(s[1]);
+	close(m);
+	return rc;
+}
+
 static int case_bad_ring_addr(void)
 {
 	struct addr_msg a;
@@ -2678,6 +2859,1160 @@ static int case_state_abandon(void)
 	return 0;
 }
 
+/* ---- hostile guest driver -------------------------------------------- */
+
+/*
+ * The hostile case bridges tap0 like "bridge" does, so that the guest
+ * kernel's TCP runs through the daemon, but lays the rings out as a broken
+ * or malicious driver could: chains of 1 to 64 descriptors of any size
+ * (0 included), in indirect tables (misaligned ones too), the same head
+ * in several available entries, heads offered again before they came
+ * back, descriptors rewritten after they were published, available
+ * indexes that jump, a thread racing on the rings (descriptors, available
+ * and used rings), interrupt suppression games, garbage TX chains, and
+ * ring events on the control socket (disable/enable, new addresses, a new
+ * memory table, stop and restart from any index, a fresh connection). The
+ * daemon must survive every one of them; whether the guest's traffic does
+ * is not our concern here, but most chains are sane, so that it flows.
+ *
+ * What we read back from the RX ring is what we posted, as we recorded
+ * it: a chain that came back is delivered to the tap (a garbled frame is
+ * the guest kernel's to drop) and its descriptors are free again; used
+ * entries naming chains we don't hold (duplicates, stale entries) are
+ * counted and skipped. A ring that stops moving, as the daemon ignores
+ * it (broken), is mended with SET_VRING_ADDR, or if that doesn't do, a
+ * fresh connection.
+ *
+ * Every choice comes from one pseudo-random generator seeded with
+ * --hostile SEED: the seed picks the features (MRG_RXBUF, EVENT_IDX,
+ * offloads), one or two memory regions, the tap's MTU (unless -m) and the
+ * rates of each misbehaviour; the same seed makes the same choices,
+ * though timing makes no two runs alike.
+ */
+
+#define HOS_IND_BASE	0x20000ULL	/* indirect tables, per ring and head */
+#define HOS_IND_STRIDE	0x420ULL	/* 64 entries, and room to misalign */
+#define HOS_RX_ARENA	VF_RX_BUFS	/* RX buffers */
+#define HOS_RX_ARENA_LEN (14ULL << 20)
+#define HOS_TX_ARENA	(VF_MEM_SIZE / 2 - (512ULL << 10))
+#define HOS_TX_ARENA_LEN (VF_MEM_SIZE / 2)
+#define HOS_STALL_MS	300	/* TX chains out this long: reconnect */
+#define HOS_QUIET_MS	300	/* nothing on RX while the guest sends */
+
+/* A chain we posted, as we laid it out */
+struct hos_chain {
+	bool live;			/* posted, not back yet */
+	bool taint;			/* rewritten since: don't read it */
+	uint8_t ndesc, np;
+	uint16_t desc[HOS_MAX_PIECES];	/* descriptors it took */
+	uint64_t gpa[HOS_MAX_PIECES];
+	uint32_t len[HOS_MAX_PIECES];
+};
+
+/* Our side of one ring: free descriptors, chains, buffer arena */
+struct hos_ring {
+	struct ring *r;
+	unsigned q;
+	uint16_t freel[VF_Q];
+	unsigned nfree;
+	bool isfree[VF_Q];
+	struct hos_chain ch[VF_Q];
+	uint64_t arena, arena_len, bump;
+	unsigned live;
+	uint64_t last_used_ms;		/* when a chain last came back */
+};
+
+static struct hos_ring hrx, htx;
+static uint64_t hos_rng;
+/* A frame from the RX ring being put together (MRG_RXBUF) */
+static uint8_t hos_f[FRAME_MAX + HDR], hos_hdr[HDR];
+static size_t hos_flen;
+static unsigned hos_want;		/* buffers it still takes */
+static bool hos_bad;			/* it won't be delivered */
+static unsigned hos_tx_since_rx;	/* frames sent since one came */
+static int hos_tap = -1;
+static struct {
+	unsigned long long frames_in, frames_out, bogus, dropped, reconnects;
+	unsigned long long dups, reuses, rewrites, indirect, misaligned;
+	unsigned long long garbage, jumps, events, scribbles, mends;
+} hst;
+
+/* splitmix64 */
+static uint64_t hos_rand(void)
+{
+	uint64_t z = (hos_rng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static unsigned hos_below(unsigned n)
+{
+	return n ? (unsigned)(hos_rand() % n) : 0;
+}
+
+static bool hos_chance(unsigned per_mille)
+{
+	return hos_below(1000) < per_mille;
+}
+
+/* For what breaks a whole ring (RX): per ten thousand chains */
+static bool hos_chance_10k(unsigned n)
+{
+	return hos_below(10000) < n;
+}
+
+/*
+ * --rx-chain SPEC: sizes of the descriptors of every RX chain, comma
+ * separated, each optionally xCOUNT: "66,24x63" is 66 bytes, then 63
+ * descriptors of 24 bytes. Return: 0, -1 if malformed
+ */
+static int hos_parse_chain(const char *spec)
+{
+	const char *p = spec;
+
+	hos.rx_fixed_n = 0;
+	while (*p) {
+		char *end;
+		unsigned long sz = strtoul(p, &end, 10), cnt = 1;
+
+		if (end == p)
+			return -1;
+		if (*end == 'x') {
+			p = end + 1;
+			cnt = strtoul(p, &end, 10);
+			if (end == p || !cnt)
+				return -1;
+		}
+		while (cnt--) {
+			if (hos.rx_fixed_n == HOS_MAX_PIECES || sz > 65536)
+				return -1;
+			hos.rx_fixed[hos.rx_fixed_n++] = (unsigned)sz;
+		}
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return -1;
+	}
+	return hos.rx_fixed_n ? 0 : -1;
+}
+
+/* Choose everything from the seed (before memory is set up) */
+static void hos_profile(void)
+{
+	static const int mtus[] = { 1500, 4000, 9000, 65520 };
+	unsigned aggr;
+
+	hos_rng = hos.seed;
+	hos.mrg = hos_chance(500);
+	hos.evidx = hos_chance(500);
+	hos.offload = hos_chance(500);
+	two_regions = two_regions || hos_chance(300);
+	if (!mtu_given)
+		mtu = mtus[hos_below(4)];
+	/* Most seeds misbehave mildly, so that TCP still moves data (each
+	 * lost frame costs it a retransmission), some wildly
+	 */
+	aggr = hos_chance(700) ? 1 + hos_below(40) : 5 + hos_below(250);
+	hos.p_indirect = hos_below(400);
+	hos.p_misalign = hos_below(500);
+	hos.p_dup = hos_below(aggr);
+	hos.p_reuse = hos_below(aggr);
+	hos.p_rewrite = hos_below(aggr / 2);
+	hos.p_zero = hos_below(300);
+	hos.p_tiny = hos_below(aggr);
+	hos.p_alias = hos_below(aggr / 2);
+	hos.p_bad = hos_below(15);
+	hos.p_garbage = hos_below(aggr / 4);
+	hos.p_nokick = hos_below(200);
+	hos.p_weird = hos_below(700);
+	hos.p_irq = hos_below(aggr);
+	hos.max_descs = hos_chance(400) ? HOS_MAX_PIECES
+					: 1 + hos_below(HOS_MAX_PIECES);
+	hos.chaos_ms = hos_chance(700) ? 50 + hos_below(1000) : 0;
+	hos.scribble_us = hos_chance(300) ? 20 + hos_below(2000) : 0;
+
+	if (hos.fixed) {
+		/* The switches say it all: a plain driver otherwise */
+		hos.mrg = !hos.no_mrg;
+		hos.evidx = hos.offload = false;
+		hos.p_indirect = hos.p_misalign = hos.p_dup = hos.p_reuse = 0;
+		hos.p_rewrite = hos.p_zero = hos.p_tiny = hos.p_alias = 0;
+		hos.p_bad = hos.p_garbage = hos.p_nokick = hos.p_weird = 0;
+		hos.p_irq = hos.chaos_ms = hos.scribble_us = 0;
+		hos.max_descs = 1;
+	}
+	if (hos.no_mrg)
+		hos.mrg = false;
+	features_drop = hos.mrg ? 0 : F_MRG;
+	offload = hos.offload;
+	want_evidx = hos.evidx;
+	hos_rng = hos.seed ^ 0x686f7374696c65ULL;	/* the run's own */
+}
+
+/* Copy out of guest memory; bytes outside it read as 0 */
+static void hos_gread(uint64_t gpa, void *buf, size_t len)
+{
+	uint64_t half = VF_MEM_SIZE / 2;
+	uint8_t *b = buf;
+
+	memset(buf, 0, len);
+	if (gpa >= VF_MEM_SIZE)
+		return;
+	if (len > VF_MEM_SIZE - gpa)
+		len = VF_MEM_SIZE - gpa;
+	if (two_regions && gpa < half && gpa + len > half) {
+		size_t n = half - gpa;
+
+		memcpy(b, gp(gpa), n);
+		memcpy(b + n, gp(half), len - n);
+		return;
+	}
+	memcpy(b, gp(gpa), len);
+}
+
+/* Write into guest memory, as far as it goes */
+static void hos_gwrite(uint64_t gpa, const void *p, size_t len)
+{
+	if (gpa >= VF_MEM_SIZE)
+		return;
+	if (len > VF_MEM_SIZE - gpa)
+		len = VF_MEM_SIZE - gpa;
+	gwrite(gpa, p, len);
+}
+
+static void hos_ring_reset(struct hos_ring *hr, struct ring *r, unsigned q,
+			   uint64_t arena, uint64_t arena_len)
+{
+	unsigned i;
+
+	hr->r = r;
+	hr->q = q;
+	hr->nfree = 0;
+	for (i = VF_Q; i-- > 0;) {
+		hr->freel[hr->nfree++] = (uint16_t)i;
+		hr->isfree[i] = true;
+		hr->ch[i].live = false;
+	}
+	hr->arena = arena;
+	hr->arena_len = arena_len;
+	hr->bump = 0;
+	hr->live = 0;
+	hr->last_used_ms = now_ms();
+}
+
+static int hos_desc_take(struct hos_ring *hr)
+{
+	uint16_t d;
+
+	if (!hr->nfree)
+		return -1;
+	/* Any free one, not always the last freed */
+	if (hos_chance(300)) {
+		unsigned k = hos_below(hr->nfree);
+
+		d = hr->freel[k];
+		hr->freel[k] = hr->freel[hr->nfree - 1];
+	} else {
+		d = hr->freel[hr->nfree - 1];
+	}
+	hr->nfree--;
+	hr->isfree[d] = false;
+	return d;
+}
+
+static void hos_desc_put(struct hos_ring *hr, uint16_t d)
+{
+	if (d >= VF_Q || hr->isfree[d])
+		return;
+	hr->isfree[d] = true;
+	hr->freel[hr->nfree++] = d;
+}
+
+static void hos_chain_free(struct hos_ring *hr, uint16_t h)
+{
+	struct hos_chain *c = &hr->ch[h];
+	unsigned i;
+
+	if (!c->live)
+		return;
+	for (i = 0; i < c->ndesc; i++)
+		hos_desc_put(hr, c->desc[i]);
+	c->live = false;
+	hr->live--;
+}
+
+/* Buffer space from the ring's arena, wrapping around (what is still out
+ * then gets written over: one more way to be hostile)
+ */
+static uint64_t hos_alloc(struct hos_ring *hr, uint64_t len)
+{
+	uint64_t at;
+
+	if (hos_chance(hos.p_alias))
+		return hr->arena + hos_below((unsigned)hr->arena_len - 65536);
+	if (hr->bump + len + 8 > hr->arena_len)
+		hr->bump = 0;
+	at = hr->arena + hr->bump;
+	if (hos_chance(100))
+		at += hos_below(8);		/* odd addresses */
+	hr->bump = at - hr->arena + len;
+	return at;
+}
+
+/* Where an indirect table for head @h goes, @mis bytes off alignment */
+static uint64_t hos_ind_gpa(const struct hos_ring *hr, unsigned h,
+			    unsigned mis)
+{
+	return HOS_IND_BASE + (hr->q * VF_Q + h) * HOS_IND_STRIDE + mis;
+}
+
+/*
+ * Lay out a chain of @np pieces with descriptor @flags (each also gets
+ * NEXT but the last), directly or through an indirect table, and record
+ * it. Return: its head, -1 if descriptors ran out (nothing posted)
+ */
+static int hos_post(struct hos_ring *hr, unsigned np, const uint64_t *gpa,
+		    const uint32_t *len, uint16_t flags)
+{
+	bool ind = np && hos_chance(hos.p_indirect);
+	uint16_t d[HOS_MAX_PIECES];
+	struct hos_chain *c;
+	unsigned i, nd = ind ? 1 : np;
+	int t;
+
+	if (!np || np > HOS_MAX_PIECES || hr->nfree < nd)
+		return -1;
+	for (i = 0; i < nd; i++) {
+		t = hos_desc_take(hr);
+		d[i] = (uint16_t)t;
+	}
+	if (ind) {
+		unsigned mis = 0;
+		struct ring tbl;
+		uint64_t tg;
+
+		/* RX ignores the whole ring for a bad chain: seldom there */
+		if (hr->q ? hos_chance(hos.p_misalign)
+			  : hos_chance_10k(hos.p_misalign / 10)) {
+			mis = hos_chance(300) ? 8 : 1 + hos_below(15);
+			hst.misaligned += mis % 8 != 0;
+		}
+		tg = hos_ind_gpa(hr, d[0], mis);
+		tbl.desc = gp(tg);
+		for (i = 0; i < np; i++)
+			desc_set(&tbl, i, gpa[i], len[i],
+				 flags | (i + 1 < np ? D_NEXT : 0),
+				 (uint16_t)(i + 1 < np ? i + 1 : 0));
+		desc_set(hr->r, d[0], tg, 16 * np, D_INDIRECT, 0);
+		hst.indirect++;
+	} else {
+		for (i = 0; i < np; i++)
+			desc_set(hr->r, d[i], gpa[i], len[i],
+				 flags | (i + 1 < np ? D_NEXT : 0),
+				 i + 1 < np ? d[i + 1] : 0);
+	}
+	c = &hr->ch[d[0]];
+	c->live = true;
+	c->taint = false;
+	c->ndesc = (uint8_t)nd;
+	c->np = (uint8_t)np;
+	memcpy(c->desc, d, nd * sizeof(d[0]));
+	memcpy(c->gpa, gpa, np * sizeof(gpa[0]));
+	memcpy(c->len, len, np * sizeof(len[0]));
+	hr->live++;
+	return d[0];
+}
+
+/* Offer head @h, and maybe again in more entries (duplicates) */
+static void hos_offer(struct hos_ring *hr, uint16_t h)
+{
+	struct ring *r = hr->r;
+
+	ring_offer(r, h);
+	if (hos_chance(hos.p_dup)) {
+		unsigned n = 1 + hos_below(8);
+
+		while (n-- && (uint16_t)(r->avail_idx - r->used_seen) < VF_Q) {
+			ring_offer(r, h);
+			hst.dups++;
+		}
+	}
+}
+
+/* A live chain offered again before it came back, perhaps laid out anew
+ * in the same descriptors; or one descriptor of it rewritten, unoffered
+ */
+static void hos_meddle(struct hos_ring *hr)
+{
+	unsigned h = hos_below(VF_Q), i;
+	struct hos_chain *c = &hr->ch[h];
+
+	if (!c->live || !c->ndesc)
+		return;
+	if (hos_chance(hos.p_reuse) &&
+	    (uint16_t)(hr->r->avail_idx - hr->r->used_seen) < VF_Q) {
+		ring_offer(hr->r, (uint16_t)h);
+		hst.reuses++;
+	}
+	if (hos_chance(hos.p_rewrite)) {
+		uint16_t d = c->desc[hos_below(c->ndesc)];
+		uint64_t a = hos_chance(500) ? hr->arena + hos_below(1 << 20)
+					     : hos_rand();
+		uint32_t l = hos_chance(500) ? hos_below(70000)
+					     : (uint32_t)hos_rand();
+
+		for (i = 0; i < 1 + hos_below(3); i++) {
+			switch (hos_below(4)) {
+			case 0:
+				desc_set(hr->r, d, a, l,
+					 (uint16_t)hos_below(8),
+					 (uint16_t)hos_below(VF_Q * 2));
+				break;
+			case 1:
+				put16(hr->r->desc + 16 * d + 12,
+				      (uint16_t)hos_below(8));
+				break;
+			case 2:
+				put16(hr->r->desc + 16 * d + 14,
+				      (uint16_t)hos_below(VF_Q + 4));
+				break;
+			default:
+				memcpy(hr->r->desc + 16 * d + 8, &l, 4);
+			}
+		}
+		c->taint = true;
+		hst.rewrites++;
+	}
+}
+
+/* Sizes of an RX chain's pieces; Return: how many */
+static unsigned hos_rx_shape(uint32_t *len)
+{
+	unsigned np, i;
+
+	if (hos.rx_fixed_n) {
+		memcpy(len, hos.rx_fixed, hos.rx_fixed_n * sizeof(len[0]));
+		return hos.rx_fixed_n;
+	}
+	if (!hos_chance(hos.p_weird)) {
+		/* What a Linux guest posts: one buffer (MRG_RXBUF, small
+		 * frames), or header and pages (big packets)
+		 */
+		uint32_t whole = (uint32_t)mtu + 14 + HDR;
+
+		if (hos.mrg) {
+			len[0] = hos_chance(500) ? 1536 + hos_below(2560)
+						 : 4096;
+			return 1;
+		}
+		if (!hos.offload && whole <= 4096) {
+			len[0] = whole + hos_below(512);
+			return 1;
+		}
+		np = 1 + (65562 + 4095) / 4096;
+		len[0] = HDR;
+		for (i = 1; i < np; i++)
+			len[i] = 4096;
+		return np > hos.max_descs ? hos.max_descs : np;
+	}
+	np = 1 + hos_below(hos.max_descs);
+	for (i = 0; i < np; i++) {
+		if (hos_chance(hos.p_zero))
+			len[i] = 0;
+		else if (hos_chance(300))
+			len[i] = 1 + hos_below(64);
+		else if (hos_chance(700))
+			len[i] = 65 + hos_below(2048);
+		else
+			len[i] = 2049 + hos_below(14336);
+	}
+	if (hos_chance(hos.p_tiny))
+		len[0] = hos_below(80);
+	/* Nothing writable at all breaks the ring: only as often as the
+	 * other bad chains
+	 */
+	for (i = 0; i < np && !len[i]; i++)
+		;
+	if (i == np && !hos_chance_10k(hos.p_bad))
+		len[np - 1] = 1 + hos_below(4096);
+	return np;
+}
+
+/* Post one RX chain; Return: 0, -1 if out of descriptors */
+static int hos_rx_post_one(void)
+{
+	uint64_t gpa[HOS_MAX_PIECES];
+	uint32_t len[HOS_MAX_PIECES];
+	uint16_t flags = D_WRITE;
+	unsigned np = hos_rx_shape(len), i;
+	bool contig = hos.rx_fixed_n || hos_chance(600);
+	uint64_t total = 0, at = 0;
+	int h;
+
+	for (i = 0; i < np; i++)
+		total += len[i];
+	if (contig)
+		at = hos_alloc(&hrx, total);
+	for (i = 0; i < np; i++) {
+		gpa[i] = contig ? at : hos_alloc(&hrx, len[i]);
+		at += len[i];
+	}
+	if (hos_chance_10k(hos.p_bad)) {
+		/* Out of memory, or read-only: the daemon drops the ring */
+		i = hos_below(np);
+		if (hos_chance(500))
+			gpa[i] = VF_MEM_SIZE - hos_below(64);
+		else
+			flags = 0;
+	}
+	h = hos_post(&hrx, np, gpa, len, flags);
+	if (h < 0)
+		return -1;
+	hos_offer(&hrx, (uint16_t)h);
+	return 0;
+}
+
+/* Fill the RX ring up: as many chains as it takes */
+static void hos_rx_fill(void)
+{
+	while ((uint16_t)(rx.avail_idx - rx.used_seen) < VF_Q) {
+		if (hos.same_head)
+			ring_offer(&rx, 0);
+		else if (hos_rx_post_one())
+			break;
+	}
+}
+
+/* A fresh device (dev_start()): forget the old rings, post RX buffers */
+static void hos_start(void)
+{
+	hos_ring_reset(&hrx, &rx, 0, HOS_RX_ARENA, HOS_RX_ARENA_LEN);
+	hos_ring_reset(&htx, &tx, 1, HOS_TX_ARENA, HOS_TX_ARENA_LEN);
+	hos_want = 0;
+	if (hos.same_head) {
+		/* One chain, at head 0, in every available entry */
+		uint64_t gpa[HOS_MAX_PIECES], at;
+		uint32_t len[HOS_MAX_PIECES];
+		unsigned np = hos_rx_shape(len), i, k;
+
+		at = hos_alloc(&hrx, 65536);
+		for (i = 0; i < np; i++) {
+			gpa[i] = at;
+			at += len[i];
+		}
+		/* Descriptors 0 to np - 1, in order */
+		hrx.nfree = 0;
+		for (k = VF_Q; k-- > np;)
+			hrx.freel[hrx.nfree++] = (uint16_t)k;
+		for (k = 0; k < np; k++)
+			hrx.isfree[k] = false;
+		for (i = 0; i < np; i++)
+			desc_set(&rx, i, gpa[i], len[i],
+				 D_WRITE | (i + 1 < np ? D_NEXT : 0),
+				 (uint16_t)(i + 1 < np ? i + 1 : 0));
+		hrx.ch[0].live = true;
+		hrx.ch[0].taint = false;
+		hrx.ch[0].ndesc = hrx.ch[0].np = (uint8_t)np;
+		for (i = 0; i < np; i++) {
+			hrx.ch[0].desc[i] = (uint16_t)i;
+			hrx.ch[0].gpa[i] = gpa[i];
+			hrx.ch[0].len[i] = len[i];
+		}
+		hrx.live = 1;
+	}
+	hos_rx_fill();
+}
+
+/* Read @len bytes from @off in chain @c, as we laid it out */
+static size_t hos_chain_read(const struct hos_chain *c, size_t off,
+			     uint8_t *buf, size_t len)
+{
+	size_t done = 0;
+	unsigned i;
+
+	for (i = 0; i < c->np && done < len; i++) {
+		size_t n;
+
+		if (off >= c->len[i]) {
+			off -= c->len[i];
+			continue;
+		}
+		n = c->len[i] - off;
+		if (n > len - done)
+			n = len - done;
+		hos_gread(c->gpa[i] + off, buf + done, n);
+		done += n;
+		off = 0;
+	}
+	return done;
+}
+
+/* Frames from the RX ring to the tap; chains back to the free list */
+static void hos_rx_reap(void)
+{
+	uint16_t idx = used_idx(&rx), n = (uint16_t)(idx - rx.used_seen);
+
+	if (n > VF_Q) {
+		/* Somebody wrote used->idx (the racing thread): skip */
+		rx.used_seen = idx;
+		hos_want = 0;
+		hst.bogus++;
+		return;
+	}
+	while (n--) {
+		const uint8_t *u = rx.used + 4 + 8 * (rx.used_seen % VF_Q);
+		uint32_t id = get32(u), l = get32(u + 4), cap = 0;
+		struct hos_chain *c;
+		unsigned i;
+
+		rx.used_seen++;
+		hrx.last_used_ms = now_ms();
+		hos_tx_since_rx = 0;
+		if (id >= VF_Q || !hrx.ch[id].live) {
+			hst.bogus++;
+			hos_want = 0;
+			continue;
+		}
+		c = &hrx.ch[id];
+		for (i = 0; i < c->np; i++)
+			cap += c->len[i];
+		if (l > cap)
+			l = cap;
+		if (!hos_want) {
+			/* A new frame: the header, then the frame */
+			hos_chain_read(c, 0, hos_hdr, HDR);
+			hos_want = hos.mrg ? get16(hos_hdr + 10) : 1;
+			hos_bad = l < HDR + 14 || l - HDR > sizeof(hos_f) ||
+				  !hos_want || hos_want > VF_Q;
+			if (hos_bad)
+				hos_want = 1;
+			hos_flen = 0;
+			if (!hos_bad)
+				hos_flen = hos_chain_read(c, HDR, hos_f,
+							  l - HDR);
+		} else if (hos_flen + l <= sizeof(hos_f)) {
+			hos_flen += hos_chain_read(c, 0, hos_f + hos_flen, l);
+		} else {
+			hos_bad = true;
+		}
+		hos_bad = hos_bad || c->taint;
+		if (hos.same_head)
+			ring_offer(&rx, 0);
+		else
+			hos_chain_free(&hrx, (uint16_t)id);
+		if (--hos_want)
+			continue;
+		/* The tap takes what a virtio-net header may say */
+		if (hos_bad || (hos_hdr[0] & ~3) ||
+		    ((hos_hdr[1] & 0x7f) != 0 && (hos_hdr[1] & 0x7f) != 1 &&
+		     (hos_hdr[1] & 0x7f) != 4)) {
+			hst.dropped++;
+			continue;
+		}
+		memcpy(rx_hdr, hos_hdr, sizeof(rx_hdr));
+		rx_flags = hos_hdr[0];
+		tap_write(hos_tap, hos_f, hos_flen);
+		hst.frames_out++;
+	}
+}
+
+/* TX chains that came back: descriptors free again */
+static void hos_tx_reap(void)
+{
+	uint16_t idx = used_idx(&tx), n = (uint16_t)(idx - tx.used_seen);
+
+	if (n > VF_Q) {
+		tx.used_seen = idx;
+		hst.bogus++;
+		return;
+	}
+	while (n--) {
+		const uint8_t *u = tx.used + 4 + 8 * (tx.used_seen % VF_Q);
+		uint32_t id = get32(u);
+
+		tx.used_seen++;
+		htx.last_used_ms = now_ms();
+		if (id >= VF_Q || !htx.ch[id].live) {
+			hst.bogus++;
+			continue;
+		}
+		hos_chain_free(&htx, (uint16_t)id);
+	}
+}
+
+/* A TX chain that breaks the rules, instead of a frame */
+static void hos_tx_garbage(void)
+{
+	uint64_t gpa[2] = { HOS_TX_ARENA, HOS_TX_ARENA + 100 };
+	uint32_t len[2] = { 100, 100 };
+	int h, d;
+
+	switch (hos_below(8)) {
+	case 0:		/* beyond guest memory */
+		gpa[0] = VF_MEM_SIZE + hos_below(1 << 20);
+		break;
+	case 1:		/* more than 4 GiB */
+		len[0] = len[1] = 0xfffffff0;
+		break;
+	case 2:		/* address wraps */
+		gpa[0] = UINT64_MAX - hos_below(100);
+		break;
+	default:
+		break;
+	}
+	h = hos_post(&htx, 2, gpa, len, 0);
+	if (h < 0)
+		return;
+	d = htx.ch[h].ndesc == 2 ? htx.ch[h].desc[1] : -1;
+	switch (hos_below(8)) {
+	case 3:		/* a loop */
+		if (d >= 0)
+			put16(tx.desc + 16 * d + 12, D_NEXT);
+		if (d >= 0)
+			put16(tx.desc + 16 * d + 14, (uint16_t)h);
+		break;
+	case 4:		/* next out of range */
+		if (d >= 0)
+			put16(tx.desc + 16 * d + 14,
+			      (uint16_t)(VF_Q + hos_below(999)));
+		if (d >= 0)
+			put16(tx.desc + 16 * d + 12, D_NEXT);
+		break;
+	case 5:		/* writable, then readable */
+		put16(tx.desc + 16 * h + 12, D_WRITE | D_NEXT);
+		break;
+	case 6:		/* an indirect table of odd length, or nested */
+		desc_set(&tx, (unsigned)h, hos_ind_gpa(&htx, (unsigned)h, 0),
+			 hos_chance(500) ? 20 + hos_below(100) : 16 * VF_Q,
+			 D_INDIRECT, 0);
+		{
+			struct ring tbl = {
+				.desc = gp(hos_ind_gpa(&htx, (unsigned)h, 0))
+			};
+
+			desc_set(&tbl, 0, hos_ind_gpa(&htx, (unsigned)h, 0),
+				 32, D_INDIRECT, 0);
+		}
+		break;
+	case 7:		/* indirect and NEXT */
+		put16(tx.desc + 16 * h + 12, D_INDIRECT | D_NEXT);
+		break;
+	default:
+		break;
+	}
+	htx.ch[h].taint = true;
+	hos_offer(&htx, (uint16_t)h);
+	hst.garbage++;
+}
+
+/* Put a frame from the tap (virtio-net header first) on TX, cut into
+ * pieces at random points (empty pieces too), contiguous or scattered
+ * Return: 0, -1 if out of descriptors
+ */
+static int hos_tx_frame(const uint8_t *hf, size_t total)
+{
+	uint64_t gpa[HOS_MAX_PIECES];
+	uint32_t len[HOS_MAX_PIECES], cut[HOS_MAX_PIECES + 1];
+	unsigned np, i, j;
+	bool contig = hos_chance(600);
+	uint64_t at = 0;
+	int h;
+
+	if (hos_chance(hos.p_garbage))
+		hos_tx_garbage();
+	np = hos.fixed || hos_chance(500) ? 1 + hos_below(2)
+					  : 1 + hos_below(hos.max_descs);
+	if (np > htx.nfree)
+		np = htx.nfree;
+	if (!np)
+		return -1;
+	/* Cut points: sorted, equal ones make empty pieces */
+	cut[0] = 0;
+	for (i = 1; i < np; i++) {
+		uint32_t v = hos_chance(hos.p_zero) && i > 1 ?
+			     cut[i - 1] :
+			     (uint32_t)hos_below((unsigned)total + 1);
+
+		for (j = i; j > 1 && cut[j - 1] > v; j--)
+			cut[j] = cut[j - 1];
+		cut[j] = v;
+	}
+	cut[np] = (uint32_t)total;
+	if (contig)
+		at = hos_alloc(&htx, total);
+	for (i = 0; i < np; i++) {
+		len[i] = cut[i + 1] - cut[i];
+		gpa[i] = contig ? at + cut[i] : hos_alloc(&htx, len[i]);
+		hos_gwrite(gpa[i], hf + cut[i], len[i]);
+	}
+	h = hos_post(&htx, np, gpa, len, 0);
+	if (h < 0)
+		return -1;
+	hos_offer(&htx, (uint16_t)h);
+	hos_tx_since_rx++;
+	return 0;
+}
+
+/* Interrupt suppression games: used_event anywhere, NO_INTERRUPT on/off */
+static void hos_irq_games(struct ring *r)
+{
+	if (!hos_chance(hos.p_irq))
+		return;
+	if (evidx)
+		put16(r->avail + 4 + 2 * VF_Q, (uint16_t)hos_rand());
+	else
+		put16(r->avail, (uint16_t)(hos_rand() & 1));
+}
+
+/* Send a request with NEED_REPLY and take the answer, whatever it says */
+static int hos_req(uint32_t req, const void *p, uint32_t size, int fd)
+{
+	uint64_t st;
+
+	return acked(req, p, size, &fd, fd >= 0, &st);
+}
+
+/* GET_VRING_BASE on ring @q, then start it again from @base */
+static int hos_restart(unsigned q, uint32_t base)
+{
+	struct ring *r = q ? &tx : &rx;
+	uint32_t s[2] = { q, 0 };
+	struct addr_msg a;
+	uint8_t h[12];
+
+	if (msg_send(GET_VRING_BASE, 0, s, 8) || read_full(h, 12) ||
+	    read_full(s, 8))
+		return -1;
+	s[0] = q;
+	s[1] = base;
+	addr_fill(&a, r, q, 0);
+	if (hos_req(SET_VRING_BASE, s, 8, -1) ||
+	    hos_req(SET_VRING_ADDR, &a, sizeof(a), -1) ||
+	    hos_req(SET_VRING_KICK, &(uint64_t){ q }, 8, r->kick) ||
+	    hos_req(SET_VRING_CALL, &(uint64_t){ q }, 8, r->call))
+		return -1;
+	return 0;
+}
+
+/* One event on a ring, or on the connection; Return: -1 to reconnect */
+static int hos_chaos(void)
+{
+	unsigned q = hos_below(2);
+	struct ring *r = q ? &tx : &rx;
+	uint32_t s[2] = { q, 0 };
+	struct addr_msg a;
+	uint8_t mt[8 + 32 * 2];
+
+	hst.events++;
+	switch (hos_below(16)) {
+	case 10:
+	case 11:	/* interrupt suppression flipped at once */
+		put16(r->avail, (uint16_t)(get16(r->avail) ^ 1));
+		put16(r->avail + 4 + 2 * VF_Q, (uint16_t)hos_rand());
+		return 0;
+	case 12:
+	case 13:	/* a kick out of the blue */
+		kick(r);
+		return 0;
+	case 14:	/* used->flags and avail_event: ours to scribble too */
+		put16(r->used, (uint16_t)hos_rand());
+		put16(r->used + 4 + 8 * VF_Q, (uint16_t)hos_rand());
+		return 0;
+	case 0:
+	case 1:		/* avail->idx jumps ahead, over stale entries */
+		r->avail_idx = (uint16_t)(r->avail_idx + 1 +
+					  hos_below(VF_Q / 2));
+		put16(r->avail + 2, r->avail_idx);
+		kick(r);
+		hst.jumps++;
+		return 0;
+	case 2:		/* ...or further than the ring is long */
+		put16(r->avail + 2, (uint16_t)(r->avail_idx + VF_Q + 1 +
+					       hos_below(30000)));
+		kick(r);
+		hst.jumps++;
+		return 0;
+	case 3:		/* disabled for a moment */
+		return hos_req(SET_VRING_ENABLE, s, 8, -1) ||
+		       hos_req(SET_VRING_ENABLE, (uint32_t[]){ q, 1 }, 8, -1);
+	case 4:		/* the same addresses again */
+		addr_fill(&a, r, q, 0);
+		return hos_req(SET_VRING_ADDR, &a, sizeof(a), -1);
+	case 5: {	/* the same memory again */
+		uint64_t st;
+
+		return acked(SET_MEM_TABLE, mt, (uint32_t)mem_table_msg(mt),
+			     memfd, two_regions ? 2 : 1, &st);
+	}
+	case 6:		/* stopped, and started again where it was */
+		return hos_restart(q, r->avail_idx);
+	case 7:		/* ...or anywhere */
+		return hos_restart(q, hos_below(65536));
+	case 8: {	/* a blocking eventfd, full, as interrupt fd */
+		int fd = eventfd(0, EFD_CLOEXEC);
+		uint64_t v = 0xfffffffffffffffeULL;
+		int rc;
+
+		if (fd < 0 || write(fd, &v, 8) != 8) {
+			if (fd >= 0)
+				close(fd);
+			return 0;
+		}
+		rc = hos_req(SET_VRING_CALL, &(uint64_t){ q }, 8, fd);
+		close(fd);
+		/* Our own back a moment later */
+		return rc || hos_req(SET_VRING_CALL, &(uint64_t){ q }, 8,
+				     r->call);
+	}
+	default:	/* a fresh connection */
+		return -1;
+	}
+}
+
+/* A moment without us: the racing writer's target */
+static volatile bool hos_scribble_stop;
+
+/* The racing writer: random bytes in descriptors, available and used
+ * rings of both queues, while the daemon reads them
+ */
+static void *hos_scribble(void *arg)
+{
+	uint64_t st = hos.seed * 31 + 7;
+	uint8_t *rings[2] = { gp(VF_RX_RING), gp(VF_TX_RING) };
+
+	(void)arg;
+	while (!hos_scribble_stop) {
+		struct timespec ts = { 0, (long)hos.scribble_us * 1000 };
+		uint8_t *b;
+		uint64_t z;
+		uint16_t v;
+		size_t off;
+
+		st += 0x9e3779b97f4a7c15ULL;
+		z = (st ^ (st >> 30)) * 0xbf58476d1ce4e5b9ULL;
+		z ^= z >> 27;
+		b = rings[z & 1];
+		v = (uint16_t)(z >> 16);
+		switch ((z >> 1) & 3) {
+		case 0:		/* a descriptor field */
+			off = 16 * ((z >> 32) % VF_Q) + 2 * ((z >> 48) % 8);
+			break;
+		case 1:		/* an available entry, flags or used_event */
+			off = 16 * VF_Q + 2 * ((z >> 32) % (VF_Q + 3));
+			break;
+		default:	/* the used ring, idx included */
+			off = 0x4000 + 2 * ((z >> 32) % (2 + 4 * VF_Q));
+			break;
+		}
+		__atomic_store_n((uint16_t *)(b + off), v, __ATOMIC_RELAXED);
+		hst.scribbles++;
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void hos_report(void)
+{
+	say("hostile: seed %llu: %llu frames to the daemon, %llu from it, "
+	    "%llu dropped; %llu reconnects, %llu mends, %llu events, %llu "
+	    "jumps; "
+	    "chains: %llu duplicated, %llu reused, %llu rewritten, %llu "
+	    "indirect (%llu misaligned), %llu garbage; %llu bogus used "
+	    "entries, %llu racing writes\n",
+	    (unsigned long long)hos.seed, hst.frames_in, hst.frames_out,
+	    hst.dropped, hst.reconnects, hst.mends, hst.events, hst.jumps,
+	    hst.dups,
+	    hst.reuses, hst.rewrites, hst.indirect, hst.misaligned,
+	    hst.garbage, hst.bogus, hst.scribbles);
+}
+
+/* Both rings set up again where they are (SET_VRING_ADDR), with our own
+ * avail->idx: what a ring the daemon ignores needs. Return: 0 if done
+ */
+static int hos_mend(void)
+{
+	unsigned q;
+
+	hst.mends++;
+	vsay("hostile: mending the rings\n");
+	for (q = 0; q < 2; q++) {
+		struct ring *r = q ? &tx : &rx;
+		struct addr_msg a;
+
+		put16(r->avail + 2, r->avail_idx);
+		addr_fill(&a, r, q, 0);
+		if (hos_req(SET_VRING_ADDR, &a, sizeof(a), -1))
+			return -1;
+		kick(r);
+	}
+	return 0;
+}
+
+/* The guest sends, and nothing comes back to it: the RX ring is ignored
+ * (broken), most likely
+ */
+static bool hos_rx_quiet(uint64_t now)
+{
+	/* Eight: more than a guest sends unanswered on its own (router
+	 * solicitations, multicast reports, duplicate address detection)
+	 */
+	return now > hrx.last_used_ms + HOS_QUIET_MS && hos_tx_since_rx >= 8;
+}
+
+/* TX chains out (or entries we can't account for: duplicates the daemon
+ * skipped, jumps), and none came back for a while: the ring is ignored
+ */
+static bool hos_tx_stalled(uint64_t now)
+{
+	return (htx.live || (uint16_t)(tx.avail_idx - tx.used_seen) >=
+			    VF_Q - 16) &&
+	       now > htx.last_used_ms + HOS_STALL_MS;
+}
+
+/* Reconnect, as often as it takes, until the daemon is gone */
+static int hos_reconnect(const char *why)
+{
+	hst.reconnects++;
+	vsay("hostile: reconnecting: %s\n", why);
+	sock_close();
+	if (dev_connect(0)) {
+		say("hostile: can't connect to the daemon any more\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int case_hostile(void)
+{
+	static uint8_t bframe[HDR + 14 + 65535];
+	uint64_t next_chaos = 0, next_kick = 0, mended = 0, now;
+	pthread_t scribbler;
+	bool scribbling = false;
+	int rc = 0;
+
+	if (sock < 0 && dev_connect(0))
+		return -1;
+	hos_tap = tap_open();
+	if (hos_tap < 0)
+		return -1;
+	if (hos.scribble_us &&
+	    !pthread_create(&scribbler, NULL, hos_scribble, NULL))
+		scribbling = true;
+	say("hostile: connected, %s up, seed %llu: mrg %d evidx %d "
+	    "offload %d regions %d mtu %d; per mille: indirect %u "
+	    "misaligned %u dup %u reuse %u rewrite %u zero %u tiny %u "
+	    "alias %u bad %u garbage %u nokick %u weird %u irq %u; "
+	    "chains up to %u, events every ~%u ms, racing writes every %u "
+	    "us\n", tap_name, (unsigned long long)hos.seed, hos.mrg, evidx,
+	    !!offloads, two_regions ? 2 : 1, mtu, hos.p_indirect,
+	    hos.p_misalign, hos.p_dup, hos.p_reuse, hos.p_rewrite,
+	    hos.p_zero, hos.p_tiny, hos.p_alias, hos.p_bad, hos.p_garbage,
+	    hos.p_nokick, hos.p_weird, hos.p_irq, hos.max_descs,
+	    hos.chaos_ms, hos.scribble_us);
+
+	while (!stop) {
+		struct pollfd pfd[4] = { { hos_tap, POLLIN, 0 },
+					 { rx.call, POLLIN, 0 },
+					 { tx.call, POLLIN, 0 },
+					 { sock, POLLIN, 0 } };
+		bool posted = false;
+
+		if (htx.nfree < 2)
+			pfd[0].fd = -1;
+		if (poll(pfd, 4, 2) < 0 && errno != EINTR)
+			break;
+		now = now_ms();
+		if (pfd[3].revents & (POLLIN | POLLHUP)) {
+			/* Replies are read where asked for: this is the end */
+			if (hos_reconnect("the daemon closed the connection")) {
+				rc = -1;
+				break;
+			}
+			continue;
+		}
+		drain_eventfd(rx.call);
+		drain_eventfd(tx.call);
+
+		hos_rx_reap();
+		hos_tx_reap();
+		if (hos_chance(hos.p_reuse + hos.p_rewrite))
+			hos_meddle(hos_chance(500) ? &hrx : &htx);
+		hos_rx_fill();
+
+		while (htx.nfree >= 2 &&
+		       (uint16_t)(tx.avail_idx - tx.used_seen) < VF_Q - 16) {
+			ssize_t n = read(hos_tap, bframe, sizeof(bframe));
+
+			if (n <= HDR)
+				break;
+			if (!offloads)
+				memset(bframe, 0, HDR);
+			if (hos_tx_frame(bframe, (size_t)n))
+				break;
+			hst.frames_in++;
+			posted = true;
+		}
+		hos_irq_games(&rx);
+		hos_irq_games(&tx);
+
+		/* Kicks as the driver wants them, or none; now and then
+		 * regardless, so that a ring we fooled goes on
+		 */
+		if (!hos_chance(hos.p_nokick)) {
+			kick_wanted(&rx);
+			if (posted)
+				kick_wanted(&tx);
+		}
+		if (now >= next_kick) {
+			kick(&rx);
+			kick(&tx);
+			next_kick = now + 10;
+		}
+
+		/* A TX ring that stopped moving (ignored as broken, most
+		 * likely), or entries we can't account for any more (the
+		 * daemon skipped duplicates, the index jumped): a fresh
+		 * device cures it. Then, now and then, an event.
+		 */
+		/* A ring that stopped moving is ignored as broken, most
+		 * likely: new addresses mend it; if they don't, a fresh
+		 * device
+		 */
+		if (hos_tx_stalled(now) || hos_rx_quiet(now)) {
+			bool again = now < mended + 2 * HOS_STALL_MS;
+
+			if (!again && !hos_mend()) {
+				mended = now;
+				hrx.last_used_ms = htx.last_used_ms = now;
+				continue;
+			}
+			if (hos_reconnect(hos_rx_quiet(now) ? "RX quiet" :
+					  "TX stalled")) {
+				rc = -1;
+				break;
+			}
+			continue;
+		}
+		if (!hos.chaos_ms || now < next_chaos)
+			continue;
+		if (next_chaos && hos_chaos() && hos_reconnect("event")) {
+			rc = -1;
+			break;
+		}
+		next_chaos = now + 1 + hos_below(2 * hos.chaos_ms);
+	}
+	if (scribbling) {
+		hos_scribble_stop = true;
+		pthread_join(scribbler, NULL);
+	}
+	hos_report();
+	close(hos_tap);
+	return rc;
+}
+
 /* ---- main ------------------------------------------------------------ */
 
 static void usage(const char *name)
@@ -2691,7 +4026,8 @@ static void usage(const char *name)
 		"[--no-disable] [-d USEC] [--migrate-exec CMD] "
 		"[--migrate-notify FIFO] "
 		"[--migrate-notify-msg FILE] [--phase-exec CMD] "
-		"SOCKPATH CASE...\n"
+		"[--hostile SEED] [--no-mrg] "
+		"[--rx-chain SIZES] [--rx-same-head] SOCKPATH CASE...\n"
 		"(see the comment at the top of vu-front.c for the cases "
 		"and options)\n", name);
 	exit(2);
@@ -2701,6 +4037,7 @@ static int run_case(const char *name)
 {
 	static const char *const need_dev[] = {
 		"arp-probe", "dhcp-probe", "bridge", "bad-sizes", "bad-fds",
+		"bad-ring-fds",
 		"bad-ring-addr", "unknown", "oversize", "too-many-fds",
 		"loop-chain", "bad-avail-idx", "rx-readonly", "stop-kick",
 		"log",
@@ -2736,6 +4073,8 @@ static int run_case(const char *name)
 		return case_bad_sizes();
 	if (!strcmp(name, "bad-fds"))
 		return case_bad_fds();
+	if (!strcmp(name, "bad-ring-fds"))
+		return case_bad_ring_fds();
 	if (!strcmp(name, "bad-ring-addr"))
 		return case_bad_ring_addr();
 	if (!strcmp(name, "out-of-order"))
@@ -2756,6 +4095,8 @@ static int run_case(const char *name)
 		return case_stop_kick();
 	if (!strcmp(name, "log"))
 		return case_log();
+	if (!strcmp(name, "hostile"))
+		return case_hostile();
 	say("unknown case %s\n", name);
 	exit(2);
 }
@@ -2777,6 +4118,10 @@ int main(int argc, char **argv)
 		{ "migrate-notify", required_argument, NULL, 'o' },
 		{ "migrate-notify-msg", required_argument, NULL, 'M' },
 		{ "phase-exec", required_argument, NULL, 'H' },
+		{ "hostile", required_argument, NULL, 1000 },
+		{ "no-mrg", no_argument, NULL, 1001 },
+		{ "rx-chain", required_argument, NULL, 1002 },
+		{ "rx-same-head", no_argument, NULL, 1003 },
 		{ 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -2805,6 +4150,7 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			mtu = atoi(optarg);
+			mtu_given = true;
 			break;
 		case 'v':
 			verbose = true;
@@ -2864,6 +4210,21 @@ int main(int argc, char **argv)
 		case 'H':
 			mig_phase_exec = optarg;
 			break;
+		case 1000:
+			hos.on = true;
+			hos.seed = strtoull(optarg, NULL, 0);
+			break;
+		case 1001:
+			hos.on = hos.fixed = hos.no_mrg = true;
+			break;
+		case 1002:
+			hos.on = hos.fixed = true;
+			if (hos_parse_chain(optarg))
+				usage(argv[0]);
+			break;
+		case 1003:
+			hos.on = hos.fixed = hos.same_head = true;
+			break;
 		default:
 			usage(argv[0]);
 		}
@@ -2873,6 +4234,8 @@ int main(int argc, char **argv)
 	mig_wanted = mig_to || mig_trigger || mig_cancel || state_save_path ||
 		     state_load_path;
 	sock_path = cur_path = argv[optind];
+	if (hos.on)
+		hos_profile();
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGUSR2, &sm, NULL);

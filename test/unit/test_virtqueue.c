@@ -24,7 +24,8 @@
 static uint8_t guest[MEM] __attribute__((aligned(4096)));
 static uint8_t logmap[64];
 static struct vu_mem m;
-static struct virtq vq;
+static uint64_t inflight[VQ_INFLIGHT_WORDS];
+static struct virtq vq = { .inflight = inflight };
 
 #define DESC_GPA 0x0
 #define AVAIL_GPA 0x100
@@ -240,6 +241,7 @@ static void test_indirect_table_rules(void **state)
 	assert_int_equal(pop_one(&e), 0);
 	assert_int_equal(e.out_len, 20);
 	assert_int_equal(e.in_len, 20);
+	vq_release(&vq, e.head);
 
 	/* Length not a multiple of 16 */
 	desc(0, tbl, 20, VQ_DESC_F_INDIRECT, 0);
@@ -330,9 +332,84 @@ static void test_unpop_gives_chains_back(void **state)
 	desc(0, BUF_GPA, 10, VQ_DESC_F_WRITE, 0);
 	offer(0);
 	assert_int_equal(pop_one(&e), 0);
+	vq_release(&vq, e.head);
 	vq_unpop(&vq, 1);
 	assert_int_equal(vq_avail_count(&vq), 1);
 	assert_int_equal(pop_one(&e), 0);
+	/* Given back without vq_release(), it's still ours: no second go */
+	vq_unpop(&vq, 1);
+	assert_int_equal(pop_one(&e), -EBUSY);
+}
+
+/* The driver may not make a head available again before it came back:
+ * the entry is taken, but gives no chain, so that the used ring never
+ * names it twice for one offer, and nothing of ours holds it twice
+ */
+static void test_head_in_flight_is_not_taken_twice(void **state)
+{
+	struct vq_elem e, e2;
+	unsigned i;
+
+	(void)state;
+	avail_idx = 0;
+	desc(2, BUF_GPA, 10, VQ_DESC_F_WRITE, 0);
+	for (i = 0; i < Q; i++)
+		offer(2);	/* the same head in every entry */
+	assert_int_equal(pop_one(&e), 0);
+	assert_int_equal(e.head, 2);
+	assert_int_equal(pop_one(&e2), -EBUSY);
+	assert_int_equal(e2.head, Q);	/* nothing to return */
+	assert_int_equal(vq.last_avail, 2);	/* the entry was taken */
+	/* Used: the driver's again, and the next entry gives it */
+	vq_fill(&vq, &m, 0, e.head, 0);
+	vq_publish(&vq, &m, 1);
+	assert_int_equal(pop_one(&e), 0);
+	assert_int_equal(e.head, 2);
+	/* A bad chain isn't ours: its head may come again */
+	desc(3, BUF_GPA, 10, VQ_DESC_F_NEXT, 3);	/* a loop */
+	avail_idx = vq.last_avail;
+	offer(3);
+	offer(3);
+	assert_int_equal(pop_one(&e2), -ELOOP);
+	assert_int_equal(e2.head, 3);
+	assert_int_equal(pop_one(&e2), -ELOOP);
+	/* A new ring: whatever was in flight is forgotten */
+	assert_int_equal(vq_translate(&vq, &m), 0);
+	avail_idx = vq.last_avail;
+	offer(2);
+	assert_int_equal(pop_one(&e), 0);
+}
+
+/* Indirect tables are read with 64-bit loads: 8-byte aligned ones only */
+static void test_misaligned_indirect_table_is_refused(void **state)
+{
+	static const unsigned offs[] = { 1, 4, 12, 15 };
+	const uint64_t tbl = 0x2000;
+	struct vq_elem e;
+	unsigned i;
+
+	(void)state;
+	avail_idx = 0;
+	for (i = 0; i < 5; i++) {
+		uint64_t at = tbl + (i < 4 ? offs[i] : 8);
+		uint64_t a = htole64(BUF_GPA);
+		uint32_t l = htole32(20);
+		uint16_t f = htole16(VQ_DESC_F_WRITE);
+
+		memset(guest + tbl, 0, 64);
+		memcpy(guest + at, &a, 8);
+		memcpy(guest + at + 8, &l, 4);
+		memcpy(guest + at + 12, &f, 2);
+		desc(0, at, 16, VQ_DESC_F_INDIRECT, 0);
+		offer(0);
+		if (i < 4) {
+			assert_int_equal(pop_one(&e), -EINVAL);
+			continue;
+		}
+		/* 8 bytes off a 16-byte boundary: fine */
+		assert_int_equal(pop_one(&e), 0);
+		assert_int_equal(e.in_len, 20);
+	}
 }
 
 static void test_log_never_writes_past_bitmap(void **state)
@@ -467,6 +544,8 @@ int main(void)
 		T(test_ring_outside_memory_is_not_translated),
 		T(test_used_ring_fill_publish_and_log),
 		T(test_unpop_gives_chains_back),
+		T(test_head_in_flight_is_not_taken_twice),
+		T(test_misaligned_indirect_table_is_refused),
 		T(test_log_never_writes_past_bitmap),
 		T(test_no_interrupt_flag_without_event_idx),
 		T(test_event_idx_interrupts_past_used_event),

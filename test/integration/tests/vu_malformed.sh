@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # vu_malformed.sh - vhost-user: malformed control messages (sizes, fd
-# counts, ring addresses, order, unknown requests) are refused and the
-# connection goes on; framing errors (oversized payload, too many fds)
+# counts, ring addresses, order, unknown requests, ring fds that aren't
+# eventfds) are refused and the connection goes on; eventfds in blocking
+# mode are made non-blocking, so that a full one as the interrupt fd
+# doesn't stall the daemon; framing errors (oversized payload, too many fds)
 # close it; broken descriptor chains (loops, > 4 GiB, out of range,
 # indirect tables) are returned and the ring goes on; an impossible avail
 # index or read-only RX buffers disable that ring only; a stopped ring is
@@ -24,6 +26,8 @@ vu_passt_start
 
 # Refused, and the same connection still answers
 vu sizes bad-sizes bad-fds bad-ring-addr unknown arp-probe
+passt_check_alive
+vu ringfds bad-ring-fds arp-probe
 passt_check_alive
 vu order out-of-order connect arp-probe
 passt_check_alive
