@@ -161,8 +161,8 @@ many_start() {
 
 # many_rx ROUND: "I RX END" of each stream's receiving end
 many_rx() {
-	cat "$T/many$1.l.prog" 2>/dev/null | sed 's/^/l /'
-	cat "$T/many$1.c.prog" 2>/dev/null | sed 's/^/c /'
+	sed 's/^/l /' "$T/many$1.l.prog"
+	sed 's/^/c /' "$T/many$1.c.prog"
 } 2>/dev/null
 
 # many_flowing ROUND N BYTES TIMEOUT: every stream's receiver gets BYTES
