@@ -123,6 +123,10 @@
 #include "migrate/repair.h"
 #include "util.h"
 
+#ifndef IPV6_MINHOPCOUNT
+#define IPV6_MINHOPCOUNT 73
+#endif
+
 #if defined(__SANITIZE_ADDRESS__)
 #define ISO_SAN 1
 #elif defined(__has_feature)
@@ -139,9 +143,6 @@
 #endif
 #ifndef SO_PEEK_OFF
 #define SO_PEEK_OFF		42
-#endif
-#ifndef IPV6_MINHOPCOUNT
-#define IPV6_MINHOPCOUNT	73
 #endif
 
 /* The user we become when started as root without --runas */
@@ -1038,14 +1039,8 @@ static const struct iso_rule iso_rules[] = {
 	  "tcp/migrate.c: ...taken off when it resumes" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IPV6, IPV6_V6ONLY),
 	  "fwd/fwd.c: IPv6 listening sockets" },
-	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IP, IP_MINTTL),
-	  "tcp/migrate.c: a held or parked IPv4 connection made deaf" },
-	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IPV6, IPV6_MINHOPCOUNT),
-	  "tcp/migrate.c: ...and an IPv6 one" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_NODELAY),
 	  "tcp/tcp.c: every connection" },
-	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_MAXSEG),
-	  "tcp/migrate.c: the MSS of a restored connection" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR),
 	  "migrate/repair.c: direct TCP_REPAIR, what CAP_NET_ADMIN is for" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR_QUEUE),
@@ -1058,6 +1053,12 @@ static const struct iso_rule iso_rules[] = {
 	  "tcp/migrate.c: restored timestamp clock" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR_WINDOW),
 	  "tcp/migrate.c: restored windows" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_MAXSEG),
+	  "tcp/migrate.c: a restored socket's MSS before connect()" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IP, IP_MINTTL),
+	  "tcp/migrate.c: a held or parked socket deaf to the peer" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IPV6, IPV6_MINHOPCOUNT),
+	  "tcp/migrate.c: ...the same for IPv6" },
 
 	/* The stream front-end's output, by reference (tap/stream.c) */
 	{ "sendfile", P_ST, NOARG,

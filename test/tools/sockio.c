@@ -35,6 +35,12 @@
  *                            fails at once, with its offset). Ends at the
  *                            peer's EOF (a side that doesn't send shuts
  *                            down only then)
+ *   pattern-many-listen ADDR PORT0 N
+ *   pattern-many-connect ADDR PORT0 N
+ *                            N pattern streams in one process, stream I
+ *                            on port PORT0 + I (--send, --send-parity,
+ *                            --rate, --stop-file, --progress only; the
+ *                            progress file has a line a stream)
  *
  * Options:
  *   -4, -6            address family (default: from the address)
@@ -64,6 +70,7 @@
  *                     mismatch" in FILE (replaced every 50 ms and at exit)
  *   --pause-rx        pattern modes: don't read the socket until the
  *                     --stop-file exists (data stays queued)
+ *   --send-parity P   pattern-many: send on the streams I with I % 2 == P
  *   --rcvbuf N, --sndbuf N
  *                     SO_RCVBUF / SO_SNDBUF before listen() or connect()
  *
@@ -952,6 +959,316 @@ static int do_tcp_many(const char *addr, const char *port, long n,
 	return failures ? 1 : 0;
 }
 
+/*
+ * Many pattern streams in one process: pattern-many-listen ADDR PORT0 N
+ * accepts one connection on each of the ports PORT0 .. PORT0 + N - 1,
+ * pattern-many-connect ADDR PORT0 N makes them. Each stream follows the
+ * rules of pattern() (--stop-file, --rate per stream, the FIN once done
+ * sending, or once the peer's FIN came; every byte received verified),
+ * and this side sends on stream I with --send, or with --send-parity P
+ * where I % 2 == P. --progress FILE holds one line a stream,
+ * "I rx=N tx=M end=running|eof|rst|mismatch|failed", replaced every
+ * 200 ms and at the end. Exit 0 iff every stream ended with both FINs.
+ * A thousand streams take one process, not two thousand.
+ */
+
+static int opt_send_parity = -1;
+
+static long num(const char *s);
+
+/**
+ * struct pmany - one stream of pattern-many
+ * @s:		its socket, -1 once ended (or before it's connected)
+ * @l:		listening socket (pattern-many-listen), -1 once accepted
+ * @send:	this side sends on it
+ * @conn:	connected (connect() done, or accepted)
+ * @shut:	shutdown(SHUT_WR) done
+ * @eof:	the peer's FIN came
+ * @t0:		when it was connected, for --rate
+ * @in:		bytes received (verified)
+ * @out:	bytes sent
+ * @end:	how it ended, NULL while running
+ */
+struct pmany {
+	int s, l;
+	int send, conn, shut, eof;
+	long long t0, in, out;
+	const char *end;
+};
+
+/* pmany_progress() - every stream's line into --progress FILE */
+static void pmany_progress(const struct pmany *p, long n)
+{
+	static char buf[MAX_CONNS * 64];
+	char tmp[4096];
+	size_t len = 0;
+	long i;
+	int fd;
+
+	if (!opt_progress)
+		return;
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+					"%ld rx=%lld tx=%lld end=%s\n", i,
+					p[i].in, p[i].out,
+					p[i].end ? p[i].end : "running");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", opt_progress);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die("%s: %s", tmp, strerror(errno));
+	write_all(fd, buf, len);
+	close(fd);
+	if (rename(tmp, opt_progress))
+		die("rename %s: %s", tmp, strerror(errno));
+}
+
+/* pmany_end() - stream @i ended (@how), close its socket */
+static void pmany_end(struct pmany *c, long i, const char *how)
+{
+	if (strcmp(how, "eof"))
+		fprintf(stderr, "stream %ld: %s after %lld bytes in, %lld out\n",
+			i, how, c->in, c->out);
+	c->end = how;
+	if (c->s >= 0)
+		close(c->s);
+	c->s = -1;
+}
+
+/* pmany_rx() - read and verify what stream @i has */
+static void pmany_rx(struct pmany *c, long i)
+{
+	static char rx[BUFSZ];
+	ssize_t r = recv(c->s, rx, sizeof(rx), 0), k;
+
+	if (r < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		pmany_end(c, i, is_reset(errno) ? "rst" : "failed");
+		return;
+	}
+	if (!r) {
+		c->eof = 1;
+		return;
+	}
+	for (k = 0; k < r; k++) {
+		unsigned long long off = (unsigned long long)(c->in + k);
+
+		if ((unsigned char)rx[k] != pat_byte(off)) {
+			fprintf(stderr, "stream %ld: mismatch at offset %llu\n",
+				i, off);
+			c->in += k;
+			pmany_end(c, i, "mismatch");
+			return;
+		}
+	}
+	c->in += r;
+}
+
+/* pmany_tx() - send what --rate allows on stream @i, at least @chunk */
+static void pmany_tx(struct pmany *c, long i, long long now, long long chunk)
+{
+	static char tx[BUFSZ];
+	long long want = BUFSZ;
+	ssize_t w;
+
+	if (opt_rate > 0) {
+		want = opt_rate * 1024 * (now - c->t0) / 1000 - c->out;
+		if (want < chunk)
+			return;
+		if (want > BUFSZ)
+			want = BUFSZ;
+	}
+	pat_fill(tx, (size_t)want, (unsigned long long)c->out);
+	w = send(c->s, tx, (size_t)want, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (w < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			pmany_end(c, i, is_reset(errno) ? "rst" : "failed");
+		return;
+	}
+	c->out += w;
+}
+
+static int do_pattern_many(const char *addr, const char *port0, long n,
+			   int listening)
+{
+	static struct pmany p[MAX_CONNS];
+	static struct pollfd pfd[MAX_CONNS];
+	static long idx[MAX_CONNS];
+	long long chunk = BUFSZ, t_prog = 0, t_stop = 0, p0 = num(port0);
+	long i, left = n, connecting = 0, next = 0, bad = 0;
+	int tx_done = 0;
+
+	if (n < 1 || n > MAX_CONNS || p0 + n > 65536)
+		die("pattern-many: N must be 1..%d, ports within 65535",
+		    MAX_CONNS);
+	raise_nofile();
+	/* At most 20 sends a second a stream when --rate limits it */
+	if (opt_rate > 0 && opt_rate * 1024 / 20 < chunk)
+		chunk = opt_rate * 1024 / 20 ? opt_rate * 1024 / 20 : 1;
+	for (i = 0; i < n; i++) {
+		char pb[24];
+
+		p[i].s = p[i].l = -1;
+		p[i].send = opt_send || (opt_send_parity >= 0 &&
+					 i % 2 == opt_send_parity);
+		if (!listening)
+			continue;
+		snprintf(pb, sizeof(pb), "%lld", p0 + i);
+		p[i].l = sock_listen(addr, pb, SOCK_STREAM);
+		set_nonblock(p[i].l);
+	}
+	ready();
+
+	while (left) {
+		long long now = now_ms();
+		nfds_t k = 0;
+		int wait = 200;
+
+		/* Connect in batches of 64, so as not to drop SYNs */
+		while (!listening && next < n && connecting < 64) {
+			struct sockaddr_storage ss;
+			socklen_t len;
+			char pb[24];
+			int s;
+
+			snprintf(pb, sizeof(pb), "%lld", p0 + next);
+			len = parse_addr(addr, pb, &ss);
+			s = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK,
+				   0);
+			if (s < 0)
+				die("socket: %s", strerror(errno));
+			bufsizes(s);
+			p[next].s = s;
+			if (connect(s, (struct sockaddr *)&ss, len) &&
+			    errno != EINPROGRESS) {
+				fprintf(stderr, "stream %ld: connect: %s\n",
+					next, strerror(errno));
+				pmany_end(&p[next], next, "failed");
+				left--;
+			} else {
+				connecting++;
+			}
+			next++;
+		}
+		if (!tx_done && opt_stop_file && now - t_stop >= 20) {
+			t_stop = now;
+			tx_done = !access(opt_stop_file, F_OK);
+		}
+		if (now - t_prog >= 200) {
+			t_prog = now;
+			pmany_progress(p, n);
+		}
+
+		for (i = 0; i < n; i++) {
+			struct pmany *c = &p[i];
+			short ev = 0;
+
+			if (c->end)
+				continue;
+			if (c->l >= 0) {
+				pfd[k].fd = c->l;
+				pfd[k].events = POLLIN;
+				idx[k++] = i;
+				continue;
+			}
+			if (c->s < 0)
+				continue;
+			if (!c->conn) {
+				ev = POLLOUT;
+			} else {
+				int sending = c->send && !tx_done;
+
+				/* The FIN once done sending, or after the
+				 * peer's for a side that doesn't send */
+				if (!sending && !c->shut &&
+				    (c->eof || c->send)) {
+					shutdown(c->s, SHUT_WR);
+					c->shut = 1;
+				}
+				if (c->shut && c->eof) {
+					pmany_end(c, i, "eof");
+					left--;
+					continue;
+				}
+				if (!c->eof)
+					ev |= POLLIN;
+				if (sending) {
+					long long a = opt_rate * 1024 *
+						      (now - c->t0) / 1000 -
+						      c->out;
+
+					if (opt_rate <= 0 || a >= chunk)
+						ev |= POLLOUT;
+					else
+						wait = 10;
+				}
+			}
+			pfd[k].fd = c->s;
+			pfd[k].events = ev;
+			idx[k++] = i;
+		}
+		if (!left)
+			break;
+		if (poll(pfd, k, wait) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll: %s", strerror(errno));
+		}
+		now = now_ms();
+
+		for (i = 0; i < (long)k; i++) {
+			struct pmany *c = &p[idx[i]];
+			short re = pfd[i].revents;
+
+			if (!re)
+				continue;
+			if (c->l >= 0) {
+				c->s = accept(c->l, NULL, NULL);
+				if (c->s < 0)
+					continue;
+				close(c->l);
+				c->l = -1;
+				set_nonblock(c->s);
+				c->conn = 1;
+				c->t0 = now;
+				continue;
+			}
+			if (!c->conn) {
+				int err = 0;
+				socklen_t el = sizeof(err);
+
+				getsockopt(c->s, SOL_SOCKET, SO_ERROR, &err,
+					   &el);
+				connecting--;
+				if (err) {
+					fprintf(stderr, "stream %ld: connect: "
+						"%s\n", idx[i], strerror(err));
+					pmany_end(c, idx[i], "failed");
+					left--;
+					continue;
+				}
+				c->conn = 1;
+				c->t0 = now;
+				continue;
+			}
+			if (re & (POLLIN | POLLERR | POLLHUP))
+				pmany_rx(c, idx[i]);
+			if (!c->end && (re & POLLOUT))
+				pmany_tx(c, idx[i], now, chunk);
+			if (c->end)
+				left--;
+		}
+	}
+
+	pmany_progress(p, n);
+	for (i = 0; i < n; i++)
+		bad += strcmp(p[i].end, "eof") != 0;
+	if (opt_report)
+		fprintf(stderr, "pattern-many: %ld streams, %ld ended with "
+			"both FINs, %ld did not\n", n, n - bad, bad);
+	return bad ? 1 : 0;
+}
+
 static int do_tcp_refused(const char *addr, const char *port)
 {
 	long long t0 = now_ms();
@@ -1288,13 +1605,15 @@ static void usage(void)
 	      "              [--rate KIB] [--bytes N] [--stop-file FILE]\n"
 	      "              [--fin-file FILE] [--again]\n"
 	      "              [--progress FILE] [--pause-rx] [--rcvbuf N]\n"
-	      "              [--sndbuf N] MODE ARG...\n"
+	      "              [--sndbuf N] [--send-parity 0|1] MODE ARG...\n"
 	      "MODE: tcp-listen ADDR PORT | tcp-connect ADDR PORT |\n"
 	      "      tcp-echo ADDR PORT | tcp-many ADDR PORT N BYTES |\n"
 	      "      tcp-refused ADDR PORT | churn ADDR PORT SECS |\n"
 	      "      udp-echo ADDR PORT | udp-ping ADDR PORT [COUNT] |\n"
 	      "      udp-dns ADDR | dns-server ADDR |\n"
-	      "      pattern-listen ADDR PORT | pattern-connect ADDR PORT\n",
+	      "      pattern-listen ADDR PORT | pattern-connect ADDR PORT |\n"
+	      "      pattern-many-listen ADDR PORT0 N |\n"
+	      "      pattern-many-connect ADDR PORT0 N\n",
 	      stderr);
 	exit(64);
 }
@@ -1331,6 +1650,7 @@ int main(int argc, char **argv)
 		{ "pause-rx",		no_argument, NULL, 'Q' },
 		{ "rcvbuf",		required_argument, NULL, 'V' },
 		{ "sndbuf",		required_argument, NULL, 'Y' },
+		{ "send-parity",	required_argument, NULL, 'Z' },
 		{ "help",		no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1360,6 +1680,11 @@ int main(int argc, char **argv)
 		case 'Q': opt_pause_rx = 1; break;
 		case 'V': opt_rcvbuf = num(optarg); break;
 		case 'Y': opt_sndbuf = num(optarg); break;
+		case 'Z':
+			opt_send_parity = (int)num(optarg);
+			if (opt_send_parity > 1)
+				usage();
+			break;
 		default: usage();
 		}
 	}
@@ -1390,6 +1715,10 @@ int main(int argc, char **argv)
 		rc = do_pattern_listen(a[0], a[1]);
 	else if (!strcmp(mode, "pattern-connect") && argc == 2)
 		rc = do_pattern_connect(a[0], a[1]);
+	else if (!strcmp(mode, "pattern-many-listen") && argc == 3)
+		rc = do_pattern_many(a[0], a[1], num(a[2]), 1);
+	else if (!strcmp(mode, "pattern-many-connect") && argc == 3)
+		rc = do_pattern_many(a[0], a[1], num(a[2]), 0);
 	else if (!strcmp(mode, "tcp-echo") && argc == 2)
 		rc = do_tcp_echo(a[0], a[1]);
 	else if (!strcmp(mode, "tcp-many") && argc == 4)

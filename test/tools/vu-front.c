@@ -4149,10 +4149,9 @@ static void usage(const char *name)
 		"[--state-load FILE] [--expect-load-fail] [--no-mig-log] "
 		"[--no-disable] [-d USEC] [--migrate-exec CMD] "
 		"[--migrate-notify FIFO] "
-		"[--migrate-notify-msg FILE] [--send-rarp] [--hostile SEED] "
-		"[--no-mrg] [--rx-chain SIZES] [--rx-same-head] "
-		"[--phase-exec CMD] "
-		"SOCKPATH CASE...\n"
+		"[--migrate-notify-msg FILE] [--send-rarp] [--phase-exec CMD] "
+		"[--hostile SEED] [--no-mrg] "
+		"[--rx-chain SIZES] [--rx-same-head] SOCKPATH CASE...\n"
 		"(see the comment at the top of vu-front.c for the cases "
 		"and options)\n", name);
 	exit(2);
@@ -4245,11 +4244,11 @@ int main(int argc, char **argv)
 		{ "migrate-notify", required_argument, NULL, 'o' },
 		{ "migrate-notify-msg", required_argument, NULL, 'M' },
 		{ "send-rarp", no_argument, NULL, 'R' },
+		{ "phase-exec", required_argument, NULL, 'H' },
 		{ "hostile", required_argument, NULL, 1000 },
 		{ "no-mrg", no_argument, NULL, 1001 },
 		{ "rx-chain", required_argument, NULL, 1002 },
 		{ "rx-same-head", no_argument, NULL, 1003 },
-		{ "phase-exec", required_argument, NULL, 'H' },
 		{ 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -4338,6 +4337,9 @@ int main(int argc, char **argv)
 		case 'R':
 			mig_rarp = true;
 			break;
+		case 'H':
+			mig_phase_exec = optarg;
+			break;
 		case 1000:
 			hos.on = true;
 			hos.seed = strtoull(optarg, NULL, 0);
@@ -4352,9 +4354,6 @@ int main(int argc, char **argv)
 			break;
 		case 1003:
 			hos.on = hos.fixed = hos.same_head = true;
-			break;
-		case 'H':
-			mig_phase_exec = optarg;
 			break;
 		default:
 			usage(argv[0]);

@@ -140,6 +140,9 @@ static void test_direct_is_migrate(void **state)
 #ifndef SO_PEEK_OFF
 #define SO_PEEK_OFF 42
 #endif
+#ifndef IPV6_MINHOPCOUNT
+#define IPV6_MINHOPCOUNT 73
+#endif
 #ifndef TCP_REPAIR_WINDOW
 #define TCP_REPAIR_WINDOW 29
 #endif
@@ -159,6 +162,8 @@ static void test_direct_sockopts(void **state)
 		{ IPPROTO_TCP, TCP_REPAIR_OPTIONS },
 		{ IPPROTO_TCP, TCP_TIMESTAMP },
 		{ IPPROTO_TCP, TCP_REPAIR_WINDOW },
+		{ IPPROTO_TCP, TCP_MAXSEG }, { IPPROTO_IP, IP_MINTTL },
+		{ IPPROTO_IPV6, IPV6_MINHOPCOUNT },
 	};
 	/* What CAP_NET_ADMIN (or nothing) would allow, and we never set */
 	static const int never[][2] = {

@@ -4,7 +4,8 @@
 # migrate_slow_upload.sh - uploads through a slow uplink survive the
 # migration, with a deep send queue at SAVE (migrate-lib.sh topology, at
 # Debian's default net.core.wmem_max/rmem_max of 212992, or MIG_WMEM_MAX
-# and MIG_RMEM_MAX: migrate_slow_upload_4m.sh runs it at 4 MiB).
+# and MIG_RMEM_MAX: migrate_slow_upload_4m.sh runs it at 4 MiB), and the
+# same for downloads (MIG_SLOW_DIR=down: migrate_slow_download.sh).
 #
 # Each pod's uplink is limited to 4 Mbit/s (tc tbf, 2 s of queue), and the
 # guest uploads to the peer over IPv4 and IPv6 at MIG_UP_RATE KiB/s each
@@ -27,6 +28,14 @@
 # guest's FIN (a truncated upload that ends with a FIN looks complete).
 # How long each upload took to move again after the switch is logged
 # (bench/migrate-scale.sh measures it).
+#
+# MIG_SLOW_DIR=down: the peer sends to the guest instead, and the
+# FABRIC's links to the pods are limited to 4 Mbit/s too (the pods'
+# downlinks). The deep queue is then the peer's (its two sockets hold
+# MIG_QUEUE, then MIG_QUEUE2 bytes not acknowledged at the switch); the
+# state needn't carry much, and everything else is checked the same way:
+# both downloads restored with their MSS, moving again, no RST from either
+# pod, byte-exact to the guest, and the peer's FIN reaches the guest.
 # PT_TIMEOUT: 240
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
@@ -42,18 +51,29 @@ MIG_UP_RATE=${MIG_UP_RATE:-2048}
 MIG_QUEUE=${MIG_QUEUE:-900000}
 MIG_QUEUE2=${MIG_QUEUE2:-450000}
 MIG_W=${MIG_W:-500}
+MIG_SLOW_DIR=${MIG_SLOW_DIR:-up}
 names="u4 u6"
+case $MIG_SLOW_DIR in
+up|down) ;;
+*) fail "MIG_SLOW_DIR: up or down, not $MIG_SLOW_DIR" ;;
+esac
 
 t_start=$(now_ms)
 phase() {
 	log "[$(($(now_ms) - t_start)) ms] $*"
 }
 
-# queued NS: bytes in the send queues of the daemon's sockets to the
-# peer's ports in pod NS (ss Send-Q), summed
+# queued NS: bytes in the send queues of the sending sockets (ss
+# Send-Q), summed: for uploads the daemon's sockets to the peer's ports in
+# pod NS, for downloads the peer's own
 queued() {
-	ns "$1" ss -tnH state established '( dport = :7501 or dport = :7502 )' |
-		awk '{ q += $2 } END { print q + 0 }'
+	if [ "$MIG_SLOW_DIR" = up ]; then
+		ns "$1" ss -tnH state established \
+			'( dport = :7501 or dport = :7502 )'
+	else
+		ns "$FABRIC" ss -tnH state established \
+			'( sport = :7501 or sport = :7502 )'
+	fi | awk '{ q += $2 } END { print q + 0 }'
 }
 
 # mss_of NS PORT: the MSS of the daemon's socket to the peer's PORT in NS
@@ -67,6 +87,12 @@ for p in "$SRC" "$DST"; do
 	ns "$p" tc qdisc replace dev eth0 root tbf rate 4mbit burst 32k \
 		latency 2s
 done
+if [ "$MIG_SLOW_DIR" = down ]; then
+	for i in fs fd; do
+		ns "$FABRIC" tc qdisc replace dev "$i" root tbf rate 4mbit \
+			burst 32k latency 2s
+	done
+fi
 mig_pod_daemon src source --migrate-linger-timeout 600
 cur=src cur_sock=$D_SOCK cur_pid=$D_PID
 mig_probe "$cur_sock"
@@ -74,12 +100,12 @@ MIG_SOCK=$cur_sock
 guest_up
 mig_repair_ready src "$cur_sock"
 
-mig_stream u4 up4 7501 --rate "$MIG_UP_RATE"
-mig_stream u6 up6 7502 --rate "$MIG_UP_RATE"
+mig_stream u4 "${MIG_SLOW_DIR}4" 7501 --rate "$MIG_UP_RATE"
+mig_stream u6 "${MIG_SLOW_DIR}6" 7502 --rate "$MIG_UP_RATE"
 # shellcheck disable=SC2086
 mig_all_flowing 65536 20 $names ||
-	fail "uploads not flowing: $MIG_LAGGING"
-phase "uploads flowing"
+	fail "${MIG_SLOW_DIR}loads not flowing: $MIG_LAGGING"
+phase "${MIG_SLOW_DIR}loads flowing"
 
 summary=
 for round in 1 2; do
@@ -96,10 +122,10 @@ for round in 1 2; do
 	want=$MIG_QUEUE
 	[ "$round" = 1 ] || want=$MIG_QUEUE2
 	wait_for "[ \$(queued $old_ns) -ge $want ]" 30 ||
-		fail "round $round: the source holds only $(queued "$old_ns") bytes"
+		fail "round $round: the senders hold only $(queued "$old_ns") bytes"
 	q=$(queued "$old_ns")
 	mss4=$(mss_of "$old_ns" 7501) mss6=$(mss_of "$old_ns" 7502)
-	phase "round $round: $q bytes queued in $old_ns, MSS $mss4 (IPv4), $mss6 (IPv6)"
+	phase "round $round: $q bytes queued at the senders ($MIG_SLOW_DIR), MSS $mss4 (IPv4), $mss6 (IPv6) in $old_ns"
 	ns "$old_ns" ss -tinmH state established \
 		'( dport = :7501 or dport = :7502 )' >>"$T/ss.log"
 	rst_old0=$(mig_rsts "$old_ns")
@@ -109,7 +135,7 @@ for round in 1 2; do
 		fail "round $round: migration $cur -> $to: $MIG_RESULT"
 	sw=$(now_ms)
 	state=$(mig_field state_bytes)
-	[ "$state" -ge $((q / 2)) ] ||
+	[ "$MIG_SLOW_DIR" = down ] || [ "$state" -ge $((q / 2)) ] ||
 		fail "round $round: $state bytes of state for $q bytes queued"
 	grep -q "target, 2 of 2 connection(s) restored" "$to_log" ||
 		fail "round $round: target: $(grep 'Migration:' "$to_log" | tr '\n' ' ')"
@@ -123,7 +149,7 @@ for round in 1 2; do
 				log "$p: $(ns "$p" tc -s qdisc show dev eth0 | tr '\n' ' ')"
 			done
 			ns "$new_ns" ss -tinmH state established >>"$T/ss.log"
-			fail "round $round: upload $s doesn't move after the switch ($(mig_prog "$s" l rx) bytes at the peer)"
+			fail "round $round: ${MIG_SLOW_DIR}load $s doesn't move after the switch ($(mig_prog "$s" "$(mig_rx "$s")" rx) bytes received)"
 		fi
 		moved="$moved $s:$(($(now_ms) - sw))ms"
 	done
@@ -149,7 +175,8 @@ done
 # shellcheck disable=SC2086
 MIG_VERIFY_TIMEOUT=90 mig_streams_verify $names
 for s in $names; do
-	expect "upload $s: the peer's end" "$(mig_prog "$s" l end)" eof
+	expect "${MIG_SLOW_DIR}load $s: the receiver's end" \
+		"$(mig_prog "$s" "$(mig_rx "$s")" end)" eof
 done
 log "net.core.wmem_max=$(sysctl -n net.core.wmem_max)$summary"
 alive "$cur_pid" || fail "the daemon running the guest died"
