@@ -1570,7 +1570,12 @@ void tcp_input(struct ctx *c, const struct pkt *p)
 		    (SEQ_GE(seq, conn->seq_from_guest) &&
 		     SEQ_LT(seq, conn->seq_from_guest + 65536U * 16))) {
 			trace("TCP flow %u: RST from guest", tcp_idx(conn));
-			tcp_close(c, conn, true);
+			/* Both FINs done, the socket still sending what we
+			 * ACKed to the guest: that is the peer's, whatever
+			 * the guest's socket says now (a closed one answers
+			 * any late segment of ours with a RST)
+			 */
+			tcp_close(c, conn, !(conn->flags & TCP_F_DRAINING));
 		}
 		return;
 	}
@@ -1683,7 +1688,11 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 	if ((events & EPOLLOUT) && (conn->flags & TCP_F_OUT_WAIT)) {
 		conn->flags &= ~TCP_F_OUT_WAIT;
 		tcp_conn_events(c, conn);
-		if (conn->f.state == TCP_ST_ESTABLISHED)
+		/* Draining, the guest has sent all it will: its socket may
+		 * be gone, and would answer an update with a RST
+		 */
+		if (conn->f.state == TCP_ST_ESTABLISHED &&
+		    !(conn->flags & TCP_F_DRAINING))
 			tcp_window_update(c, conn);
 	}
 	if (conn->f.state == TCP_ST_ESTABLISHED &&
