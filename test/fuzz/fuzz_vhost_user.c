@@ -72,6 +72,7 @@
 #include "tap/tap.h"
 #include "tap/vhost_user.h"
 #include "tcp/tcp.h"
+#include "test/tools/common/vring_desc.h"
 #include "util.h"
 
 /* Guest memory and its layout (guest physical = memfd offset) */
@@ -303,14 +304,7 @@ static void desc_write(unsigned r, unsigned i, uint64_t addr, uint32_t len,
 {
 	uint8_t *d = gp(RING(r) + DESC_OFF + 16 * (uint64_t)i, 16);
 
-	addr = htole64(addr);
-	len = htole32(len);
-	flags = htole16(flags);
-	next = htole16(next);
-	memcpy(d, &addr, 8);
-	memcpy(d + 8, &len, 4);
-	memcpy(d + 12, &flags, 2);
-	memcpy(d + 14, &next, 2);
+	vring_desc_put(d, addr, len, flags, next);
 }
 
 static void log_unmap(void)

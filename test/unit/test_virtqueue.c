@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "tap/virtqueue.h"
+#include "test/tools/common/vring_desc.h"
 
 #define Q 8
 #define MEM 65536
@@ -62,14 +63,7 @@ static void desc(unsigned i, uint64_t addr, uint32_t len, uint16_t flags,
 {
 	uint8_t *d = guest + DESC_GPA + 16 * i;
 
-	addr = htole64(addr);
-	len = htole32(len);
-	flags = htole16(flags);
-	next = htole16(next);
-	memcpy(d, &addr, 8);
-	memcpy(d + 8, &len, 4);
-	memcpy(d + 12, &flags, 2);
-	memcpy(d + 14, &next, 2);
+	vring_desc_put(d, addr, len, flags, next);
 }
 
 static uint16_t avail_idx;

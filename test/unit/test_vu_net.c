@@ -21,6 +21,7 @@
 #include "ctx.h"
 #include "tap/tap.h"
 #include "tap/vhost_user.h"
+#include "test/tools/common/vring_desc.h"
 
 #define Q 256
 #define MEM (1 << 20)
@@ -71,14 +72,7 @@ static void desc(unsigned i, uint64_t addr, uint32_t len, uint16_t flags,
 {
 	uint8_t *d = guest + DESC_GPA + 16 * i;
 
-	addr = htole64(addr);
-	len = htole32(len);
-	flags = htole16(flags);
-	next = htole16(next);
-	memcpy(d, &addr, 8);
-	memcpy(d + 8, &len, 4);
-	memcpy(d + 12, &flags, 2);
-	memcpy(d + 14, &next, 2);
+	vring_desc_put(d, addr, len, flags, next);
 }
 
 static void offer(uint16_t head)
