@@ -32,7 +32,8 @@
 # MIG_SLOW_DIR=down: the peer sends to the guest instead, and the
 # FABRIC's links to the pods are limited to 4 Mbit/s too (the pods'
 # downlinks). The deep queue is then the peer's (its two sockets hold
-# MIG_QUEUE, then MIG_QUEUE2 bytes not acknowledged at the switch); the
+# MIG_QUEUE, default 500000 here, then MIG_QUEUE2 bytes not acknowledged
+# at the switch); the
 # state needn't carry much, and everything else is checked the same way:
 # both downloads restored with their MSS, moving again, no RST from either
 # pod, byte-exact to the guest, and the peer's FIN reaches the guest.
@@ -48,10 +49,19 @@ set -eu
 need busybox tc
 
 MIG_UP_RATE=${MIG_UP_RATE:-2048}
-MIG_QUEUE=${MIG_QUEUE:-900000}
+MIG_SLOW_DIR=${MIG_SLOW_DIR:-up}
+# Downloads: the peer's queue is what the FABRIC's tbf holds (about 1 MB
+# for both flows: 2 s at 4 Mbit/s) plus what is in flight, and TCP's
+# congestion control keeps it below that: here it settles between 850
+# and 1100 kB, and was seen at 636 kB. Half the tbf's queue is deep
+# enough, and reached every time.
+if [ "$MIG_SLOW_DIR" = down ]; then
+	MIG_QUEUE=${MIG_QUEUE:-500000}
+else
+	MIG_QUEUE=${MIG_QUEUE:-900000}
+fi
 MIG_QUEUE2=${MIG_QUEUE2:-450000}
 MIG_W=${MIG_W:-500}
-MIG_SLOW_DIR=${MIG_SLOW_DIR:-up}
 names="u4 u6"
 case $MIG_SLOW_DIR in
 up|down) ;;
