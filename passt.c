@@ -57,7 +57,7 @@
 #include "tap/pcap.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
-#include "tap/vhost_user.h"
+#include "vhost/net.h"
 #include "tcp/tcp.h"
 #include "udp/udp.h"
 #include "icmp/icmp.h"

@@ -55,7 +55,7 @@
 #include "tap/pcap.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
-#include "tap/vhost_user.h"
+#include "vhost/net.h"
 #include "tcp/tcp.h"
 #include "udp/udp.h"
 #include "util.h"
@@ -516,7 +516,7 @@ uint8_t tap_queue_in(const struct ctx *c)
 
 /**
  * tap_queue_out() - send what follows on the queue pair a flow's guest
- *		     frames came in on (see vu_net.c, "Queue pairs")
+ *		     frames came in on (see vhost/net.c, "Queue pairs")
  * @c:		execution context
  * @pair:	pair from tap_queue_in(), 0 for a flow the guest didn't use
  */

@@ -2,7 +2,7 @@
 /*
  * tap.h - the guest-facing frame interface, independent of the front-end.
  *
- * Input: a front-end (stream.c, vhost_user.c) hands each complete
+ * Input: a front-end (stream.c, vhost/net.c) hands each complete
  * Ethernet frame from the guest to tap_input(), which records it in the
  * pcap file, learns the guest's MAC, parses it and dispatches it to the
  * service or protocol that owns it; a TCP frame in pieces may go to

@@ -70,7 +70,7 @@
 #include "migrate/migrate.h"
 #include "net/checksum.h"
 #include "tap/tap.h"
-#include "tap/vhost_user.h"
+#include "vhost/net.h"
 #include "tcp/tcp.h"
 #include "util.h"
 

@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "tap/virtqueue.h"
+#include "vhost/virtqueue.h"
 
 #define Q 8
 #define MEM 65536

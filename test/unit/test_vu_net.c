@@ -20,7 +20,7 @@
 
 #include "ctx.h"
 #include "tap/tap.h"
-#include "tap/vhost_user.h"
+#include "vhost/net.h"
 
 #define Q 256
 #define MEM (1 << 20)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * vu_net.c - the virtio-net data path of the vhost-user front-end: guest
+ * net.c - the virtio-net data path of the vhost-user front-end: guest
  * frames in from the TX ring, frames out into the RX ring.
  *
  * Theory of operation
@@ -77,7 +77,7 @@
  * io_uring of uring.c, with the round's socket discards, where there is
  * one), and the log eventfd if dirty pages were logged.
  *
- * Queue pairs (multiqueue, see vhost_user.c): TX rings are served each on
+ * Queue pairs (multiqueue, see user.c): TX rings are served each on
  * its own kick, and vu_net_tx_pair() says which pair the frame being
  * handed over came from. A flow remembers the pair its guest frames last
  * came in on, and its frames to the guest go to that pair's RX ring
@@ -110,7 +110,7 @@
 #include "tap/coalesce.h"
 #include "tap/pcap.h"
 #include "tap/tap.h"
-#include "tap/vhost_user.h"
+#include "vhost/net.h"
 #include "uring.h"
 #include "util.h"
 

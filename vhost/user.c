@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * vhost_user.c - the vhost-user control protocol, back-end side, for one
+ * user.c - the vhost-user control protocol, back-end side, for one
  * virtio-net device, as QEMU 10 drives it (the vhost-user specification in
  * QEMU's docs/interop/vhost-user.rst, "the spec").
  *
@@ -47,12 +47,8 @@
  * its counter's limit, or a pipe nobody reads would stall us there.
  * Anything else is refused with its request.
  *
- * Guest memory: each region fd is mapped from offset 0 over mmap_offset +
- * memory_size bytes (the offset needn't be page-aligned), after checking
- * that the file is a regular file at least that large, so that nothing we
- * may touch lies beyond its end. Regions must not overlap, neither in
- * guest physical nor in QEMU virtual addresses. The dirty log is mapped
- * the same way at SET_LOG_BASE.
+ * Guest memory: SET_MEM_TABLE and SET_LOG_BASE are checked and mapped by
+ * mem.c.
  *
  * Queue pairs (VHOST_USER_PROTOCOL_F_MQ): GET_QUEUE_NUM offers
  * VU_MAX_PAIRS; with queues=N QEMU drives N pairs over this one socket,
@@ -61,7 +57,7 @@
  * Each ring is started and enabled on its own: the guest enables the
  * pairs it uses, and the others stay disabled.
  *
- * The data path (RX/TX) is in vu_net.c.
+ * The data path (RX/TX) is in net.c, guest memory in mem.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,7 +66,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -80,7 +75,7 @@
 #include "loop.h"
 #include "tap/listen.h"
 #include "tap/tap.h"
-#include "tap/vhost_user.h"
+#include "vhost/net.h"
 #include "migrate/announce.h"
 #include "migrate/migrate.h"
 #include "util.h"
@@ -122,8 +117,6 @@ enum vu_request {
 #define VU_PAYLOAD_MAX (8 + 32 * VU_MAX_REGIONS)
 /* Messages handled per wake-up, so a flood can't monopolise the loop */
 #define VU_MSGS_PER_ROUND 64
-/* A dirty log bigger than this is refused (1 TiB of guest memory) */
-#define VU_LOG_MAX (1ULL << 25)
 
 struct vu_state {
 	uint32_t index, num;
@@ -132,10 +125,6 @@ struct vu_state {
 struct vu_addr {
 	uint32_t index, flags;
 	uint64_t desc, used, avail, log;
-};
-
-struct vu_mem_region_msg {
-	uint64_t gpa, size, qva, mmap_offset;
 };
 
 struct vu_log_msg {
@@ -192,23 +181,6 @@ static void vu_close_fd(int *fd)
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
-}
-
-static void vu_mem_unmap(struct vu_mem *m)
-{
-	unsigned i;
-
-	for (i = 0; i < m->n; i++)
-		munmap(m->r[i].map, m->r[i].map_len);
-	m->n = 0;
-}
-
-static void vu_log_unmap(struct vu_mem *m)
-{
-	if (m->log_map)
-		munmap(m->log_map, m->log_map_len);
-	m->log_map = m->log = NULL;
-	m->log_map_len = m->log_size = 0;
 }
 
 /* Stop a ring: no more kicks, no processing, no signals, no polls */
@@ -494,23 +466,9 @@ static int vu_set_features(struct ctx *c, const struct vu_msg *m)
 	return 0;
 }
 
-/* Check a region's fd can back @len bytes: a regular file that large */
-static int vu_fd_check(int fd, uint64_t len)
-{
-	struct stat st;
-
-	if (fstat(fd, &st))
-		return -errno;
-	if (!S_ISREG(st.st_mode) || st.st_size < 0 ||
-	    (uint64_t)st.st_size < len)
-		return -EINVAL;
-	return 0;
-}
-
 static int vu_set_mem_table(struct ctx *c, const struct vu_msg *m)
 {
-	struct vu_region nr[VU_MAX_REGIONS];
-	uint32_t n, i, j;
+	uint32_t n, i;
 	int rc;
 
 	(void)c;
@@ -525,121 +483,22 @@ static int vu_set_mem_table(struct ctx *c, const struct vu_msg *m)
 	}
 	if ((rc = vu_expect(m, 8 + 32 * n, n)))
 		return rc;
-
-	memset(nr, 0, sizeof(nr));
-	for (i = 0; i < n; i++) {
-		struct vu_mem_region_msg r;
-
-		memcpy(&r, m->p + 8 + 32 * i, sizeof(r));
-		if (!r.size || r.gpa + r.size < r.gpa ||
-		    r.qva + r.size < r.qva ||
-		    r.mmap_offset + r.size < r.mmap_offset ||
-		    r.mmap_offset + r.size > SIZE_MAX) {
-			warn_rl("vhost-user: SET_MEM_TABLE: region %u: bad "
-				"size or addresses", i);
-			return -EINVAL;
-		}
-		for (j = 0; j < i; j++) {
-			if (r.gpa < nr[j].gpa + nr[j].size &&
-			    nr[j].gpa < r.gpa + r.size) {
-				warn_rl("vhost-user: SET_MEM_TABLE: regions "
-					"%u and %u overlap (guest)", j, i);
-				return -EINVAL;
-			}
-			if (r.qva < nr[j].qva + nr[j].size &&
-			    nr[j].qva < r.qva + r.size) {
-				warn_rl("vhost-user: SET_MEM_TABLE: regions "
-					"%u and %u overlap (QEMU)", j, i);
-				return -EINVAL;
-			}
-		}
-		nr[i].gpa = r.gpa;
-		nr[i].size = r.size;
-		nr[i].qva = r.qva;
-		nr[i].mmap_offset = r.mmap_offset;
-		nr[i].map_len = r.mmap_offset + r.size;
-	}
-
-	for (i = 0; i < n; i++) {
-		void *p;
-
-		if ((rc = vu_fd_check(rx.fds[i], nr[i].map_len))) {
-			warn_rl("vhost-user: SET_MEM_TABLE: region %u: fd "
-				"isn't a file of %llu bytes", i,
-				(unsigned long long)nr[i].map_len);
-			goto fail;
-		}
-		p = mmap(NULL, nr[i].map_len, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_NORESERVE, rx.fds[i], 0);
-		if (p == MAP_FAILED) {
-			rc = -errno;
-			warn_rl("vhost-user: SET_MEM_TABLE: region %u: mmap "
-				"of %llu bytes: %s", i,
-				(unsigned long long)nr[i].map_len,
-				strerror(errno));
-			goto fail;
-		}
-		nr[i].map = p;
-	}
-
-	vu_mem_unmap(&vu_dev.mem);
-	memcpy(vu_dev.mem.r, nr, sizeof(nr));
-	vu_dev.mem.n = n;
-	for (i = 0; i < n; i++)
-		debug("vhost-user: region %u: guest 0x%llx QEMU 0x%llx size "
-		      "0x%llx offset 0x%llx", i,
-		      (unsigned long long)nr[i].gpa,
-		      (unsigned long long)nr[i].qva,
-		      (unsigned long long)nr[i].size,
-		      (unsigned long long)nr[i].mmap_offset);
+	if ((rc = vu_mem_map(&vu_dev.mem, m->p + 8, n, rx.fds)))
+		return rc;
 	for (i = 0; i < VU_QUEUES; i++)
 		vu_vq_retranslate(&vu_dev.vq[i], i);
 	return 0;
-
-fail:
-	while (i--)
-		munmap(nr[i].map, nr[i].map_len);
-	return rc;
 }
 
 static int vu_set_log_base(const struct vu_msg *m)
 {
 	struct vu_log_msg l;
-	uint64_t len;
-	int rc, fd;
-	void *p;
+	int rc;
 
 	if ((rc = vu_expect(m, sizeof(l), 1)))
 		return rc;
 	memcpy(&l, m->p, sizeof(l));
-	len = l.offset + l.size;
-	if (!l.size || l.size > VU_LOG_MAX || len < l.offset ||
-	    l.offset > VU_LOG_MAX) {
-		warn_rl("vhost-user: SET_LOG_BASE: bad size %llu or offset "
-			"%llu", (unsigned long long)l.size,
-			(unsigned long long)l.offset);
-		return -EINVAL;
-	}
-	fd = rx.fds[0];
-	if ((rc = vu_fd_check(fd, len))) {
-		warn_rl("vhost-user: SET_LOG_BASE: fd isn't a file of %llu "
-			"bytes", (unsigned long long)len);
-		return rc;
-	}
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		rc = -errno;
-		warn_rl("vhost-user: SET_LOG_BASE: mmap: %s", strerror(errno));
-		return rc;
-	}
-	vu_log_unmap(&vu_dev.mem);
-	vu_dev.mem.log_map = p;
-	vu_dev.mem.log_map_len = len;
-	vu_dev.mem.log = (uint8_t *)p + l.offset;
-	vu_dev.mem.log_size = l.size;
-	debug("vhost-user: dirty log of %llu bytes",
-	      (unsigned long long)l.size);
-	return 0;
+	return vu_log_map(&vu_dev.mem, rx.fds[0], l.size, l.offset);
 }
 
 static int vu_set_log_fd(const struct vu_msg *m)
