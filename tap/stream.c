@@ -916,3 +916,40 @@ void stream_cleanup(struct ctx *c)
 {
 	tap_listen_cleanup(c);
 }
+
+static int stream_connected(const struct ctx *c)
+{
+	return c->fd_tap >= 0;
+}
+
+/* We compute every checksum, and frames never carry more than the MSS */
+static int stream_commit(struct ctx *c, struct tap_seg *seg,
+			 const struct iovec *iov, size_t len,
+			 uint16_t csum_start, uint16_t csum_off,
+			 uint16_t gso_size, int family)
+{
+	(void)iov;
+	(void)csum_start;
+	(void)csum_off;
+	(void)gso_size;
+	(void)family;
+	return stream_seg_commit(c, seg, len);
+}
+
+/* The stream front-end, for tap.c */
+const struct tap_frontend stream_frontend = {
+	.name		= "stream",
+	.init		= stream_init,
+	.accept		= stream_listen_handler,
+	.cleanup	= stream_cleanup,
+	.connected	= stream_connected,
+	.send		= stream_queue,
+	.reserve	= stream_seg_reserve,
+	.commit		= stream_commit,
+	.room		= stream_room,
+	.backlog	= stream_backlog,
+	.resume		= stream_resume,
+	.poll_at	= stream_poll_at,
+	.poll		= stream_poll,
+	.flush		= stream_flush_end,
+};

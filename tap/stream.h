@@ -13,6 +13,9 @@
 struct ctx;
 struct iovec;
 struct tap_seg;
+struct tap_frontend;
+
+extern const struct tap_frontend stream_frontend;
 
 int stream_init(struct ctx *c);
 void stream_out_init(void);

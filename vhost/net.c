@@ -944,3 +944,26 @@ void vu_net_seg_done(struct ctx *c)
 	vq_publish(vq, &vu_dev.mem, res_used);
 	res_count = res_used = 0;
 }
+
+/* The vhost-user front-end, for tap.c: the protocol (user.c) sets it up */
+const struct tap_frontend vu_frontend = {
+	.name		= "vhost-user",
+	.init		= vu_init,
+	.accept		= vu_listen_handler,
+	.cleanup	= vu_cleanup,
+	.connected	= vu_net_connected,
+	.send		= vu_net_send,
+	.reserve	= vu_net_seg_reserve,
+	.commit		= vu_net_seg_commit,
+	.done		= vu_net_seg_done,
+	.csum_partial	= vu_net_csum_partial,
+	.gso		= vu_net_gso,
+	.room		= vu_net_room,
+	.queue_in	= vu_net_tx_pair,
+	.queue_out	= vu_net_rx_select,
+	.kicks		= vu_net_rx_kicks,
+	.poll_at	= vu_net_poll_at,
+	.poll		= vu_net_poll,
+	.flush		= vu_net_flush,
+	.log_stats	= vu_net_log_stats,
+};

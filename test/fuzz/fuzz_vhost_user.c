@@ -1661,6 +1661,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	flow_init();
 	fz_ctx_base(&c);
 	c.mode = MODE_VU;
+	tap_frontend_set(&vu_frontend);
 	tcp_init(&c);
 	ram_fd = memfd("fzvu-ram", MEM_SIZE);
 	ram = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, ram_fd,
