@@ -235,7 +235,6 @@ static void vu_disconnect(struct ctx *c)
 	}
 	d->fd = -1;
 	d->appeared = false;
-	d->check_pending = false;
 	migrate_front_end_gone(c);
 	announce_front_end_gone(c);
 
@@ -879,16 +878,11 @@ static int vu_set_device_state_fd(struct ctx *c, const struct vu_msg *m)
 	return 0;
 }
 
-/**
- * vu_device_state_reply() - the deferred answer to CHECK_DEVICE_STATE
- * @c:		execution context
- * @result:	0 if the transfer went through, -errno otherwise
- */
-void vu_device_state_reply(struct ctx *c, int result)
+/* The deferred answer to CHECK_DEVICE_STATE: migrate_check()'s callback */
+static void vu_device_state_reply(struct ctx *c, int result)
 {
-	if (!vu_dev.check_pending || vu_dev.fd < 0)
+	if (vu_dev.fd < 0)
 		return;
-	vu_dev.check_pending = false;
 	if (vu_reply_u64(VU_CHECK_DEVICE_STATE, result ? 1 : 0))
 		vu_disconnect(c);
 }
@@ -1014,12 +1008,9 @@ static int vu_handle(struct ctx *c, const struct vu_msg *m)
 	case VU_CHECK_DEVICE_STATE:
 		if (vu_expect(m, 0, 0))
 			return -ECONNABORTED;
-		rc = migrate_check(c);
-		if (rc == -EINPROGRESS) {
-			/* Answered by vu_device_state_reply(), when done */
-			vu_dev.check_pending = true;
-			return 0;
-		}
+		rc = migrate_check(c, vu_device_state_reply);
+		if (rc == -EINPROGRESS)
+			return 0;	/* vu_device_state_reply(), when done */
 		return vu_reply_u64(m->req, rc ? 1 : 0) ? -ECONNABORTED : 0;
 	default:
 		warn_rl("vhost-user: unsupported request %u (%s), %u bytes",

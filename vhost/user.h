@@ -81,12 +81,10 @@ struct ctx;
  * @log_call_fd: SET_LOG_FD eventfd, -1 if none
  * @appeared:	tap_guest_appeared() was called for this connection
  * @gen:	generation of @fd's epoll reference
- * @check_pending: CHECK_DEVICE_STATE waits for the transfer to end
  */
 struct vu_dev {
 	int fd;
 	uint32_t gen;
-	bool check_pending;
 	uint64_t features, protocol_features;
 	struct vu_mem mem;
 	struct virtq vq[VU_QUEUES];
