@@ -53,15 +53,10 @@ _Static_assert(sizeof(struct vu_net_hdr) == VU_NET_HDR_LEN,
 void vu_net_tx(struct ctx *c, unsigned q);
 void vu_net_tx_kick(struct ctx *c, unsigned q);
 void vu_net_tx_reset(unsigned q);
-uint64_t vu_net_poll_at(void);
-void vu_net_poll(struct ctx *c, uint64_t now);
 void vu_net_rx_select(unsigned pair);
-unsigned vu_net_tx_pair(void);
 int vu_net_send(struct ctx *c, const void *frame, size_t len);
-size_t vu_net_room(const struct ctx *c);
 bool vu_net_rx_kicks(struct ctx *c, bool on);
 void vu_net_flush(struct ctx *c);
-void vu_net_log_stats(void);
 int vu_net_connected(const struct ctx *c);
 struct tap_seg;
 struct iovec;
@@ -71,8 +66,6 @@ unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 		      const struct iovec *iov, size_t len, uint16_t csum_start,
 		      uint16_t csum_off, uint16_t gso_size, int family);
-bool vu_net_gso(const struct ctx *c, int family);
 void vu_net_seg_done(struct ctx *c);
-bool vu_net_csum_partial(const struct ctx *c);
 
 #endif /* VHOST_NET_H */
