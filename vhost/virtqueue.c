@@ -80,7 +80,7 @@
  * vu_log_write() (mem.c).
  *
  * This file never allocates and never dereferences guest memory outside
- * the pieces its translation functions return.
+ * the pieces the translation functions of mem.c return.
  */
 #include <endian.h>
 #include <errno.h>
