@@ -57,7 +57,7 @@
 #include "tap/pcap.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
-#include "tap/vhost_user.h"
+#include "vhost/net.h"
 #include "tcp/tcp.h"
 #include "udp/udp.h"
 #include "icmp/icmp.h"
@@ -123,10 +123,7 @@ static void main_dispatch(struct ctx *c, union epoll_ref ref, uint32_t events)
 		main_timer(c);
 		break;
 	case REF_TAP_LISTEN:
-		if (c->mode == MODE_VU)
-			vu_listen_handler(c);
-		else
-			stream_listen_handler(c);
+		tap_accept_handler(c);
 		break;
 	case REF_TAP:
 		stream_handler(c, ref, events);
@@ -341,12 +338,10 @@ int main(int argc, char **argv)
 	tcp_init(c);
 	coalesce_init();
 	/* The front-end first: forwarded ports take what descriptors are left */
-	if (c->mode == MODE_VU) {
-		vu_init(c);
+	tap_frontend_set(c->mode == MODE_VU ? &vu_frontend : &stream_frontend);
+	tap_init(c);
+	if (c->mode == MODE_VU)
 		repair_init(c);
-	} else {
-		stream_init(c);
-	}
 	fwd_listen_init(c);
 	/* Needs CAP_NET_RAW, which the sandbox takes away */
 	announce_init(c);
@@ -368,18 +363,16 @@ int main(int argc, char **argv)
 	}
 
 	info("Started: passt %s, %s, pid %i, uid %u", VERSION,
-	     c->mode == MODE_VU ? "vhost-user" : "stream", (int)getpid(),
+	     tap_frontend_name(), (int)getpid(),
 	     (unsigned)getuid());
 	isolation_seccomp(c);
 	daemon_ready(c);
 	main_loop(c);
 
 	tap_log_stats();
-	if (c->mode == MODE_VU) {
-		vu_cleanup(c);
+	tap_cleanup(c);
+	if (c->mode == MODE_VU)
 		repair_cleanup(c);
-	} else
-		stream_cleanup(c);
 	if (c->pid_file[0])
 		isolation_unlink(c->pid_file);
 	log_close();

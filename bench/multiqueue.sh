@@ -16,7 +16,7 @@
 # The guest's iperf3 (3.12) is single-threaded: parallel streams need two
 # processes. A Linux guest sends on the queue of the CPU it sends from
 # (XPS), and we send a flow's frames on the pair they came from (see
-# tap/vu_net.c), so with two pairs each client's receive work stays on its
+# vhost/net.c), so with two pairs each client's receive work stays on its
 # own vCPU.
 #
 # Usage: bench/multiqueue.sh   (as root, after make)

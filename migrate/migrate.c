@@ -35,7 +35,8 @@
  *	to MIGRATE_HELPER_WAIT_MS; the helper stays connected until the
  *	release.
  *  CHECK_DEVICE_STATE: 0 if our side went through. If it hasn't finished
- *	yet, the reply waits (vu_device_state_reply()) until it has.
+ *	yet, migrate_check() keeps the caller's completion callback and
+ *	calls it once it has, unless the front-end went away meanwhile.
  *
  * After a successful SAVE, the source is done ("migrated"). By default it
  * lingers: it keeps running, holding the migrated sockets silent, so that
@@ -91,7 +92,7 @@ static struct {
 	int fd;
 	uint32_t gen;
 	int result;			/* 0 ok, -errno failed, 1: none yet */
-	bool check_pending;		/* CHECK_DEVICE_STATE waits for us */
+	migrate_done_fn check_done;	/* CHECK_DEVICE_STATE waits for us */
 	struct mig_buf out;		/* SAVE: the stream */
 	size_t out_off;
 	uint8_t *in;			/* LOAD: the stream */
@@ -141,9 +142,11 @@ static void migrate_finish(struct ctx *c, int result)
 	migrate_reset_buffers();
 	mig.phase = MIG_DONE;
 	mig.result = result;
-	if (mig.check_pending) {
-		mig.check_pending = false;
-		vu_device_state_reply(c, migrate_check(c));
+	if (mig.check_done) {
+		migrate_done_fn done = mig.check_done;
+
+		mig.check_done = NULL;
+		done(c, migrate_check(c, NULL));
 	}
 }
 
@@ -381,7 +384,7 @@ int migrate_state_fd(struct ctx *c, uint32_t direction, int fd)
 	mig.fd = fd;
 	mig.gen = loop_gen_next();
 	mig.result = 1;
-	mig.check_pending = false;
+	mig.check_done = NULL;
 	mig.started_ms = now_ms();
 	mig.held = 0;
 	mig.save = direction == MIGRATE_SAVE;
@@ -482,12 +485,14 @@ static void migrate_linger_end(struct ctx *c, const char *why)
 /**
  * migrate_check() - CHECK_DEVICE_STATE
  * @c:		execution context
+ * @done:	if the transfer is still going on, called with the result
+ *		once it is over (not if the front-end goes away first)
  *
  * Return: 0 if the last transfer went through, -EINPROGRESS if it is still
- *	   going on (the front-end defers its reply until
- *	   vu_device_state_reply()), another -errno if it failed or never ran
+ *	   going on (the caller defers its reply until @done), another
+ *	   -errno if it failed or never ran
  */
-int migrate_check(struct ctx *c)
+int migrate_check(struct ctx *c, migrate_done_fn done)
 {
 	switch (mig.phase) {
 	case MIG_IDLE:
@@ -495,7 +500,7 @@ int migrate_check(struct ctx *c)
 	case MIG_SAVING:
 	case MIG_LOADING:
 	case MIG_WAIT_HELPER:
-		mig.check_pending = true;
+		mig.check_done = done;
 		return -EINPROGRESS;
 	case MIG_DONE:
 		break;
@@ -533,7 +538,7 @@ void migrate_front_end_gone(struct ctx *c)
 		return;
 	warn("Migration: the front-end went away during the state transfer, "
 	     "abandoning it");
-	mig.check_pending = false;
+	mig.check_done = NULL;
 	migrate_finish(c, -ECONNRESET);
 }
 

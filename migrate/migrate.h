@@ -21,8 +21,16 @@ struct ctx;
 #define MIGRATE_LINGER_DEFAULT_S 30
 #define MIGRATE_LINGER_TERM_MS	 2000
 
+/**
+ * typedef migrate_done_fn - the caller of a CHECK_DEVICE_STATE that had to
+ *			     wait: the transfer is over
+ * @c:		execution context
+ * @result:	what migrate_check() returns now: 0 or -errno
+ */
+typedef void (*migrate_done_fn)(struct ctx *c, int result);
+
 int migrate_state_fd(struct ctx *c, uint32_t direction, int fd);
-int migrate_check(struct ctx *c);
+int migrate_check(struct ctx *c, migrate_done_fn done);
 void migrate_device_started(struct ctx *c);
 void migrate_front_end_gone(struct ctx *c);
 bool migrate_source_done(void);
@@ -31,8 +39,5 @@ void migrate_pipe_handler(struct ctx *c, union epoll_ref ref,
 void migrate_timer(struct ctx *c, uint64_t now);
 bool migrate_signal(struct ctx *c, int sig);
 void migrate_repair_changed(struct ctx *c);
-
-/* Implemented by the front-end: the deferred CHECK_DEVICE_STATE reply */
-void vu_device_state_reply(struct ctx *c, int result);
 
 #endif /* MIGRATE_MIGRATE_H */

@@ -2,7 +2,7 @@
 /*
  * coalesce.c - input coalescing: when to stop being woken for each of the
  * guest's frames, and poll for them instead. The policy only; the
- * front-ends (vu_net.c, stream.c) switch their notifications and the loop
+ * front-ends (vhost/net.c, stream.c) switch their notifications and the loop
  * (loop_wait()'s deadline) does the waking.
  *
  * Theory of operation

@@ -180,6 +180,9 @@ static long hook_sendfile_ok = -1;	/* sendfile() calls left to succeed */
  */
 #define STREAM_ZC_MIN (16 * 1024)
 
+static void stream_flush(struct ctx *c);
+static bool stream_backlog(const struct ctx *c);
+
 static void stream_reset_buffers(void)
 {
 	in_start = in_end = 0;
@@ -339,7 +342,7 @@ static void stream_attach(struct ctx *c, int fd)
  *
  * Return: 0; dies on failures, which are configuration errors here
  */
-int stream_init(struct ctx *c)
+static int stream_init(struct ctx *c)
 {
 	stream_out_init();
 	if (c->fd_inherited >= 0) {
@@ -353,7 +356,7 @@ int stream_init(struct ctx *c)
  * stream_listen_handler() - accept a client, or turn away an extra one
  * @c:		execution context
  */
-void stream_listen_handler(struct ctx *c)
+static void stream_listen_handler(struct ctx *c)
 {
 	int fd = tap_accept(c);
 
@@ -532,7 +535,7 @@ static void stream_input(struct ctx *c)
  *
  * Return: time (ns, CLOCK_MONOTONIC), 0 if EPOLLIN tells us
  */
-uint64_t stream_poll_at(void)
+static uint64_t stream_poll_at(void)
 {
 	return in_poll_at;
 }
@@ -542,7 +545,7 @@ uint64_t stream_poll_at(void)
  * @c:		execution context
  * @now:	current time (ns, CLOCK_MONOTONIC)
  */
-void stream_poll(struct ctx *c, uint64_t now)
+static void stream_poll(struct ctx *c, uint64_t now)
 {
 	if (c->fd_tap >= 0 && in_poll_at && in_poll_at <= now)
 		stream_input(c);
@@ -554,7 +557,7 @@ void stream_poll(struct ctx *c, uint64_t now)
  *
  * Return: true if so: the loop must not sleep, and calls stream_resume()
  */
-bool stream_backlog(const struct ctx *c)
+static bool stream_backlog(const struct ctx *c)
 {
 	uint32_t flen;
 
@@ -566,7 +569,7 @@ bool stream_backlog(const struct ctx *c)
  * stream_resume() - parse frames left from the last round, and read on
  * @c:		execution context
  */
-void stream_resume(struct ctx *c)
+static void stream_resume(struct ctx *c)
 {
 	if (stream_backlog(c))
 		stream_input(c);
@@ -635,7 +638,7 @@ static void stream_out_rewind(void)
  *
  * Return: 0, -ENOTCONN without a client, -ENOBUFS if dropped (counted)
  */
-int stream_queue(struct ctx *c, const void *frame, size_t len)
+static int stream_queue(struct ctx *c, const void *frame, size_t len)
 {
 	uint32_t prefix = htonl((uint32_t)len);
 	uint8_t *p;
@@ -679,9 +682,9 @@ int stream_queue(struct ctx *c, const void *frame, size_t len)
  *
  * Return: number of frames reserved
  */
-unsigned stream_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
-			    unsigned n, struct tap_seg *seg, struct iovec *iov,
-			    unsigned iov_max)
+static unsigned stream_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
+				   unsigned n, struct tap_seg *seg,
+				   struct iovec *iov, unsigned iov_max)
 {
 	size_t slot = 4 + MAX(hlen + plen, (size_t)FRAME_MIN_LEN);
 	unsigned i;
@@ -711,15 +714,28 @@ unsigned stream_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
  * stream_seg_commit() - queue a frame built in place
  * @c:		execution context
  * @seg:	frame from stream_seg_reserve()
+ * @iov:	unused: the payload is in the frame already
  * @len:	its length, from the Ethernet header on
+ * @csum_start:	unused, 0: we compute every checksum
+ * @csum_off:	unused, 0
+ * @gso_size:	unused, 0: frames never carry more than the MSS
+ * @family:	unused
  *
  * Return: 0, or -EINVAL if frames weren't sent in order
  */
-int stream_seg_commit(struct ctx *c, struct tap_seg *seg, size_t len)
+static int stream_seg_commit(struct ctx *c, struct tap_seg *seg,
+			     const struct iovec *iov, size_t len,
+			     uint16_t csum_start, uint16_t csum_off,
+			     uint16_t gso_size, int family)
 {
 	uint8_t *tail = resv_ptr + (out_tail - resv_pos);
 	uint32_t prefix;
 
+	(void)iov;
+	(void)csum_start;
+	(void)csum_off;
+	(void)gso_size;
+	(void)family;
 	if (c->fd_tap < 0)
 		return -ENOTCONN;
 	if (out_tail < resv_pos || seg->l2 < tail + 4)
@@ -743,7 +759,7 @@ int stream_seg_commit(struct ctx *c, struct tap_seg *seg, size_t len)
  *
  * Return: free bytes in the output buffer, 0 without a client
  */
-size_t stream_room(const struct ctx *c)
+static size_t stream_room(const struct ctx *c)
 {
 	if (c->fd_tap < 0)
 		return 0;
@@ -849,7 +865,7 @@ static bool stream_push_zc(struct ctx *c)
  * Also while the ring is low on room with nothing queued (bytes the
  * front-end hasn't read yet), so that we learn when it has.
  */
-void stream_flush(struct ctx *c)
+static void stream_flush(struct ctx *c)
 {
 	/* A send() on the io_uring goes first: its completion flushes */
 	if (c->fd_tap < 0 || uring_busy)
@@ -892,7 +908,7 @@ static void stream_uring_sent(struct ctx *c, uint64_t gen, int res)
  * The queued send() copies, so it isn't used to splice. Until it
  * completes, what it sends stays in the ring.
  */
-void stream_flush_end(struct ctx *c)
+static void stream_flush_end(struct ctx *c)
 {
 	size_t len = out_tail - out_sock;
 
@@ -912,7 +928,30 @@ void stream_flush_end(struct ctx *c)
  * stream_cleanup() - remove the socket file we created, at exit
  * @c:		execution context
  */
-void stream_cleanup(struct ctx *c)
+static void stream_cleanup(struct ctx *c)
 {
 	tap_listen_cleanup(c);
 }
+
+static int stream_connected(const struct ctx *c)
+{
+	return c->fd_tap >= 0;
+}
+
+/* The stream front-end, for tap.c */
+const struct tap_frontend stream_frontend = {
+	.name		= "stream",
+	.init		= stream_init,
+	.accept		= stream_listen_handler,
+	.cleanup	= stream_cleanup,
+	.connected	= stream_connected,
+	.send		= stream_queue,
+	.reserve	= stream_seg_reserve,
+	.commit		= stream_seg_commit,
+	.room		= stream_room,
+	.backlog	= stream_backlog,
+	.resume		= stream_resume,
+	.poll_at	= stream_poll_at,
+	.poll		= stream_poll,
+	.flush		= stream_flush_end,
+};

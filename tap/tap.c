@@ -34,6 +34,12 @@
  * layer-4 checksum (TCP, UDP, ICMP, ICMPv6), so no caller computes one.
  * The frame goes to the guest's learned MAC (broadcast until learned), or
  * to the Ethernet multicast address for IPv6 multicast destinations.
+ *
+ * Front-ends: frames reach the guest through the struct tap_frontend
+ * chosen at start (tap_frontend_set(): the stream front-end of stream.c or
+ * vhost-user's of vhost/net.c), never by name: an operation a front-end
+ * leaves NULL is what it doesn't need (one queue pair, no checksum or
+ * segmentation offload, no input left over between rounds).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,9 +59,7 @@
 #include "net/packet.h"
 #include "tap/coalesce.h"
 #include "tap/pcap.h"
-#include "tap/stream.h"
 #include "tap/tap.h"
-#include "tap/vhost_user.h"
 #include "tcp/tcp.h"
 #include "udp/udp.h"
 #include "util.h"
@@ -70,6 +74,57 @@ static struct {
 	uint64_t rx, rx_bad, rx_unhandled, rx_part, tx, tx_fail;
 } tap_stats;
 
+/* The front-end in use, chosen at start */
+static const struct tap_frontend *tap_fe;
+
+/**
+ * tap_frontend_set() - choose the front-end, once, before tap_init()
+ * @fe:		its operations (stream_frontend, vu_frontend)
+ */
+void tap_frontend_set(const struct tap_frontend *fe)
+{
+	tap_fe = fe;
+}
+
+/**
+ * tap_frontend_name() - the front-end in use, for the log
+ *
+ * Return: its name, "none" if none was chosen
+ */
+const char *tap_frontend_name(void)
+{
+	return tap_fe ? tap_fe->name : "none";
+}
+
+/**
+ * tap_init() - set up the front-end: inherited fd or listening socket
+ * @c:		execution context
+ *
+ * Return: 0 or -errno
+ */
+int tap_init(struct ctx *c)
+{
+	return tap_fe->init(c);
+}
+
+/**
+ * tap_accept_handler() - a front-end connects to the listening socket
+ * @c:		execution context
+ */
+void tap_accept_handler(struct ctx *c)
+{
+	tap_fe->accept(c);
+}
+
+/**
+ * tap_cleanup() - close the front-end, remove its socket file
+ * @c:		execution context
+ */
+void tap_cleanup(struct ctx *c)
+{
+	tap_fe->cleanup(c);
+}
+
 /**
  * tap_connected() - is a front-end attached?
  * @c:		execution context
@@ -78,9 +133,7 @@ static struct {
  */
 int tap_connected(const struct ctx *c)
 {
-	if (c->mode == MODE_VU)
-		return vu_net_connected(c);
-	return c->fd_tap >= 0;
+	return tap_fe->connected(c);
 }
 
 /**
@@ -114,10 +167,7 @@ int tap_send_frame(struct ctx *c, const void *frame, size_t len)
 		len = FRAME_MIN_LEN;
 	}
 	pcap_frame(frame, len);
-	if (c->mode == MODE_VU)
-		rc = vu_net_send(c, frame, len);
-	else
-		rc = stream_queue(c, frame, len);
+	rc = tap_fe->send(c, frame, len);
 	if (rc)
 		tap_stats.tx_fail++;
 	else
@@ -301,10 +351,7 @@ unsigned tap_seg_reserve(struct ctx *c, size_t hlen, size_t plen, unsigned n,
 			 struct tap_seg *seg, struct iovec *iov,
 			 unsigned iov_max)
 {
-	if (c->mode == MODE_VU)
-		return vu_net_seg_reserve(c, hlen, plen, n, seg, iov,
-					  iov_max);
-	return stream_seg_reserve(c, hlen, plen, n, seg, iov, iov_max);
+	return tap_fe->reserve(c, hlen, plen, n, seg, iov, iov_max);
 }
 
 /**
@@ -373,13 +420,13 @@ int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
 		return -EINVAL;
 
 	memset(l4 + off, 0, 2);
-	if (c->mode == MODE_VU && vu_net_csum_partial(c)) {
+	if (tap_fe->csum_partial && tap_fe->csum_partial(c)) {
 		/* The guest completes it, or trusts it (virtio NEEDS_CSUM) */
 		s16 = htons((uint16_t)~ntohs(csum_fold((uint32_t)pseudo)));
 		memcpy(l4 + off, &s16, 2);
-		rc = vu_net_seg_commit(c, seg, iov, len, (uint16_t)hdr,
-				       (uint16_t)off,
-				       plen > gso_size ? gso_size : 0, family);
+		rc = tap_fe->commit(c, seg, iov, len, (uint16_t)hdr,
+				    (uint16_t)off,
+				    plen > gso_size ? gso_size : 0, family);
 	} else {
 		sum = csum_add((uint32_t)pseudo, l4, l4hlen);
 		sum = csum_add_iov(sum, iov + seg->iov, seg->niov, plen);
@@ -387,9 +434,7 @@ int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
 		if (proto == IPPROTO_UDP && !s16)
 			s16 = 0xffff;
 		memcpy(l4 + off, &s16, 2);
-		rc = c->mode == MODE_VU ?
-		     vu_net_seg_commit(c, seg, iov, len, 0, 0, 0, family) :
-		     stream_seg_commit(c, seg, len);
+		rc = tap_fe->commit(c, seg, iov, len, 0, 0, 0, family);
 	}
 	if (rc)
 		tap_stats.tx_fail++;
@@ -412,7 +457,7 @@ size_t tap_seg_tcp_max(const struct ctx *c, int family, size_t mss)
 {
 	size_t max = family == AF_INET ? 65535 - IP4_HDR_LEN - 20 : 65535 - 20;
 
-	if (c->mode != MODE_VU || !vu_net_gso(c, family) || mss >= max)
+	if (!tap_fe->gso || !tap_fe->gso(c, family) || mss >= max)
 		return mss;
 	return max / mss * mss;
 }
@@ -423,8 +468,8 @@ size_t tap_seg_tcp_max(const struct ctx *c, int family, size_t mss)
  */
 void tap_seg_done(struct ctx *c)
 {
-	if (c->mode == MODE_VU)
-		vu_net_seg_done(c);
+	if (tap_fe->done)
+		tap_fe->done(c);
 }
 
 /**
@@ -474,7 +519,8 @@ int tap_send_ip6(struct ctx *c, const struct in6_addr *src,
  */
 void tap_log_stats(void)
 {
-	vu_net_log_stats();
+	if (tap_fe && tap_fe->log_stats)
+		tap_fe->log_stats();
 	coalesce_log_stats();
 	info("Frames from guest: %llu (%llu malformed, %llu not handled, "
 	     "%llu taken in pieces), to guest: %llu (%llu not sent)",
@@ -495,9 +541,7 @@ void tap_log_stats(void)
  */
 size_t tap_tx_room(const struct ctx *c)
 {
-	if (c->mode == MODE_VU)
-		return vu_net_room(c);
-	return stream_room(c);
+	return tap_fe->room(c);
 }
 
 /**
@@ -509,21 +553,21 @@ size_t tap_tx_room(const struct ctx *c)
  */
 uint8_t tap_queue_in(const struct ctx *c)
 {
-	if (c->mode == MODE_VU)
-		return (uint8_t)vu_net_tx_pair();
-	return 0;
+	(void)c;
+	return tap_fe->queue_in ? (uint8_t)tap_fe->queue_in() : 0;
 }
 
 /**
  * tap_queue_out() - send what follows on the queue pair a flow's guest
- *		     frames came in on (see vu_net.c, "Queue pairs")
+ *		     frames came in on (see vhost/net.c, "Queue pairs")
  * @c:		execution context
  * @pair:	pair from tap_queue_in(), 0 for a flow the guest didn't use
  */
 void tap_queue_out(const struct ctx *c, uint8_t pair)
 {
-	if (c->mode == MODE_VU)
-		vu_net_rx_select(pair);
+	(void)c;
+	if (tap_fe->queue_out)
+		tap_fe->queue_out(pair);
 }
 
 /**
@@ -538,9 +582,7 @@ void tap_queue_out(const struct ctx *c, uint8_t pair)
  */
 bool tap_rx_kicks(struct ctx *c, bool waiting)
 {
-	if (c->mode == MODE_VU)
-		return vu_net_rx_kicks(c, waiting);
-	return false;
+	return tap_fe->kicks && tap_fe->kicks(c, waiting);
 }
 
 /**
@@ -551,7 +593,7 @@ bool tap_rx_kicks(struct ctx *c, bool waiting)
  */
 bool tap_backlog(const struct ctx *c)
 {
-	return c->mode != MODE_VU && stream_backlog(c);
+	return tap_fe->backlog && tap_fe->backlog(c);
 }
 
 /**
@@ -560,8 +602,8 @@ bool tap_backlog(const struct ctx *c)
  */
 void tap_resume(struct ctx *c)
 {
-	if (c->mode != MODE_VU)
-		stream_resume(c);
+	if (tap_fe->resume)
+		tap_fe->resume(c);
 }
 
 /**
@@ -572,7 +614,8 @@ void tap_resume(struct ctx *c)
  */
 uint64_t tap_poll_at(const struct ctx *c)
 {
-	return c->mode == MODE_VU ? vu_net_poll_at() : stream_poll_at();
+	(void)c;
+	return tap_fe->poll_at();
 }
 
 /**
@@ -583,10 +626,7 @@ void tap_poll(struct ctx *c)
 {
 	if (!tap_poll_at(c))
 		return;
-	if (c->mode == MODE_VU)
-		vu_net_poll(c, now_ns());
-	else
-		stream_poll(c, now_ns());
+	tap_fe->poll(c, now_ns());
 }
 
 /**
@@ -596,10 +636,7 @@ void tap_poll(struct ctx *c)
  */
 void tap_flush(struct ctx *c)
 {
-	if (c->mode == MODE_VU)
-		vu_net_flush(c);
-	else
-		stream_flush_end(c);
+	tap_fe->flush(c);
 }
 
 static void tap_learn_mac(struct ctx *c, const uint8_t *src)

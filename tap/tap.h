@@ -2,7 +2,7 @@
 /*
  * tap.h - the guest-facing frame interface, independent of the front-end.
  *
- * Input: a front-end (stream.c, vhost_user.c) hands each complete
+ * Input: a front-end (stream.c, vhost/net.c) hands each complete
  * Ethernet frame from the guest to tap_input(), which records it in the
  * pcap file, learns the guest's MAC, parses it and dispatches it to the
  * service or protocol that owns it; a TCP frame in pieces may go to
@@ -13,11 +13,16 @@
  * and layer-4 checksums) or tap_send_frame() for raw Ethernet (ARP). The
  * front-end queues them; tap_flush() pushes the queue out at the end of
  * each event-loop round.
+ *
+ * Front-ends: tap.c reaches the one in use only through its struct
+ * tap_frontend (tap/stream.c: stream_frontend; vhost/net.c: vu_frontend),
+ * chosen once at start (tap_frontend_set()).
  */
 #ifndef TAP_TAP_H
 #define TAP_TAP_H
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +49,72 @@ struct tap_seg {
 	unsigned fe_first, fe_count;
 };
 
+/**
+ * struct tap_frontend - what a front-end does for tap.c: it carries frames
+ *			 between the guest and tap.c, which never names it
+ * @name:	for the log: "stream", "vhost-user"
+ * @init:	set up: inherited fd or listening socket; 0 or -errno
+ * @accept:	a front-end connects to the listening socket
+ * @cleanup:	close and unmap everything, remove the socket file
+ * @connected:	non-zero if frames can be sent to the guest now
+ * @send:	queue one Ethernet frame (at least 60 bytes) for the guest;
+ *		0 or -errno
+ * @reserve:	reserve frames to be built in place (tap_seg_reserve())
+ * @commit:	queue a reserved frame of @len bytes; @csum_start,
+ *		@csum_off (the layer-4 checksum, which the guest completes)
+ *		and @gso_size are non-zero only if @csum_partial says so;
+ *		0 or -errno
+ * @done:	give back what was reserved and not committed; NULL: nothing
+ * @csum_partial: can the guest complete layer-4 checksums? NULL: no
+ * @gso:	can TCP frames to the guest carry more than the MSS (for
+ *		AF_INET or AF_INET6)? NULL: no
+ * @room:	bytes that can be queued for the guest right now
+ * @queue_in:	queue pair the frame being handled came in on; NULL: one
+ * @queue_out:	send what follows on that queue pair; NULL: one
+ * @kicks:	ask (true) or stop asking the guest to notify us of new room;
+ *		true if that just changed to asking; NULL: not needed
+ * @backlog:	is input already read waiting for the next round? NULL: no
+ * @resume:	take that input
+ * @poll_at:	when input is to be polled (ns, CLOCK_MONOTONIC), 0 if its
+ *		notifications wake us
+ * @poll:	take input, its poll being due at @now
+ * @flush:	end of a loop round: push out what was queued
+ * @log_stats:	report the front-end's own counters; NULL: none
+ */
+struct tap_frontend {
+	const char *name;
+	int (*init)(struct ctx *c);
+	void (*accept)(struct ctx *c);
+	void (*cleanup)(struct ctx *c);
+	int (*connected)(const struct ctx *c);
+	int (*send)(struct ctx *c, const void *frame, size_t len);
+	unsigned (*reserve)(struct ctx *c, size_t hlen, size_t plen,
+			    unsigned n, struct tap_seg *seg,
+			    struct iovec *iov, unsigned iov_max);
+	int (*commit)(struct ctx *c, struct tap_seg *seg,
+		      const struct iovec *iov, size_t len,
+		      uint16_t csum_start, uint16_t csum_off,
+		      uint16_t gso_size, int family);
+	void (*done)(struct ctx *c);
+	bool (*csum_partial)(const struct ctx *c);
+	bool (*gso)(const struct ctx *c, int family);
+	size_t (*room)(const struct ctx *c);
+	unsigned (*queue_in)(void);
+	void (*queue_out)(unsigned pair);
+	bool (*kicks)(struct ctx *c, bool on);
+	bool (*backlog)(const struct ctx *c);
+	void (*resume)(struct ctx *c);
+	uint64_t (*poll_at)(void);
+	void (*poll)(struct ctx *c, uint64_t now);
+	void (*flush)(struct ctx *c);
+	void (*log_stats)(void);
+};
+
+void tap_frontend_set(const struct tap_frontend *fe);
+const char *tap_frontend_name(void);
+int tap_init(struct ctx *c);
+void tap_accept_handler(struct ctx *c);
+void tap_cleanup(struct ctx *c);
 void tap_input(struct ctx *c, const uint8_t *frame, size_t len);
 /* Pieces after the head tap_input_part() takes, at most */
 #define TAP_TAIL_MAX 63

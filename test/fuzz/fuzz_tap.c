@@ -352,6 +352,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv));
 	flow_init();
 	stream_out_init();
+	tap_frontend_set(&stream_frontend);
 	fz_ctx_base(&c);
 	peer = sv[1];
 	c.fd_tap = sv[0];

@@ -70,7 +70,7 @@
 #include "migrate/migrate.h"
 #include "net/checksum.h"
 #include "tap/tap.h"
-#include "tap/vhost_user.h"
+#include "vhost/net.h"
 #include "tcp/tcp.h"
 #include "test/tools/common/vring_desc.h"
 #include "util.h"
@@ -1655,6 +1655,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	flow_init();
 	fz_ctx_base(&c);
 	c.mode = MODE_VU;
+	tap_frontend_set(&vu_frontend);
 	tcp_init(&c);
 	ram_fd = memfd("fzvu-ram", MEM_SIZE);
 	ram = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, ram_fd,

@@ -26,7 +26,7 @@
 #include <errno.h>
 
 #include "fuzz_common.h"
-#include "tap/virtqueue.h"
+#include "vhost/virtqueue.h"
 #include "util.h"
 
 #define R_SIZE	 8192

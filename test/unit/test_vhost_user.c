@@ -23,7 +23,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "tap/vhost_user.h"
+#include "vhost/net.h"
 
 static int setup(void **state)
 {

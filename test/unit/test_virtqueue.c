@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "tap/virtqueue.h"
+#include "vhost/virtqueue.h"
 #include "test/tools/common/vring_desc.h"
 
 #define Q 8

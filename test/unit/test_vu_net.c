@@ -20,7 +20,7 @@
 
 #include "ctx.h"
 #include "tap/tap.h"
-#include "tap/vhost_user.h"
+#include "vhost/net.h"
 #include "test/tools/common/vring_desc.h"
 
 #define Q 256

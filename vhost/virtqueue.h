@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * virtqueue.h - guest memory translation and split virtqueues (device side)
+ * virtqueue.h - split virtqueues (device side)
  *
  * See virtqueue.c for the theory of operation.
  */
-#ifndef TAP_VIRTQUEUE_H
-#define TAP_VIRTQUEUE_H
+#ifndef VHOST_VIRTQUEUE_H
+#define VHOST_VIRTQUEUE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Regions in one SET_MEM_TABLE (VHOST_MEMORY_BASELINE_NREGIONS) */
-#define VU_MAX_REGIONS 8
+#include "vhost/mem.h"
+
 /* Largest queue size the split ring format allows */
 #define VQ_MAX_SIZE 32768
 /* Words of a queue's bitmap of heads in flight (struct virtq.inflight) */
@@ -23,9 +23,6 @@
  * entries need (see vq_walk())
  */
 #define VQ_INDIRECT_ALIGN 8
-/* Dirty log granularity (VHOST_LOG_PAGE) */
-#define VU_LOG_PAGE 4096
-
 /* Descriptor flags */
 #define VQ_DESC_F_NEXT 1
 #define VQ_DESC_F_WRITE 2
@@ -35,43 +32,6 @@
 #define VQ_USED_F_NO_NOTIFY	1
 /* Feature bit: used_event and avail_event instead of the flags */
 #define VIRTIO_RING_F_EVENT_IDX 29
-
-/**
- * struct vu_region - one mapped guest memory region
- * @gpa:	guest physical address of its first byte
- * @size:	length in bytes
- * @qva:	QEMU virtual address of its first byte
- * @mmap_offset: offset of the region's data in the mapping
- * @map:	our mapping (from file offset 0), NULL if unused
- * @map_len:	length of @map (@mmap_offset + @size)
- */
-struct vu_region {
-	uint64_t gpa, size, qva, mmap_offset;
-	uint8_t *map;
-	uint64_t map_len;
-};
-
-/**
- * struct vu_mem - the guest's memory as we see it, and the dirty log
- * @n:		regions in use
- * @r:		regions
- * @log:	dirty page bitmap (bit per VU_LOG_PAGE from GPA 0), or NULL
- * @log_map:	mapping that holds @log
- * @log_map_len: its length
- * @log_size:	bytes of bitmap available at @log
- * @log_on:	VHOST_F_LOG_ALL negotiated: mark what we write
- * @log_dirty:	bits were set since the last log_fd notification
- */
-struct vu_mem {
-	unsigned n;
-	struct vu_region r[VU_MAX_REGIONS];
-	uint8_t *log;
-	uint8_t *log_map;
-	uint64_t log_map_len;
-	uint64_t log_size;
-	bool log_on;
-	bool log_dirty;
-};
 
 /**
  * struct vq_iov - one guest buffer piece, contiguous in our mapping
@@ -151,10 +111,6 @@ struct virtq {
 	uint64_t *inflight;
 };
 
-void *vu_gpa_to_va(const struct vu_mem *m, uint64_t gpa, uint64_t *len);
-void *vu_qva_to_va(const struct vu_mem *m, uint64_t qva, uint64_t *len);
-void vu_log_write(struct vu_mem *m, uint64_t gpa, uint64_t len);
-
 void vq_reset(struct virtq *vq);
 int vq_translate(struct virtq *vq, const struct vu_mem *m);
 bool vq_ready(const struct virtq *vq);
@@ -174,4 +130,4 @@ size_t vq_copy_to(struct vu_mem *m, const struct vq_elem *e, size_t off,
 size_t vq_copy_from(const struct vq_elem *e, size_t off, void *buf,
 		    size_t len);
 
-#endif /* TAP_VIRTQUEUE_H */
+#endif /* VHOST_VIRTQUEUE_H */

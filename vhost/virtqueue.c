@@ -1,18 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * virtqueue.c - guest memory translation and split virtqueues, device side
- * (VIRTIO 1.x, section 2.7), for the vhost-user front-end.
+ * virtqueue.c - split virtqueues, device side (VIRTIO 1.x, section 2.7),
+ * for the vhost-user front-end. Guest memory and its translation are in
+ * mem.c.
  *
  * Theory of operation
- *
- * Memory: QEMU shares the guest's RAM as up to VU_MAX_REGIONS file
- * descriptors (vhost_user.c maps them). Two kinds of address point into
- * it: QEMU virtual addresses (the ring addresses of SET_VRING_ADDR) and
- * guest physical addresses (everything inside the rings). vu_qva_to_va()
- * and vu_gpa_to_va() find the region holding an address and return our
- * pointer plus how many bytes are contiguous from there, capped at the
- * region's end: a caller that needs more continues in the next region, so
- * no access can ever leave a mapping.
  *
  * Rings: a queue of size Q (a power of two, at most 32768) has three
  * areas, all little-endian: the descriptor table (16 bytes per entry), the
@@ -83,93 +75,21 @@
  *    of what it has in flight is done (virtqueue_enable_cb_delayed()):
  *    with a few frames in flight, that is still most of them.
  *
- * Dirty logging: while logging is on (VHOST_F_LOG_ALL and a log mapped),
- * vq_copy_to() marks every page it writes, and vq_fill()/vq_publish() the
- * used ring entries and index, by guest physical address, with atomic ORs
- * into the bitmap; bits past the mapped bitmap are never written.
+ * Dirty logging: vq_copy_to() marks every page it writes, and
+ * vq_fill()/vq_publish() the used ring entries and index, with
+ * vu_log_write() (mem.c).
  *
  * This file never allocates and never dereferences guest memory outside
- * the pieces its translation functions return.
+ * the pieces the translation functions of mem.c return.
  */
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
 
-#include "tap/virtqueue.h"
+#include "vhost/virtqueue.h"
 #include "util.h"
 
 #define VQ_DESC_LEN 16
-
-/* Find the region holding [@a, ...) for address kind @gpa (else QVA) */
-static void *vu_to_va(const struct vu_mem *m, uint64_t a, uint64_t *len,
-		      bool gpa)
-{
-	unsigned i;
-
-	for (i = 0; i < m->n; i++) {
-		const struct vu_region *r = &m->r[i];
-		uint64_t start = gpa ? r->gpa : r->qva, off;
-
-		if (a < start || a - start >= r->size)
-			continue;
-		off = a - start;
-		if (*len > r->size - off)
-			*len = r->size - off;
-		return r->map + r->mmap_offset + off;
-	}
-	return NULL;
-}
-
-/**
- * vu_gpa_to_va() - translate a guest physical address
- * @m:		guest memory
- * @gpa:	guest physical address
- * @len:	in: bytes wanted; out: bytes contiguous at the result (<= in)
- *
- * Return: our pointer, NULL if @gpa isn't in guest memory
- */
-void *vu_gpa_to_va(const struct vu_mem *m, uint64_t gpa, uint64_t *len)
-{
-	return vu_to_va(m, gpa, len, true);
-}
-
-/**
- * vu_qva_to_va() - translate a QEMU virtual address
- * @m:		guest memory
- * @qva:	address in QEMU's address space
- * @len:	in: bytes wanted; out: bytes contiguous at the result (<= in)
- *
- * Return: our pointer, NULL if @qva isn't in guest memory
- */
-void *vu_qva_to_va(const struct vu_mem *m, uint64_t qva, uint64_t *len)
-{
-	return vu_to_va(m, qva, len, false);
-}
-
-/**
- * vu_log_write() - mark guest pages we wrote in the dirty log
- * @m:		guest memory and log
- * @gpa:	first byte written
- * @len:	bytes written
- */
-void vu_log_write(struct vu_mem *m, uint64_t gpa, uint64_t len)
-{
-	uint64_t page, last;
-
-	if (!m->log_on || !m->log || !len)
-		return;
-	page = gpa / VU_LOG_PAGE;
-	last = (gpa + len - 1) / VU_LOG_PAGE;
-	if (gpa + len - 1 < gpa)	/* wraps: can't be guest memory */
-		return;
-	for (; page <= last; page++) {
-		if (page / 8 >= m->log_size)
-			break;
-		__atomic_fetch_or(&m->log[page / 8], (uint8_t)(1U << (page % 8)),
-				  __ATOMIC_RELAXED);
-	}
-	m->log_dirty = true;
-}
 
 /**
  * vq_notify_reset() - forget what we told the driver about notifications

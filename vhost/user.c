@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * vhost_user.c - the vhost-user control protocol, back-end side, for one
+ * user.c - the vhost-user control protocol, back-end side, for one
  * virtio-net device, as QEMU 10 drives it (the vhost-user specification in
  * QEMU's docs/interop/vhost-user.rst, "the spec").
  *
@@ -22,9 +22,12 @@
  * connection: a payload larger than the largest message we know
  * (VU_PAYLOAD_MAX), more than VU_MAX_FDS fds, truncated control data.
  *
- * Requests: every request has an expected payload size and fd count,
- * checked before it is looked at; fds a request doesn't consume are
- * closed after it, whatever happened. A request we refuse (bad size, index
+ * Requests: one table (vu_reqs) has a row per request we know: its
+ * payload size (exact, a maximum, or variable: then its handler checks
+ * it), its fd count, what we answer (an ack on NEED_REPLY, data, or a
+ * result always) and its handler. vu_handle() checks a message against
+ * its row before the handler looks at it; fds a request doesn't consume
+ * are closed after it, whatever happened. A request we refuse (bad size, index
  * out of range, ring outside guest memory, out of order, e.g. a kick
  * before the ring is mapped) is logged (rate-limited: QEMU is untrusted),
  * and answered with a non-zero u64 if it carries NEED_REPLY. A refused
@@ -32,14 +35,15 @@
  * connection instead, as there is no answer QEMU could act on. Unknown
  * requests are refused the same way and the connection goes on.
  *
- * Ring life cycle (the spec, "Starting and stopping rings"): SET_VRING_NUM, _BASE, _ADDR configure a ring,
- * SET_VRING_KICK starts it (its eventfd joins the event loop), with
- * protocol features negotiated SET_VRING_ENABLE turns processing on and
- * off, GET_VRING_BASE stops it and reports where we are: after it we
- * neither touch guest memory nor signal for that ring. SET_MEM_TABLE may
- * come at any time: the new regions are mapped first, and only if all of
- * them map do they replace the old ones, after which every ring's
- * pointers are translated again.
+ * Ring life cycle (the spec, "Starting and stopping rings"):
+ * SET_VRING_NUM, _BASE, _ADDR configure a ring, SET_VRING_KICK starts it
+ * (its eventfd joins the event loop), with protocol features negotiated
+ * SET_VRING_ENABLE turns processing on and off, GET_VRING_BASE stops it
+ * and reports where we are: after it we neither touch guest memory nor
+ * signal for that ring. SET_MEM_TABLE may come at any time: the new
+ * regions are mapped first, and only if all of them map do they replace
+ * the old ones (mem.c), after which every ring's pointers are translated
+ * again.
  *
  * Ring fds: kick, call and error fds (and SET_LOG_FD's) must be eventfds
  * (vu_eventfd_check()), and are made non-blocking: we write the call and
@@ -47,12 +51,8 @@
  * its counter's limit, or a pipe nobody reads would stall us there.
  * Anything else is refused with its request.
  *
- * Guest memory: each region fd is mapped from offset 0 over mmap_offset +
- * memory_size bytes (the offset needn't be page-aligned), after checking
- * that the file is a regular file at least that large, so that nothing we
- * may touch lies beyond its end. Regions must not overlap, neither in
- * guest physical nor in QEMU virtual addresses. The dirty log is mapped
- * the same way at SET_LOG_BASE.
+ * Guest memory: SET_MEM_TABLE and SET_LOG_BASE are checked and mapped by
+ * mem.c.
  *
  * Queue pairs (VHOST_USER_PROTOCOL_F_MQ): GET_QUEUE_NUM offers
  * VU_MAX_PAIRS; with queues=N QEMU drives N pairs over this one socket,
@@ -61,7 +61,7 @@
  * Each ring is started and enabled on its own: the guest enables the
  * pairs it uses, and the others stay disabled.
  *
- * The data path (RX/TX) is in vu_net.c.
+ * The data path (RX/TX) is in net.c, guest memory in mem.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,7 +70,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -80,7 +79,7 @@
 #include "loop.h"
 #include "tap/listen.h"
 #include "tap/tap.h"
-#include "tap/vhost_user.h"
+#include "vhost/net.h"
 #include "migrate/announce.h"
 #include "migrate/migrate.h"
 #include "util.h"
@@ -120,10 +119,10 @@ enum vu_request {
 #define VU_VRING_F_LOG 0x1
 /* Largest payload: memory table with VU_MAX_REGIONS regions */
 #define VU_PAYLOAD_MAX (8 + 32 * VU_MAX_REGIONS)
+/* A handler sent its answer itself (see struct vu_req) */
+#define VU_ANSWERED 1
 /* Messages handled per wake-up, so a flood can't monopolise the loop */
 #define VU_MSGS_PER_ROUND 64
-/* A dirty log bigger than this is refused (1 TiB of guest memory) */
-#define VU_LOG_MAX (1ULL << 25)
 
 struct vu_state {
 	uint32_t index, num;
@@ -132,10 +131,6 @@ struct vu_state {
 struct vu_addr {
 	uint32_t index, flags;
 	uint64_t desc, used, avail, log;
-};
-
-struct vu_mem_region_msg {
-	uint64_t gpa, size, qva, mmap_offset;
 };
 
 struct vu_log_msg {
@@ -156,59 +151,13 @@ struct vu_dev vu_dev = { .fd = -1, .log_call_fd = -1 };
  */
 static uint64_t vu_inflight[VU_QUEUES][VQ_INFLIGHT_WORDS];
 
-static const char *vu_req_name(uint32_t req)
-{
-	static const char *const names[] = {
-		[VU_GET_FEATURES] = "GET_FEATURES",
-		[VU_SET_FEATURES] = "SET_FEATURES",
-		[VU_SET_OWNER] = "SET_OWNER",
-		[VU_RESET_OWNER] = "RESET_OWNER",
-		[VU_SET_MEM_TABLE] = "SET_MEM_TABLE",
-		[VU_SET_LOG_BASE] = "SET_LOG_BASE",
-		[VU_SET_LOG_FD] = "SET_LOG_FD",
-		[VU_SET_VRING_NUM] = "SET_VRING_NUM",
-		[VU_SET_VRING_ADDR] = "SET_VRING_ADDR",
-		[VU_SET_VRING_BASE] = "SET_VRING_BASE",
-		[VU_GET_VRING_BASE] = "GET_VRING_BASE",
-		[VU_SET_VRING_KICK] = "SET_VRING_KICK",
-		[VU_SET_VRING_CALL] = "SET_VRING_CALL",
-		[VU_SET_VRING_ERR] = "SET_VRING_ERR",
-		[VU_GET_PROTOCOL_FEATURES] = "GET_PROTOCOL_FEATURES",
-		[VU_SET_DEVICE_STATE_FD] = "SET_DEVICE_STATE_FD",
-		[VU_CHECK_DEVICE_STATE] = "CHECK_DEVICE_STATE",
-		[VU_SET_PROTOCOL_FEATURES] = "SET_PROTOCOL_FEATURES",
-		[VU_GET_QUEUE_NUM] = "GET_QUEUE_NUM",
-		[VU_SET_VRING_ENABLE] = "SET_VRING_ENABLE",
-		[VU_SEND_RARP] = "SEND_RARP",
-	};
-
-	if (req < ARRAY_SIZE(names) && names[req])
-		return names[req];
-	return "unknown";
-}
+static const char *vu_req_name(uint32_t req);
 
 static void vu_close_fd(int *fd)
 {
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
-}
-
-static void vu_mem_unmap(struct vu_mem *m)
-{
-	unsigned i;
-
-	for (i = 0; i < m->n; i++)
-		munmap(m->r[i].map, m->r[i].map_len);
-	m->n = 0;
-}
-
-static void vu_log_unmap(struct vu_mem *m)
-{
-	if (m->log_map)
-		munmap(m->log_map, m->log_map_len);
-	m->log_map = m->log = NULL;
-	m->log_map_len = m->log_size = 0;
 }
 
 /* Stop a ring: no more kicks, no processing, no signals, no polls */
@@ -263,7 +212,6 @@ static void vu_disconnect(struct ctx *c)
 	}
 	d->fd = -1;
 	d->appeared = false;
-	d->check_pending = false;
 	migrate_front_end_gone(c);
 	announce_front_end_gone(c);
 
@@ -494,23 +442,9 @@ static int vu_set_features(struct ctx *c, const struct vu_msg *m)
 	return 0;
 }
 
-/* Check a region's fd can back @len bytes: a regular file that large */
-static int vu_fd_check(int fd, uint64_t len)
-{
-	struct stat st;
-
-	if (fstat(fd, &st))
-		return -errno;
-	if (!S_ISREG(st.st_mode) || st.st_size < 0 ||
-	    (uint64_t)st.st_size < len)
-		return -EINVAL;
-	return 0;
-}
-
 static int vu_set_mem_table(struct ctx *c, const struct vu_msg *m)
 {
-	struct vu_region nr[VU_MAX_REGIONS];
-	uint32_t n, i, j;
+	uint32_t n, i;
 	int rc;
 
 	(void)c;
@@ -525,132 +459,28 @@ static int vu_set_mem_table(struct ctx *c, const struct vu_msg *m)
 	}
 	if ((rc = vu_expect(m, 8 + 32 * n, n)))
 		return rc;
-
-	memset(nr, 0, sizeof(nr));
-	for (i = 0; i < n; i++) {
-		struct vu_mem_region_msg r;
-
-		memcpy(&r, m->p + 8 + 32 * i, sizeof(r));
-		if (!r.size || r.gpa + r.size < r.gpa ||
-		    r.qva + r.size < r.qva ||
-		    r.mmap_offset + r.size < r.mmap_offset ||
-		    r.mmap_offset + r.size > SIZE_MAX) {
-			warn_rl("vhost-user: SET_MEM_TABLE: region %u: bad "
-				"size or addresses", i);
-			return -EINVAL;
-		}
-		for (j = 0; j < i; j++) {
-			if (r.gpa < nr[j].gpa + nr[j].size &&
-			    nr[j].gpa < r.gpa + r.size) {
-				warn_rl("vhost-user: SET_MEM_TABLE: regions "
-					"%u and %u overlap (guest)", j, i);
-				return -EINVAL;
-			}
-			if (r.qva < nr[j].qva + nr[j].size &&
-			    nr[j].qva < r.qva + r.size) {
-				warn_rl("vhost-user: SET_MEM_TABLE: regions "
-					"%u and %u overlap (QEMU)", j, i);
-				return -EINVAL;
-			}
-		}
-		nr[i].gpa = r.gpa;
-		nr[i].size = r.size;
-		nr[i].qva = r.qva;
-		nr[i].mmap_offset = r.mmap_offset;
-		nr[i].map_len = r.mmap_offset + r.size;
-	}
-
-	for (i = 0; i < n; i++) {
-		void *p;
-
-		if ((rc = vu_fd_check(rx.fds[i], nr[i].map_len))) {
-			warn_rl("vhost-user: SET_MEM_TABLE: region %u: fd "
-				"isn't a file of %llu bytes", i,
-				(unsigned long long)nr[i].map_len);
-			goto fail;
-		}
-		p = mmap(NULL, nr[i].map_len, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_NORESERVE, rx.fds[i], 0);
-		if (p == MAP_FAILED) {
-			rc = -errno;
-			warn_rl("vhost-user: SET_MEM_TABLE: region %u: mmap "
-				"of %llu bytes: %s", i,
-				(unsigned long long)nr[i].map_len,
-				strerror(errno));
-			goto fail;
-		}
-		nr[i].map = p;
-	}
-
-	vu_mem_unmap(&vu_dev.mem);
-	memcpy(vu_dev.mem.r, nr, sizeof(nr));
-	vu_dev.mem.n = n;
-	for (i = 0; i < n; i++)
-		debug("vhost-user: region %u: guest 0x%llx QEMU 0x%llx size "
-		      "0x%llx offset 0x%llx", i,
-		      (unsigned long long)nr[i].gpa,
-		      (unsigned long long)nr[i].qva,
-		      (unsigned long long)nr[i].size,
-		      (unsigned long long)nr[i].mmap_offset);
+	if ((rc = vu_mem_map(&vu_dev.mem, m->p + 8, n, rx.fds)))
+		return rc;
 	for (i = 0; i < VU_QUEUES; i++)
 		vu_vq_retranslate(&vu_dev.vq[i], i);
 	return 0;
-
-fail:
-	while (i--)
-		munmap(nr[i].map, nr[i].map_len);
-	return rc;
 }
 
-static int vu_set_log_base(const struct vu_msg *m)
+static int vu_set_log_base(struct ctx *c, const struct vu_msg *m)
 {
 	struct vu_log_msg l;
-	uint64_t len;
-	int rc, fd;
-	void *p;
 
-	if ((rc = vu_expect(m, sizeof(l), 1)))
-		return rc;
+	(void)c;
 	memcpy(&l, m->p, sizeof(l));
-	len = l.offset + l.size;
-	if (!l.size || l.size > VU_LOG_MAX || len < l.offset ||
-	    l.offset > VU_LOG_MAX) {
-		warn_rl("vhost-user: SET_LOG_BASE: bad size %llu or offset "
-			"%llu", (unsigned long long)l.size,
-			(unsigned long long)l.offset);
-		return -EINVAL;
-	}
-	fd = rx.fds[0];
-	if ((rc = vu_fd_check(fd, len))) {
-		warn_rl("vhost-user: SET_LOG_BASE: fd isn't a file of %llu "
-			"bytes", (unsigned long long)len);
-		return rc;
-	}
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		rc = -errno;
-		warn_rl("vhost-user: SET_LOG_BASE: mmap: %s", strerror(errno));
-		return rc;
-	}
-	vu_log_unmap(&vu_dev.mem);
-	vu_dev.mem.log_map = p;
-	vu_dev.mem.log_map_len = len;
-	vu_dev.mem.log = (uint8_t *)p + l.offset;
-	vu_dev.mem.log_size = l.size;
-	debug("vhost-user: dirty log of %llu bytes",
-	      (unsigned long long)l.size);
-	return 0;
+	return vu_log_map(&vu_dev.mem, rx.fds[0], l.size, l.offset);
 }
 
-static int vu_set_log_fd(const struct vu_msg *m)
+static int vu_set_log_fd(struct ctx *c, const struct vu_msg *m)
 {
 	int rc;
 
-	if (rx.nfds != 1 || m->size > 8) {
-		warn_rl("vhost-user: SET_LOG_FD: %u fds, %u bytes", rx.nfds,
-			m->size);
-		return -EINVAL;
-	}
+	(void)c;
+	(void)m;
 	if ((rc = vu_eventfd_check(rx.fds[0]))) {
 		warn_rl("vhost-user: SET_LOG_FD: the fd isn't an eventfd (%s), "
 			"refused", strerror(-rc));
@@ -661,14 +491,13 @@ static int vu_set_log_fd(const struct vu_msg *m)
 	return 0;
 }
 
-static int vu_set_vring_num(const struct vu_msg *m)
+static int vu_set_vring_num(struct ctx *c, const struct vu_msg *m)
 {
 	struct vu_state s;
 	struct virtq *vq;
-	int i, rc;
+	int i;
 
-	if ((rc = vu_expect(m, sizeof(s), 0)))
-		return rc;
+	(void)c;
 	memcpy(&s, m->p, sizeof(s));
 	if ((i = vu_ring_index(m, s.index)) < 0)
 		return i;
@@ -691,10 +520,8 @@ static int vu_set_vring_addr(struct ctx *c, const struct vu_msg *m)
 {
 	struct virtq *vq, tmp;
 	struct vu_addr a;
-	int i, rc;
+	int i;
 
-	if ((rc = vu_expect(m, sizeof(a), 0)))
-		return rc;
 	memcpy(&a, m->p, sizeof(a));
 	if ((i = vu_ring_index(m, a.index)) < 0)
 		return i;
@@ -736,13 +563,12 @@ static int vu_set_vring_addr(struct ctx *c, const struct vu_msg *m)
 	return 0;
 }
 
-static int vu_set_vring_base(const struct vu_msg *m)
+static int vu_set_vring_base(struct ctx *c, const struct vu_msg *m)
 {
 	struct vu_state s;
-	int i, rc;
+	int i;
 
-	if ((rc = vu_expect(m, sizeof(s), 0)))
-		return rc;
+	(void)c;
 	memcpy(&s, m->p, sizeof(s));
 	if ((i = vu_ring_index(m, s.index)) < 0)
 		return i;
@@ -763,10 +589,8 @@ static int vu_get_vring_base(struct ctx *c, const struct vu_msg *m)
 {
 	struct vu_state s;
 	struct virtq *vq;
-	int i, rc;
+	int i;
 
-	if ((rc = vu_expect(m, sizeof(s), 0)))
-		return rc;
 	memcpy(&s, m->p, sizeof(s));
 	if ((i = vu_ring_index(m, s.index)) < 0)
 		return i;
@@ -860,8 +684,6 @@ static int vu_vring_fd(const struct vu_msg *m, int *fd)
 	int i, rc;
 
 	*fd = -1;
-	if ((rc = vu_expect(m, 8, rx.nfds)))
-		return rc;
 	v = vu_u64(m);
 	if (v & ~(uint64_t)(VU_VRING_IDX_MASK | VU_VRING_NOFD)) {
 		warn_rl("vhost-user: %s: bad payload 0x%llx",
@@ -938,7 +760,7 @@ static int vu_set_vring_kick(struct ctx *c, const struct vu_msg *m)
 	return 0;
 }
 
-static int vu_set_vring_call(const struct vu_msg *m, bool err)
+static int vu_vring_call(const struct vu_msg *m, bool err)
 {
 	uint64_t one = 1;
 	struct virtq *vq;
@@ -963,10 +785,8 @@ static int vu_set_vring_call(const struct vu_msg *m, bool err)
 static int vu_set_vring_enable(struct ctx *c, const struct vu_msg *m)
 {
 	struct vu_state s;
-	int i, rc;
+	int i;
 
-	if ((rc = vu_expect(m, sizeof(s), 0)))
-		return rc;
 	memcpy(&s, m->p, sizeof(s));
 	if ((i = vu_ring_index(m, s.index)) < 0)
 		return i;
@@ -985,29 +805,27 @@ static int vu_set_vring_enable(struct ctx *c, const struct vu_msg *m)
 	return 0;
 }
 
+/* SET_DEVICE_STATE_FD payload */
+struct vu_transfer {
+	uint32_t direction, phase;
+};
+
 /*
  * SET_DEVICE_STATE_FD: reply first (0x100: no fd of ours, use the pipe),
  * then the transfer runs from the loop (migrate/migrate.c)
  */
 static int vu_set_device_state_fd(struct ctx *c, const struct vu_msg *m)
 {
-	struct vu_transfer {
-		uint32_t direction, phase;
-	} t;
+	struct vu_transfer t;
 	int fd, rc;
 
-	if (m->size != sizeof(t) || rx.nfds != 1) {
-		warn_rl("vhost-user: SET_DEVICE_STATE_FD: %u bytes, %u fds",
-			m->size, rx.nfds);
-		return vu_reply_u64(m->req, 1) ? -ECONNABORTED : 0;
-	}
 	memcpy(&t, m->p, sizeof(t));
 	fd = vu_take_fd(0);
 	if (t.phase != 0 || t.direction > MIGRATE_LOAD) {
 		warn_rl("vhost-user: SET_DEVICE_STATE_FD: direction %u, "
 			"phase %u not supported", t.direction, t.phase);
 		close(fd);
-		return vu_reply_u64(m->req, 1) ? -ECONNABORTED : 0;
+		return -EINVAL;
 	}
 	if (vu_reply_u64(m->req, 0x100)) {
 		close(fd);
@@ -1017,165 +835,247 @@ static int vu_set_device_state_fd(struct ctx *c, const struct vu_msg *m)
 	if (rc)
 		debug("vhost-user: device state transfer refused: %s",
 		      strerror(-rc));
-	return 0;
+	return VU_ANSWERED;
 }
 
-/**
- * vu_device_state_reply() - the deferred answer to CHECK_DEVICE_STATE
- * @c:		execution context
- * @result:	0 if the transfer went through, -errno otherwise
- */
-void vu_device_state_reply(struct ctx *c, int result)
+/* The deferred answer to CHECK_DEVICE_STATE: migrate_check()'s callback */
+static void vu_device_state_reply(struct ctx *c, int result)
 {
-	if (!vu_dev.check_pending || vu_dev.fd < 0)
+	if (vu_dev.fd < 0)
 		return;
-	vu_dev.check_pending = false;
 	if (vu_reply_u64(VU_CHECK_DEVICE_STATE, result ? 1 : 0))
 		vu_disconnect(c);
 }
 
-/* Requests we answer with data whatever the flags say */
-static bool vu_has_reply(uint32_t req)
+static int vu_get_features(struct ctx *c, const struct vu_msg *m)
 {
-	switch (req) {
-	case VU_GET_FEATURES:
-	case VU_GET_PROTOCOL_FEATURES:
-	case VU_GET_VRING_BASE:
-	case VU_GET_QUEUE_NUM:
-	case VU_SET_DEVICE_STATE_FD:
-	case VU_CHECK_DEVICE_STATE:
-		return true;
-	case VU_SET_LOG_BASE:
-		return vu_dev.protocol_features &
-		       (1ULL << VHOST_USER_PROTOCOL_F_LOG_SHMFD);
-	default:
-		return false;
+	return vu_reply_u64(m->req, vu_features_offer(c));
+}
+
+static int vu_get_protocol_features(struct ctx *c, const struct vu_msg *m)
+{
+	(void)c;
+	return vu_reply_u64(m->req, VU_PROTOCOL_FEATURES);
+}
+
+static int vu_get_queue_num(struct ctx *c, const struct vu_msg *m)
+{
+	(void)c;
+	return vu_reply_u64(m->req, VU_MAX_PAIRS);
+}
+
+static int vu_set_protocol_features(struct ctx *c, const struct vu_msg *m)
+{
+	uint64_t f = vu_u64(m);
+
+	(void)c;
+	if (f & ~VU_PROTOCOL_FEATURES) {
+		warn_rl("vhost-user: SET_PROTOCOL_FEATURES: 0x%llx not offered",
+			(unsigned long long)f);
+		return -EINVAL;
 	}
+	vu_dev.protocol_features = f;
+	return 0;
+}
+
+static int vu_reset_owner(struct ctx *c, const struct vu_msg *m)
+{
+	(void)m;
+	vu_dev_reset(c);
+	return 0;
+}
+
+static int vu_set_vring_call(struct ctx *c, const struct vu_msg *m)
+{
+	(void)c;
+	return vu_vring_call(m, false);
+}
+
+static int vu_set_vring_err(struct ctx *c, const struct vu_msg *m)
+{
+	(void)c;
+	return vu_vring_call(m, true);
+}
+
+/* QEMU announces the guest (the payload is its MAC, which isn't what the
+ * pod's network knows): we announce the pod
+ */
+static int vu_send_rarp(struct ctx *c, const struct vu_msg *m)
+{
+	(void)m;
+	announce_send_rarp(c);
+	return 0;
+}
+
+static int vu_check_device_state(struct ctx *c, const struct vu_msg *m)
+{
+	int rc = migrate_check(c, vu_device_state_reply);
+
+	/* In progress: vu_device_state_reply() answers, when done */
+	if (rc == -EINPROGRESS)
+		return VU_ANSWERED;
+	return vu_reply_u64(m->req, rc ? 1 : 0) ? -ECONNABORTED : VU_ANSWERED;
+}
+
+/* What we say back to a request */
+enum vu_answer {
+	VU_ACK,		/* 0 or 1 if the front-end asked (NEED_REPLY) */
+	VU_DATA,	/* the handler answers with data: a refusal ends the
+			 * connection, as there is nothing QEMU could act on
+			 */
+	VU_RESULT,	/* always 0 or 1, unless the handler answered */
+	VU_LOG_RESULT,	/* VU_RESULT with LOG_SHMFD, else VU_NONE */
+	VU_NONE,	/* nothing, whatever the flags say */
+};
+
+/* The payload size is: exactly .size, at most .size, or the handler's */
+enum vu_size_rule {
+	VU_SIZE_EQ,
+	VU_SIZE_MAX,
+	VU_SIZE_ANY,
+};
+
+/* .nfds: the handler checks the fd count */
+#define VU_FDS_ANY	0xff
+
+/**
+ * struct vu_req - what a request must carry, and who handles it
+ * @name:	for the log
+ * @rule:	how @size bounds the payload
+ * @size:	payload size
+ * @nfds:	file descriptors, or VU_FDS_ANY
+ * @answer:	what we say back (enum vu_answer)
+ * @fn:		handler, called once the message passed the checks, NULL
+ *		if there is nothing to do; returns 0, -errno to refuse the
+ *		request, -ECONNABORTED to end the connection, or
+ *		VU_ANSWERED if it sent the answer itself
+ */
+struct vu_req {
+	const char *name;
+	uint8_t rule;
+	uint16_t size;
+	uint8_t nfds;
+	uint8_t answer;
+	int (*fn)(struct ctx *c, const struct vu_msg *m);
+};
+
+#define VU_REQ(code, r, sz, fds, ans, f)				\
+	[VU_##code] = { .name = #code, .rule = VU_SIZE_##r, .size = (sz), \
+			.nfds = (fds), .answer = (ans), .fn = (f) }
+
+/* Every request we know: the checks of each before its handler */
+static const struct vu_req vu_reqs[] = {
+	VU_REQ(GET_FEATURES, MAX, 8, 0, VU_DATA, vu_get_features),
+	VU_REQ(SET_FEATURES, EQ, 8, 0, VU_ACK, vu_set_features),
+	VU_REQ(SET_OWNER, EQ, 0, 0, VU_ACK, NULL),
+	VU_REQ(RESET_OWNER, EQ, 0, 0, VU_ACK, vu_reset_owner),
+	VU_REQ(SET_MEM_TABLE, ANY, 0, VU_FDS_ANY, VU_ACK, vu_set_mem_table),
+	VU_REQ(SET_LOG_BASE, EQ, sizeof(struct vu_log_msg), 1, VU_LOG_RESULT,
+	       vu_set_log_base),
+	VU_REQ(SET_LOG_FD, MAX, 8, 1, VU_ACK, vu_set_log_fd),
+	VU_REQ(SET_VRING_NUM, EQ, sizeof(struct vu_state), 0, VU_ACK,
+	       vu_set_vring_num),
+	VU_REQ(SET_VRING_ADDR, EQ, sizeof(struct vu_addr), 0, VU_ACK,
+	       vu_set_vring_addr),
+	VU_REQ(SET_VRING_BASE, EQ, sizeof(struct vu_state), 0, VU_ACK,
+	       vu_set_vring_base),
+	VU_REQ(GET_VRING_BASE, EQ, sizeof(struct vu_state), 0, VU_DATA,
+	       vu_get_vring_base),
+	VU_REQ(SET_VRING_KICK, EQ, 8, VU_FDS_ANY, VU_ACK, vu_set_vring_kick),
+	VU_REQ(SET_VRING_CALL, EQ, 8, VU_FDS_ANY, VU_ACK, vu_set_vring_call),
+	VU_REQ(SET_VRING_ERR, EQ, 8, VU_FDS_ANY, VU_ACK, vu_set_vring_err),
+	VU_REQ(GET_PROTOCOL_FEATURES, MAX, 8, 0, VU_DATA,
+	       vu_get_protocol_features),
+	VU_REQ(SET_PROTOCOL_FEATURES, EQ, 8, 0, VU_ACK,
+	       vu_set_protocol_features),
+	VU_REQ(GET_QUEUE_NUM, MAX, 8, 0, VU_DATA, vu_get_queue_num),
+	VU_REQ(SET_VRING_ENABLE, EQ, sizeof(struct vu_state), 0, VU_ACK,
+	       vu_set_vring_enable),
+	VU_REQ(SEND_RARP, EQ, 8, 0, VU_ACK, vu_send_rarp),
+	VU_REQ(SET_DEVICE_STATE_FD, EQ, sizeof(struct vu_transfer), 1,
+	       VU_RESULT, vu_set_device_state_fd),
+	VU_REQ(CHECK_DEVICE_STATE, EQ, 0, 0, VU_DATA, vu_check_device_state),
+};
+
+/* The table's row for a request, NULL if we don't know it */
+static const struct vu_req *vu_req_find(uint32_t req)
+{
+	if (req < ARRAY_SIZE(vu_reqs) && vu_reqs[req].name)
+		return &vu_reqs[req];
+	return NULL;
+}
+
+static const char *vu_req_name(uint32_t req)
+{
+	const struct vu_req *r = vu_req_find(req);
+
+	return r ? r->name : "unknown";
+}
+
+/* Check payload size and fd count against the request's row */
+static int vu_req_check(const struct vu_req *r, const struct vu_msg *m)
+{
+	if (r->rule == VU_SIZE_MAX && m->size > r->size) {
+		warn_rl("vhost-user: %s: payload of %u bytes, expected at "
+			"most %u", r->name, m->size, r->size);
+		return -EINVAL;
+	}
+	if (r->rule == VU_SIZE_EQ)
+		return vu_expect(m, r->size,
+				 r->nfds == VU_FDS_ANY ? rx.nfds : r->nfds);
+	if (r->nfds != VU_FDS_ANY && rx.nfds != r->nfds) {
+		warn_rl("vhost-user: %s: %u file descriptors, expected %u",
+			r->name, rx.nfds, r->nfds);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /*
- * Handle one complete message. Return 0 to go on, -ECONNABORTED to drop
- * the connection.
+ * Handle one complete message: check it against its row of vu_reqs, call
+ * the handler, answer as the row says. Return 0 to go on, -ECONNABORTED
+ * to drop the connection.
  */
 static int vu_handle(struct ctx *c, const struct vu_msg *m)
 {
-	bool need_reply = (m->flags & VU_FLAG_NEED_REPLY) &&
-			  !vu_has_reply(m->req);
-	int rc = 0;
+	const struct vu_req *r = vu_req_find(m->req);
+	unsigned answer = r ? r->answer : VU_ACK;
+	int rc;
 
 	trace("vhost-user: %s (%u), %u bytes, %u fds", vu_req_name(m->req),
 	      m->req, m->size, rx.nfds);
 
-	switch (m->req) {
-	case VU_GET_FEATURES:
-		if (m->size > 8 || rx.nfds)
-			return -ECONNABORTED;
-		rc = vu_reply_u64(m->req, vu_features_offer(c));
-		break;
-	case VU_GET_PROTOCOL_FEATURES:
-		if (m->size > 8 || rx.nfds)
-			return -ECONNABORTED;
-		rc = vu_reply_u64(m->req, VU_PROTOCOL_FEATURES);
-		break;
-	case VU_GET_QUEUE_NUM:
-		if (m->size > 8 || rx.nfds)
-			return -ECONNABORTED;
-		rc = vu_reply_u64(m->req, VU_MAX_PAIRS);
-		break;
-	case VU_GET_VRING_BASE:
-		rc = vu_get_vring_base(c, m);
-		break;
-	case VU_SET_LOG_BASE:
-		rc = vu_set_log_base(m);
-		if (vu_has_reply(m->req) &&
-		    vu_reply_u64(m->req, rc ? 1 : 0))
-			return -ECONNABORTED;
-		return 0;
-	case VU_SET_FEATURES:
-		if (!(rc = vu_expect(m, 8, 0)))
-			rc = vu_set_features(c, m);
-		break;
-	case VU_SET_PROTOCOL_FEATURES:
-		if (!(rc = vu_expect(m, 8, 0))) {
-			uint64_t f = vu_u64(m);
-
-			if (f & ~VU_PROTOCOL_FEATURES) {
-				warn_rl("vhost-user: SET_PROTOCOL_FEATURES: "
-					"0x%llx not offered",
-					(unsigned long long)f);
-				rc = -EINVAL;
-			} else {
-				vu_dev.protocol_features = f;
-			}
-		}
-		break;
-	case VU_SET_OWNER:
-		rc = vu_expect(m, 0, 0);
-		break;
-	case VU_RESET_OWNER:
-		if (!(rc = vu_expect(m, 0, 0)))
-			vu_dev_reset(c);
-		break;
-	case VU_SET_MEM_TABLE:
-		rc = vu_set_mem_table(c, m);
-		break;
-	case VU_SET_LOG_FD:
-		rc = vu_set_log_fd(m);
-		break;
-	case VU_SET_VRING_NUM:
-		rc = vu_set_vring_num(m);
-		break;
-	case VU_SET_VRING_ADDR:
-		rc = vu_set_vring_addr(c, m);
-		break;
-	case VU_SET_VRING_BASE:
-		rc = vu_set_vring_base(m);
-		break;
-	case VU_SET_VRING_KICK:
-		rc = vu_set_vring_kick(c, m);
-		break;
-	case VU_SET_VRING_CALL:
-		rc = vu_set_vring_call(m, false);
-		break;
-	case VU_SET_VRING_ERR:
-		rc = vu_set_vring_call(m, true);
-		break;
-	case VU_SET_VRING_ENABLE:
-		rc = vu_set_vring_enable(c, m);
-		break;
-	case VU_SEND_RARP:
-		/* QEMU announces the guest (the payload is its MAC, which
-		 * isn't what the pod's network knows): we announce the pod
-		 */
-		if (!(rc = vu_expect(m, 8, 0)))
-			announce_send_rarp(c);
-		break;
-	case VU_SET_DEVICE_STATE_FD:
-		return vu_set_device_state_fd(c, m);
-	case VU_CHECK_DEVICE_STATE:
-		if (vu_expect(m, 0, 0))
-			return -ECONNABORTED;
-		rc = migrate_check(c);
-		if (rc == -EINPROGRESS) {
-			/* Answered by vu_device_state_reply(), when done */
-			vu_dev.check_pending = true;
-			return 0;
-		}
-		return vu_reply_u64(m->req, rc ? 1 : 0) ? -ECONNABORTED : 0;
-	default:
+	if (!r) {
 		warn_rl("vhost-user: unsupported request %u (%s), %u bytes",
 			m->req, vu_req_name(m->req), m->size);
 		rc = -EOPNOTSUPP;
-		break;
+	} else if (!(rc = vu_req_check(r, m)) && r->fn) {
+		rc = r->fn(c, m);
 	}
+	if (rc == -ECONNABORTED)
+		return rc;
 
-	if (vu_has_reply(m->req)) {
+	if (answer == VU_LOG_RESULT)
+		answer = (vu_dev.protocol_features &
+			  (1ULL << VHOST_USER_PROTOCOL_F_LOG_SHMFD)) ?
+			 VU_RESULT : VU_NONE;
+
+	switch (answer) {
+	case VU_DATA:
 		/* A request that wants data and got none can't go on */
-		return rc ? -ECONNABORTED : 0;
+		return rc < 0 ? -ECONNABORTED : 0;
+	case VU_RESULT:
+		if (rc == VU_ANSWERED)
+			return 0;
+		return vu_reply_u64(m->req, rc ? 1 : 0) ? -ECONNABORTED : 0;
+	case VU_ACK:
+		if ((m->flags & VU_FLAG_NEED_REPLY) &&
+		    vu_reply_u64(m->req, rc ? 1 : 0))
+			return -ECONNABORTED;
+		return 0;
+	default:
+		return 0;
 	}
-	if (need_reply && vu_reply_u64(m->req, rc ? 1 : 0))
-		return -ECONNABORTED;
-	return 0;
 }
 
 /* Collect fds from control messages; -EPROTO if too many or truncated */

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * vhost_user.h - the vhost-user front-end: control protocol (vhost_user.c)
- * and virtio-net data path (vu_net.c)
+ * user.h - the vhost-user control protocol (vhost/user.c): the device as
+ * the front-end configured it, and the features we offer
  */
-#ifndef TAP_VHOST_USER_H
-#define TAP_VHOST_USER_H
+#ifndef VHOST_USER_H
+#define VHOST_USER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "loop.h"
-#include "tap/virtqueue.h"
+#include "vhost/virtqueue.h"
 
 struct ctx;
 
@@ -71,39 +71,6 @@ struct ctx;
 #define VU_MAX_PAIRS 16
 #define VU_QUEUES (2 * VU_MAX_PAIRS)
 
-/* Size of the virtio-net header with VIRTIO_F_VERSION_1 */
-#define VU_NET_HDR_LEN 12
-
-/**
- * struct vu_net_hdr - virtio-net header (VIRTIO 1.x 5.1.6), little-endian
- * @flags:	VU_NET_HDR_F_*
- * @gso_type:	VU_NET_HDR_GSO_*
- * @hdr_len:	length of the headers of a GSO frame
- * @gso_size:	payload per segment of a GSO frame
- * @csum_start:	where checksumming starts, with NEEDS_CSUM
- * @csum_offset: where the checksum goes, from @csum_start
- * @num_buffers: RX: descriptor chains the frame takes (always 1 without
- *		MRG_RXBUF)
- *
- * Packed: it sits right before the Ethernet frame, at any alignment.
- */
-struct vu_net_hdr {
-	uint8_t flags;
-	uint8_t gso_type;
-	uint16_t hdr_len;
-	uint16_t gso_size;
-	uint16_t csum_start;
-	uint16_t csum_offset;
-	uint16_t num_buffers;
-} __attribute__((packed));
-
-_Static_assert(sizeof(struct vu_net_hdr) == VU_NET_HDR_LEN,
-	       "virtio-net header with VERSION_1 is 12 bytes");
-
-#define VU_NET_HDR_F_NEEDS_CSUM	1
-#define VU_NET_HDR_GSO_TCPV4	1
-#define VU_NET_HDR_GSO_TCPV6	4
-
 /**
  * struct vu_dev - the device as the current front-end configured it
  * @fd:		connected control socket, -1 if none
@@ -114,12 +81,10 @@ _Static_assert(sizeof(struct vu_net_hdr) == VU_NET_HDR_LEN,
  * @log_call_fd: SET_LOG_FD eventfd, -1 if none
  * @appeared:	tap_guest_appeared() was called for this connection
  * @gen:	generation of @fd's epoll reference
- * @check_pending: CHECK_DEVICE_STATE waits for the transfer to end
  */
 struct vu_dev {
 	int fd;
 	uint32_t gen;
-	bool check_pending;
 	uint64_t features, protocol_features;
 	struct vu_mem mem;
 	struct virtq vq[VU_QUEUES];
@@ -129,7 +94,6 @@ struct vu_dev {
 
 extern struct vu_dev vu_dev;
 
-/* vhost_user.c */
 int vu_init(struct ctx *c);
 void vu_listen_handler(struct ctx *c);
 void vu_ctrl_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
@@ -138,30 +102,4 @@ void vu_cleanup(struct ctx *c);
 int vu_eventfd_learn(void);
 int vu_eventfd_check(int fd);
 
-/* vu_net.c */
-void vu_net_tx(struct ctx *c, unsigned q);
-void vu_net_tx_kick(struct ctx *c, unsigned q);
-void vu_net_tx_reset(unsigned q);
-uint64_t vu_net_poll_at(void);
-void vu_net_poll(struct ctx *c, uint64_t now);
-void vu_net_rx_select(unsigned pair);
-unsigned vu_net_tx_pair(void);
-int vu_net_send(struct ctx *c, const void *frame, size_t len);
-size_t vu_net_room(const struct ctx *c);
-bool vu_net_rx_kicks(struct ctx *c, bool on);
-void vu_net_flush(struct ctx *c);
-void vu_net_log_stats(void);
-int vu_net_connected(const struct ctx *c);
-struct tap_seg;
-struct iovec;
-unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
-			    unsigned n, struct tap_seg *seg, struct iovec *iov,
-			    unsigned iov_max);
-int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
-		      const struct iovec *iov, size_t len, uint16_t csum_start,
-		      uint16_t csum_off, uint16_t gso_size, int family);
-bool vu_net_gso(const struct ctx *c, int family);
-void vu_net_seg_done(struct ctx *c);
-bool vu_net_csum_partial(const struct ctx *c);
-
-#endif /* TAP_VHOST_USER_H */
+#endif /* VHOST_USER_H */

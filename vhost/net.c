@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * vu_net.c - the virtio-net data path of the vhost-user front-end: guest
+ * net.c - the virtio-net data path of the vhost-user front-end: guest
  * frames in from the TX ring, frames out into the RX ring.
  *
  * Theory of operation
@@ -77,7 +77,7 @@
  * io_uring of uring.c, with the round's socket discards, where there is
  * one), and the log eventfd if dirty pages were logged.
  *
- * Queue pairs (multiqueue, see vhost_user.c): TX rings are served each on
+ * Queue pairs (multiqueue, see user.c): TX rings are served each on
  * its own kick, and vu_net_tx_pair() says which pair the frame being
  * handed over came from. A flow remembers the pair its guest frames last
  * came in on, and its frames to the guest go to that pair's RX ring
@@ -110,7 +110,7 @@
 #include "tap/coalesce.h"
 #include "tap/pcap.h"
 #include "tap/tap.h"
-#include "tap/vhost_user.h"
+#include "vhost/net.h"
 #include "uring.h"
 #include "util.h"
 
@@ -178,7 +178,7 @@ void vu_net_rx_select(unsigned pair)
  *
  * Return: pair index, 0 outside vu_net_tx()
  */
-unsigned vu_net_tx_pair(void)
+static unsigned vu_net_tx_pair(void)
 {
 	return tx_pair;
 }
@@ -374,7 +374,7 @@ void vu_net_tx_reset(unsigned q)
  *
  * Return: time (ns, CLOCK_MONOTONIC), 0 if none is
  */
-uint64_t vu_net_poll_at(void)
+static uint64_t vu_net_poll_at(void)
 {
 	uint64_t at = 0;
 	unsigned q;
@@ -391,7 +391,7 @@ uint64_t vu_net_poll_at(void)
  * @c:		execution context
  * @now:	current time (ns, CLOCK_MONOTONIC)
  */
-void vu_net_poll(struct ctx *c, uint64_t now)
+static void vu_net_poll(struct ctx *c, uint64_t now)
 {
 	unsigned q;
 
@@ -578,7 +578,7 @@ static size_t vu_rx_room(const struct virtq *vq)
  * Return: the most any running RX ring can take (see vu_rx_room()), 0 if
  *	   none is running
  */
-size_t vu_net_room(const struct ctx *c)
+static size_t vu_net_room(const struct ctx *c)
 {
 	size_t room = 0;
 	unsigned q;
@@ -592,7 +592,7 @@ size_t vu_net_room(const struct ctx *c)
 /**
  * vu_net_log_stats() - report interrupt counters (SIGUSR1, exit), if any
  */
-void vu_net_log_stats(void)
+static void vu_net_log_stats(void)
 {
 	uint64_t k[2] = { 0 }, h[2] = { 0 };
 	char pairs[VU_MAX_PAIRS * 48] = "";
@@ -683,6 +683,18 @@ static unsigned res_used;	/* chains committed (a prefix) */
 static bool res_short;		/* a short frame was committed: no more */
 
 /**
+ * vu_net_csum_partial() - may frames to the guest carry a partial checksum?
+ * @c:		execution context
+ *
+ * Return: true if the guest negotiated VIRTIO_NET_F_GUEST_CSUM
+ */
+static bool vu_net_csum_partial(const struct ctx *c)
+{
+	(void)c;
+	return vu_dev.features & (1ULL << VIRTIO_NET_F_GUEST_CSUM);
+}
+
+/**
  * vu_net_gso() - may TCP frames to the guest be larger than its MSS?
  * @c:		execution context
  * @family:	AF_INET or AF_INET6
@@ -690,24 +702,12 @@ static bool res_short;		/* a short frame was committed: no more */
  * Return: true if the guest takes TCP segmentation offload for @family
  *	   (VIRTIO_NET_F_GUEST_TSO4/6), which requires partial checksums
  */
-bool vu_net_gso(const struct ctx *c, int family)
+static bool vu_net_gso(const struct ctx *c, int family)
 {
 	int bit = family == AF_INET ? VIRTIO_NET_F_GUEST_TSO4
 				    : VIRTIO_NET_F_GUEST_TSO6;
 
 	return vu_net_csum_partial(c) && (vu_dev.features & (1ULL << bit));
-}
-
-/**
- * vu_net_csum_partial() - may frames to the guest carry a partial checksum?
- * @c:		execution context
- *
- * Return: true if the guest negotiated VIRTIO_NET_F_GUEST_CSUM
- */
-bool vu_net_csum_partial(const struct ctx *c)
-{
-	(void)c;
-	return vu_dev.features & (1ULL << VIRTIO_NET_F_GUEST_CSUM);
 }
 
 /* Give back the reserved chains from @from on, and @extra entries taken
@@ -944,3 +944,26 @@ void vu_net_seg_done(struct ctx *c)
 	vq_publish(vq, &vu_dev.mem, res_used);
 	res_count = res_used = 0;
 }
+
+/* The vhost-user front-end, for tap.c: the protocol (user.c) sets it up */
+const struct tap_frontend vu_frontend = {
+	.name		= "vhost-user",
+	.init		= vu_init,
+	.accept		= vu_listen_handler,
+	.cleanup	= vu_cleanup,
+	.connected	= vu_net_connected,
+	.send		= vu_net_send,
+	.reserve	= vu_net_seg_reserve,
+	.commit		= vu_net_seg_commit,
+	.done		= vu_net_seg_done,
+	.csum_partial	= vu_net_csum_partial,
+	.gso		= vu_net_gso,
+	.room		= vu_net_room,
+	.queue_in	= vu_net_tx_pair,
+	.queue_out	= vu_net_rx_select,
+	.kicks		= vu_net_rx_kicks,
+	.poll_at	= vu_net_poll_at,
+	.poll		= vu_net_poll,
+	.flush		= vu_net_flush,
+	.log_stats	= vu_net_log_stats,
+};
