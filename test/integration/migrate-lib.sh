@@ -753,10 +753,16 @@ mig_streams_verify() {
 		eval "_mvpids=\"\$_mvpids \$SL_$_mvn \$SC_$_mvn\" _mvk=\$KIND_$_mvn"
 		echo "$_mvn $_mvk" >>"$T/verify.lst"
 	done
-	# A watchdog, so that a stuck end can't hang the wait below
+	# A watchdog, so that a stuck end can't hang the wait below; its
+	# sleep goes with it (an orphaned sleep would keep the test's log and
+	# the caller's descriptors open for the whole timeout)
 	# shellcheck disable=SC2086
-	( sleep "${MIG_VERIFY_TIMEOUT:-60}"; kill -KILL $_mvpids ) \
-		>/dev/null 2>&1 &
+	(
+		trap 'kill $! 2>/dev/null; exit 0' TERM
+		sleep "${MIG_VERIFY_TIMEOUT:-60}" &
+		wait $!
+		kill -KILL $_mvpids
+	) >/dev/null 2>&1 &
 	_mvwd=$!
 	: >"$T/verify.st"
 	for _mvn in "$@"; do
