@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tcp_conn.h - the per-connection state of a translated TCP connection,
- * as stored in the flow table (see tcp.c for what each field means).
+ * as stored in the flow table (see tcp.c and the files beside it for
+ * what each field means).
  */
 #ifndef TCP_TCP_CONN_H
 #define TCP_TCP_CONN_H
@@ -37,7 +38,7 @@ enum tcp_state {
 					    * at the end of the round */
 #define TCP_F_DEFERRED		(1U << 12) /* on the end-of-round list */
 #define TCP_F_QUIET		(1U << 13) /* EPOLLIN off: guest ACKs drive
-					    * reads (tcp.c, tcp_quiet()) */
+					    * reads (to_guest.c, tcp_quiet()) */
 #define TCP_F_WND_IDLE		(1U << 14) /* the window's measurement found
 					    * the send queue empty */
 #define TCP_F_SOCK_DRY		(1U << 15) /* the last peek got less than it
