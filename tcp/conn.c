@@ -358,7 +358,7 @@ void tcp_listen_handler(struct ctx *c, union epoll_ref ref)
 {
 	int i;
 
-	/* Queued before a migration stopped the listeners (tcp/migrate.c) */
+	/* Queued before a migration stopped the listeners (migrate_src.c) */
 	if (tcp_migrate_listen_paused())
 		return;
 	for (i = 0; i < 32; i++) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * migrate.h - TCP connections across a live migration (tcp/migrate.c)
+ * migrate.h - TCP connections across a live migration (tcp/migrate*.c)
  */
 #ifndef TCP_MIGRATE_H
 #define TCP_MIGRATE_H

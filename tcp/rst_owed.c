@@ -24,14 +24,6 @@
 #include "tcp/tcp_internal.h"
 #include "util.h"
 
-/*
- * RSTs to the guest that couldn't be sent (the front-end had no room, or
- * was stopped for a migration): the guest would never learn that the
- * connection is gone if it only receives. Sent again at the end of each
- * round once frames can go (tcp_rst_owed_flush()), given up after
- * TCP_RST_OWED_MS, and a migration takes them to the target (tcp/migrate.c
- * writes them as skip records, which the target answers with a RST).
- */
 #define TCP_RST_OWED_MAX	256
 #define TCP_RST_OWED_MS		30000
 static struct tcp_rst_owed tcp_rst_owed[TCP_RST_OWED_MAX];

@@ -47,7 +47,7 @@
  *
  * A connection restored by a migration may have to write data the source
  * had queued before anything new from the guest (TCP_F_TAIL, see
- * tcp/migrate_dst.c): meanwhile the window towards the guest is 0, its
+ * tcp/migrate_tail.c): meanwhile the window towards the guest is 0, its
  * FIN waits, and EPOLLOUT drives tcp_migrate_tail().
  *
  * Timers (checked every loop tick): retransmission to the guest (RTO

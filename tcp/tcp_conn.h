@@ -33,7 +33,7 @@ enum tcp_state {
 #define TCP_F_REFUSED		(1U << 9) /* socket refused guest data */
 #define TCP_F_MIGRATED		(1U << 10) /* socket held by a migration:
 					    * in repair mode, filtered, out
-					    * of the loop (tcp/migrate.c) */
+					    * of the loop (migrate_src.c) */
 #define TCP_F_DATA_DUE		(1U << 11) /* guest ACK or window: send more
 					    * at the end of the round */
 #define TCP_F_DEFERRED		(1U << 12) /* on the end-of-round list */
@@ -46,10 +46,10 @@ enum tcp_state {
 #define TCP_F_PARKED		(1U << 16) /* with TCP_F_MIGRATED: restored
 					    * by a migration, in repair mode
 					    * until the guest runs here
-					    * (tcp/migrate.c) */
+					    * (migrate_dst.c) */
 #define TCP_F_TAIL		(1U << 17) /* a migration's never-sent data
 					    * waits for room in the socket
-					    * (tcp/migrate.c): guest data
+					    * (migrate_tail.c): guest data
 					    * and FIN wait behind it */
 #define TCP_F_DRAINING		(1U << 18) /* both FINs done, the socket
 					    * still sends ours: closed once

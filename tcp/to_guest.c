@@ -104,7 +104,7 @@ void tcp_quiet(struct ctx *c, struct tcp_conn *conn)
 		     inflight >= fmax * ((conn->flags & TCP_F_QUIET) ?
 					 TCP_QUIET_OFF : TCP_QUIET_ON);
 
-	/* A held socket is out of the loop: tcp/migrate.c re-adds it */
+	/* A held socket is out of the loop: tcp/migrate_*.c re-add it */
 	if (conn->sock < 0 || (conn->flags & TCP_F_MIGRATED) ||
 	    quiet == !!(conn->flags & TCP_F_QUIET))
 		return;
