@@ -69,7 +69,6 @@
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -95,10 +94,6 @@
 #define TCP_MAX_RETRIES 7		/* then reset both sides */
 #define TCP_SYN_RETRIES 4		/* SYN to guest, then give up */
 #define TCP_IDLE_MS (2 * 3600 * 1000ULL)
-#define TCP_DISCARD_MIN (1024 * 1024)	/* ACKed bytes that may wait in a
-					 * socket with more for the guest (a
-					 * quarter of tcp_rmem's max, if less) */
-#define TCP_RMEM_PATH "/proc/sys/net/ipv4/tcp_rmem"
 #define TCP_DRAIN_MS 200		/* a closed connection's socket still
 					 * sending: look again this often */
 
@@ -687,34 +682,4 @@ void tcp_timer(struct ctx *c, uint64_t now)
 		}
 		tcp_timer_arm(conn, now);
 	}
-}
-
-/**
- * tcp_init() - probe kernel features
- * @c:		execution context
- */
-void tcp_init(struct ctx *c)
-{
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), zero = 0;
-	FILE *f;
-	unsigned long rmax;
-
-	(void)c;
-	if (s >= 0) {
-		tcp_peek_offset_ok = !setsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &zero,
-					     sizeof(zero));
-		close(s);
-	}
-	debug("TCP: SO_PEEK_OFF %ssupported", tcp_peek_offset_ok ? "" : "not ");
-
-	/* The largest receive buffer, tcp_rmem's third field; unknown:
-	 * discard every round
-	 */
-	if ((f = fopen(TCP_RMEM_PATH, "re"))) {
-		if (fscanf(f, "%*u %*u %lu", &rmax) == 1)
-			tcp_discard_min = (uint32_t)MIN(rmax / 4,
-						(unsigned long)TCP_DISCARD_MIN);
-		fclose(f);
-	}
-	debug("TCP: ACKed data discarded from %u bytes on", tcp_discard_min);
 }

@@ -34,7 +34,6 @@ struct pview;
 #define SEQ_GE(a, b) ((int32_t)((a) - (b)) >= 0)
 
 extern bool tcp_peek_offset_ok;
-extern uint32_t tcp_discard_min;
 
 /**
  * struct tcp_rst_owed - a RST the guest should have had for a connection

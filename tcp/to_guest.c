@@ -2,8 +2,9 @@
 /*
  * to_guest.c - TCP, socket -> guest: what the peer sent goes to the guest
  * straight from the socket's receive queue, which holds it until the guest
- * ACKs it; and the end of each loop round, which sends and discards for
- * all the connections that the round's frames moved.
+ * ACKs it; the end of each loop round, which sends and discards for all
+ * the connections that the round's frames moved; and the probe of the
+ * kernel features this relies on (tcp_init()).
  *
  * Theory of operation
  *
@@ -51,16 +52,19 @@
  */
 #include <errno.h>
 #include <linux/sockios.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "ctx.h"
 #include "flow.h"
 #include "log.h"
 #include "tap/tap.h"
+#include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
 #include "uring.h"
@@ -72,6 +76,10 @@
 #define TCP_QUIET_ON 3			/* no input events from this many
 					 * frames in flight */
 #define TCP_QUIET_OFF 2			/* input events again below this */
+#define TCP_DISCARD_MIN (1024 * 1024)	/* ACKed bytes that may wait in a
+					 * socket with more for the guest (a
+					 * quarter of tcp_rmem's max, if less) */
+#define TCP_RMEM_PATH "/proc/sys/net/ipv4/tcp_rmem"
 
 static uint32_t defer_list[TCP_DEFER_MAX];
 static unsigned defer_count;
@@ -87,7 +95,7 @@ _Static_assert(TCP_DISCARD_IOV < UIO_MAXIOV / 2,
 	       "room for frames' pieces after the scratch ones");
 
 bool tcp_peek_offset_ok;		/* kernel supports SO_PEEK_OFF */
-uint32_t tcp_discard_min;		/* see tcp_init(); 0: every round */
+static uint32_t tcp_discard_min;	/* see tcp_init(); 0: every round */
 
 /**
  * tcp_quiet() - input events off while the guest has plenty in flight,
@@ -504,4 +512,34 @@ void tcp_defer_handler(struct ctx *c)
 		tcp_quiet(c, conn);
 	}
 	defer_count = 0;
+}
+
+/**
+ * tcp_init() - probe kernel features
+ * @c:		execution context
+ */
+void tcp_init(struct ctx *c)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), zero = 0;
+	FILE *f;
+	unsigned long rmax;
+
+	(void)c;
+	if (s >= 0) {
+		tcp_peek_offset_ok = !setsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &zero,
+					     sizeof(zero));
+		close(s);
+	}
+	debug("TCP: SO_PEEK_OFF %ssupported", tcp_peek_offset_ok ? "" : "not ");
+
+	/* The largest receive buffer, tcp_rmem's third field; unknown:
+	 * discard every round
+	 */
+	if ((f = fopen(TCP_RMEM_PATH, "re"))) {
+		if (fscanf(f, "%*u %*u %lu", &rmax) == 1)
+			tcp_discard_min = (uint32_t)MIN(rmax / 4,
+						(unsigned long)TCP_DISCARD_MIN);
+		fclose(f);
+	}
+	debug("TCP: ACKed data discarded from %u bytes on", tcp_discard_min);
 }
