@@ -23,7 +23,6 @@
 #include <errno.h>
 #include <linux/sock_diag.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 

@@ -41,21 +41,16 @@
  * release, the peers are poked for a while (migrate_poke.c).
  */
 #include <errno.h>
-#include <linux/filter.h>
-#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "ctx.h"
 #include "flow.h"
-#include "fwd/fwd.h"
 #include "log.h"
 #include "loop.h"
 #include "migrate/format.h"

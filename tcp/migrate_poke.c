@@ -18,24 +18,15 @@
  * at once, and once more after the peer's rate limit.
  */
 #include <errno.h>
-#include <linux/filter.h>
-#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include "ctx.h"
 #include "flow.h"
-#include "fwd/fwd.h"
 #include "log.h"
-#include "loop.h"
-#include "migrate/format.h"
 #include "migrate/repair.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"

@@ -59,15 +59,11 @@
  * segments at connect() from the MSS clamp, and TCP_REPAIR_OPTIONS sets
  */
 #include <errno.h>
-#include <linux/filter.h>
-#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -76,7 +72,6 @@
 #include "fwd/fwd.h"
 #include "log.h"
 #include "loop.h"
-#include "migrate/format.h"
 #include "migrate/repair.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"

@@ -64,7 +64,6 @@
  * (to_guest.c, tcp_quiet()). EPOLLRDHUP, EPOLLERR and EPOLLHUP always
  * stay on, and the retransmission timer runs as ever.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
@@ -73,7 +72,6 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ctx.h"
