@@ -6,7 +6,7 @@
  *
  * At the end of every loop round (main_round_end()) the daemon makes a few
  * small system calls whose results nobody waits for: one recv(MSG_TRUNC)
- * per connection to drop what the guest ACKed during the round (tcp.c,
+ * per connection to drop what the guest ACKed during the round (tcp/to_guest.c,
  * tcp_sock_sync()), and with vhost-user one eventfd write per ring that
  * got used entries (vu_net_flush()). Here they are queued instead and go
  * to the kernel together, with one io_uring_enter() (uring_flush()), so a

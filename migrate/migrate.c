@@ -15,7 +15,7 @@
  *
  *  SAVE: the state is built at once: the stream header, the addresses we
  *	learned about the guest, and the TCP connections, which are held
- *	silently (tcp/migrate.c: out of the loop, deaf, repair mode) and
+ *	silently (tcp/migrate_src.c: out of the loop, deaf, repair mode) and
  *	dumped; the listening sockets of forwarded ports take no new
  *	connection from then on. The bytes go out as the pipe takes them
  *	(EPOLLOUT); at the end we close our end, which is QEMU's EOF.
@@ -190,7 +190,7 @@ static int migrate_save_start(struct ctx *c)
 	migrate_addrs_get(c, &a);
 	mig_put_addrs(&mig.out, &a);
 
-	/* Nothing accepted from now on could move: see tcp/migrate.c */
+	/* Nothing accepted from now on could move: see tcp/migrate_src.c */
 	tcp_migrate_listen(c, false);
 	n = 0;
 	if (repair_available(c, 10)) {
@@ -244,7 +244,7 @@ static void migrate_load_apply(struct ctx *c)
 
 	migrate_addrs_set(c, &mig.parsed.addrs);
 	count = mig.parsed.count;
-	/* tcp/migrate.c keeps the stream until the guest runs here */
+	/* tcp/migrate_dst.c keeps the stream until the guest runs here */
 	n = tcp_migrate_target(c, &mig.parsed, &mig.in);
 	info("Migration: target, %u of %u connection(s) restored in %llu ms",
 	     n, count, (unsigned long long)(now_ms() - mig.started_ms));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * migrate.h - TCP connections across a live migration (tcp/migrate.c)
+ * migrate.h - TCP connections across a live migration (tcp/migrate*.c)
  */
 #ifndef TCP_MIGRATE_H
 #define TCP_MIGRATE_H
@@ -35,7 +35,7 @@ unsigned tcp_migrate_target_drop(struct ctx *c);
 void tcp_migrate_poke_timer(struct ctx *c, uint64_t now);
 unsigned tcp_migrate_poke(struct ctx *c);
 
-/* Never-sent data of a restored connection (TCP_F_TAIL), for tcp.c */
+/* Never-sent data of a restored connection (TCP_F_TAIL), for tcp/ */
 int tcp_migrate_tail(struct tcp_conn *conn);
 bool tcp_migrate_tail_fin(struct tcp_conn *conn);
 void tcp_migrate_tail_drop(struct tcp_conn *conn);

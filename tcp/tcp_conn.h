@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tcp_conn.h - the per-connection state of a translated TCP connection,
- * as stored in the flow table (see tcp.c for what each field means).
+ * as stored in the flow table (see tcp.c and the files beside it for
+ * what each field means).
  */
 #ifndef TCP_TCP_CONN_H
 #define TCP_TCP_CONN_H
@@ -32,12 +33,12 @@ enum tcp_state {
 #define TCP_F_REFUSED		(1U << 9) /* socket refused guest data */
 #define TCP_F_MIGRATED		(1U << 10) /* socket held by a migration:
 					    * in repair mode, filtered, out
-					    * of the loop (tcp/migrate.c) */
+					    * of the loop (migrate_src.c) */
 #define TCP_F_DATA_DUE		(1U << 11) /* guest ACK or window: send more
 					    * at the end of the round */
 #define TCP_F_DEFERRED		(1U << 12) /* on the end-of-round list */
 #define TCP_F_QUIET		(1U << 13) /* EPOLLIN off: guest ACKs drive
-					    * reads (tcp.c, tcp_quiet()) */
+					    * reads (to_guest.c, tcp_quiet()) */
 #define TCP_F_WND_IDLE		(1U << 14) /* the window's measurement found
 					    * the send queue empty */
 #define TCP_F_SOCK_DRY		(1U << 15) /* the last peek got less than it
@@ -45,10 +46,10 @@ enum tcp_state {
 #define TCP_F_PARKED		(1U << 16) /* with TCP_F_MIGRATED: restored
 					    * by a migration, in repair mode
 					    * until the guest runs here
-					    * (tcp/migrate.c) */
+					    * (migrate_dst.c) */
 #define TCP_F_TAIL		(1U << 17) /* a migration's never-sent data
 					    * waits for room in the socket
-					    * (tcp/migrate.c): guest data
+					    * (migrate_tail.c): guest data
 					    * and FIN wait behind it */
 #define TCP_F_DRAINING		(1U << 18) /* both FINs done, the socket
 					    * still sends ours: closed once

@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * tcp_internal.h - what tcp.c shares with tcp/migrate.c, and nobody else.
+ * tcp_internal.h - what the files of tcp/ share with each other, and
+ * nobody else: tcp.c (state machine, control segments, timers), conn.c
+ * (set-up), to_guest.c and from_guest.c (the two directions of data),
+ * rst_owed.c, and the migration files.
  */
 #ifndef TCP_TCP_INTERNAL_H
 #define TCP_TCP_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tcp/tcp_conn.h"
 
 struct ctx;
+struct pkt;
+struct pview;
 
 #define TCP_FIN 0x01
 #define TCP_SYN 0x02
@@ -18,11 +24,19 @@ struct ctx;
 #define TCP_PSH 0x08
 #define TCP_ACK 0x10
 
+#define TCP_HDR_LEN 20
+#define TCP_WS_OURS 8			/* our window scale when offered */
+
+#define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
+#define SEQ_LE(a, b) ((int32_t)((a) - (b)) <= 0)
+#define SEQ_GT(a, b) ((int32_t)((a) - (b)) > 0)
+#define SEQ_GE(a, b) ((int32_t)((a) - (b)) >= 0)
+
 extern bool tcp_peek_offset_ok;
 
 /**
  * struct tcp_rst_owed - a RST the guest should have had for a connection
- *			 that is gone (tcp.c, tcp_rst_owe())
+ *			 that is gone (rst_owed.c, tcp_rst_owe())
  * @key:	the connection's flow key
  * @seq:	our sequence number towards the guest (the RST's)
  * @ack:	the next sequence number from the guest (the RST's ACK)
@@ -36,16 +50,60 @@ struct tcp_rst_owed {
 	uint64_t at;
 };
 
+/* tcp.c: the state machine, control segments, closing, timers */
 struct tcp_conn *tcp_conn_at(unsigned idx);
-uint16_t tcp_wnd_offered(const struct tcp_conn *conn);
+unsigned tcp_idx(const struct tcp_conn *conn);
+const void *tcp_gaddr(const struct tcp_conn *conn);
+const void *tcp_raddr(const struct tcp_conn *conn);
+void tcp_conn_events(struct ctx *c, struct tcp_conn *conn);
+void tcp_out_wait(struct ctx *c, struct tcp_conn *conn);
+void tcp_fill_hdr(uint8_t *th, const struct tcp_conn *conn, uint32_t seq,
+		  uint8_t flags, uint16_t wnd, size_t hlen);
 int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 		 uint32_t seq);
 void tcp_ack_now(struct ctx *c, struct tcp_conn *conn);
+void tcp_desync(struct ctx *c, struct tcp_conn *conn, const char *what,
+		int e);
 void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst);
 void tcp_rst(struct ctx *c, struct tcp_conn *conn);
-int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn);
-int tcp_sock_sync(struct ctx *c, struct tcp_conn *conn);
+void tcp_timer_arm(struct tcp_conn *conn, uint64_t now);
+bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn);
+void tcp_rst_unknown(struct ctx *c, const struct pkt *p, uint16_t sport,
+		     uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags,
+		     size_t plen);
+
+/* conn.c: set-up, half-open connections, listeners */
+void tcp_parse_syn_opts(struct pview opts, uint16_t *mss, int *ws);
+uint16_t tcp_mss_link(const struct ctx *c, int family);
 void tcp_sock_tune(int s);
+void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
+			 const struct flow_key *k, uint32_t seq,
+			 struct pview opts);
+void tcp_connect_failed(struct ctx *c, struct tcp_conn *conn, int e);
+void tcp_connect_done(struct ctx *c, struct tcp_conn *conn);
+
+/* to_guest.c: socket -> guest, and the end of the round */
+void tcp_quiet(struct ctx *c, struct tcp_conn *conn);
+bool tcp_defer(struct tcp_conn *conn);
+int tcp_data_later(struct ctx *c, struct tcp_conn *conn);
+int tcp_sock_sync(struct ctx *c, struct tcp_conn *conn);
+int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn);
+int tcp_rewind(struct ctx *c, struct tcp_conn *conn);
+
+/* from_guest.c: guest -> socket, and the window we offer */
+uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low, bool *idle);
+uint16_t tcp_wnd_offered(const struct tcp_conn *conn);
+uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn);
+void tcp_window_update(struct ctx *c, struct tcp_conn *conn);
+void tcp_pend_forget(const struct tcp_conn *conn);
+void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
+			   uint32_t seq, uint32_t ack, uint8_t flags,
+			   uint32_t wnd, struct pview payload,
+			   const struct pkt *p, bool progress);
+
+/* rst_owed.c: RSTs the guest is still owed */
+void tcp_rst_owe(const struct tcp_conn *conn);
+void tcp_rst_owed_flush(struct ctx *c);
 unsigned tcp_rst_owed_get(const struct tcp_rst_owed **list);
 void tcp_rst_owed_clear(void);
 

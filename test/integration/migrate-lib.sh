@@ -221,7 +221,7 @@ mig_setup() {
 
 # mig_peer_ttl TTL: the peer's namespace (FABRIC) sends with TTL (and IPv6
 # hop limit) TTL. Held sockets drop what comes with less than 255 (see
-# tcp/migrate.c): a test that needs a segment from the peer to get into a
+# tcp/migrate_src.c): a test that needs a segment from the peer to get into a
 # held socket sends it with 255, as a peer on the same link may
 mig_peer_ttl() {
 	ns "$FABRIC" sysctl -qw net.ipv4.ip_default_ttl="$1"

@@ -1558,7 +1558,7 @@ static int case_data_in(int family)
  * segments unacknowledged (or a duplicate, or a FIN): a delayed-ACK
  * receiver whose timer never fires. The daemon stops asking for the
  * socket's input events while the guest has plenty in flight, since its
- * ACKs bring it back anyway (tcp.c, tcp_quiet()); it must never count on
+ * ACKs bring it back anyway (tcp/to_guest.c, tcp_quiet()); it must never count on
  * the ACK of less than two segments, which wouldn't come. First a bulk
  * transfer, then writes of 1.4 segments, each awaited at the guest: every
  * second one finds a segment and a bit unACKed, and only its retransmission

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# tcp_discard.sh - how long ACKed data may wait in a socket (tcp.c,
+# tcp_discard.sh - how long ACKed data may wait in a socket (tcp/to_guest.c,
 # "socket -> guest": up to 1 MiB while the socket has more for the guest,
 # a quarter of net.ipv4.tcp_rmem's largest buffer if that's less):
 #   default  the daemon derives the limit from HOST's tcp_rmem and says so

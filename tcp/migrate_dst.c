@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * migrate_dst.c - TCP migration, the target side: restoring the
+ * connections of a stream at the LOAD, parked, and letting them go when
+ * the guest runs here.
+ *
+ * Theory of operation
+ *
+ * the default 536 bytes less options for good), bound to the original
+ * local address and port, given the timestamp and the sequence numbers,
+ * and connected (no SYN in repair mode). Nothing more yet: the connection
+ * is "parked" (TCP_F_PARKED), out of the loop. Until the guest runs here,
+ * the migration may still fail and the source resume the guest: a parked
+ * socket sends nothing at all (no window probe, no data, no timer), and
+ * if the front-end goes away first, or the process ends, it is closed in
+ * repair mode, which sends nothing either. A live socket closed there
+ * would send the peer a FIN or a RST, with exact sequence numbers, and
+ * tear down the connection the source just resumed.
+ *
+ * Target, when the guest runs (the first ring start after the LOAD,
+ * tcp_migrate_target_release()): each parked socket is given its
+ * options (window scales, MSS, SACK, timestamps) first, then its queues:
+ * the receive queue, and the part of the send queue that was sent and
+ * not acknowledged, which in repair mode counts as sent already. That
+ * part must all go in now: the peer's acknowledgements would cover it,
+ * and an acknowledgement beyond what a socket has sent is dropped. It
+ * fits in the send buffer a new socket gets from autotuning unless the
+ * source had more in flight than that (a long fat path): then, and only
+ * then, the buffer is set with SO_SNDBUF, which caps it at twice
+ * net.core.wmem_max and keeps it at that size (no autotuning for that
+ * connection). Then FIN_WAIT2's FIN (shutdown() in repair mode), the
+ * window, and repair mode off for all of them (the kernel sends a
+ * window probe: the peer's answer gets both ends in step). The part of
+ * the send queue never sent goes in after that, as ordinary data: as
+ * much as the socket takes, and what doesn't fit is written as the socket
+ * drains (TCP_F_TAIL, migrate_tail.c). Then FIN_WAIT1, CLOSING and
+ * LAST_ACK get their FIN again, the flow goes in the loop and resumes
+ * from the first byte the guest hasn't ACKed. A flow that fails before
+ * its socket leaves repair mode is closed in repair mode (nothing to the
+ * peer) and reset towards the guest; the others go on. After the
+ * release, the peers are poked for a while (migrate_poke.c).
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "flow.h"
+#include "log.h"
+#include "loop.h"
+#include "migrate/format.h"
+#include "migrate/repair.h"
+#include "tcp/migrate.h"
+#include "tcp/migrate_internal.h"
+#include "tcp/tcp_internal.h"
+#include "util.h"
+
+/* Our own copy of the kernel's repair structure (uapi linux/tcp.h) */
+struct tcpm_opt {
+	uint32_t code, val;
+};
+
+#define TCPM_OPT_MSS		2
+#define TCPM_OPT_WINDOW		3
+#define TCPM_OPT_SACK_PERM	4
+#define TCPM_OPT_TIMESTAMP	8
+
+/* Largest MSS TCP_MAXSEG takes (the kernel's MAX_TCP_WINDOW) */
+#define TCPM_MAXSEG_MAX	32767
+
+/**
+ * struct tcpm_parked - target: a connection restored at the LOAD, waiting
+ *			for the guest to run here (see
+ *			tcp_migrate_target_release())
+ * @idx:	flow index; TCPM_NO_FLOW if it failed at the LOAD (then only
+ *		the guest is told, with a RST, at the release)
+ * @gen:	flow generation, against reuse
+ * @f:		its records and queues, in the stream we keep meanwhile
+ */
+struct tcpm_parked {
+	unsigned idx;
+	uint32_t gen;
+	const struct mig_flow_in *f;
+};
+#define TCPM_NO_FLOW	(~0U)
+
+/* Target: the stream and what it restored, until the release */
+static struct {
+	uint8_t *buf;			/* the stream: queues point in it */
+	struct mig_flow_in *flows;	/* parsed records */
+	struct tcpm_parked *p;
+	unsigned n;
+} tcpm_park;
+
+static void tcpm_sockaddr(union sockaddr_inany *sa, const struct in6_addr *a,
+			  uint16_t port)
+{
+	if (mig_addr_is_v4(a))
+		sockaddr_set(sa, AF_INET, &a->s6_addr[12], port);
+	else
+		sockaddr_set(sa, AF_INET6, a, port);
+}
+
+/* Index of the HOST side of a record (the other is the TAP side) */
+static int tcpm_host(const struct mig_flow_in *f)
+{
+	return f->b.pif[0] == MIG_PIF_HOST ? 0 : 1;
+}
+
+/*
+ * Restore, at the LOAD, what doesn't make a socket speak (@s is in repair
+ * mode): MSS, address, timestamp, sequence numbers, connect().
+ * Return: 0 or -errno
+ */
+static int tcpm_restore_conn(int s, const struct mig_flow_in *f)
+{
+	const struct mig_tcp_ext *e = &f->e;
+	const struct mig_flowside *hs = &f->b.side[tcpm_host(f)];
+	union sockaddr_inany local, peer;
+	int mss = (int)e->mss, rc;
+	uint32_t seq_snd;
+
+	/* No SO_REUSEADDR here: TCP_REPAIR already forces address reuse
+	 * (SK_FORCE_REUSE), and SO_REUSEADDR would lower that to the
+	 * ordinary kind, so connections sharing a local port (inbound ones
+	 * to a forwarded port) couldn't all be bound
+	 */
+	tcpm_deaf(s, true);
+	/* connect() sizes the segments from the MSS clamp: see the top. At
+	 * most what TCP_MAXSEG takes (loopback's is larger): best effort
+	 */
+	mss = MIN(mss, TCPM_MAXSEG_MAX);
+	setsockopt(s, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss));
+	tcpm_sockaddr(&local, &hs->oaddr, hs->oport);
+	tcpm_sockaddr(&peer, &hs->eaddr, hs->eport);
+	if (bind(s, &local.sa, sockaddr_len(&local)))
+		return -errno;
+	if ((e->tcpi_options & MIG_TCPI_OPT_TIMESTAMPS) &&
+	    setsockopt(s, IPPROTO_TCP, TCP_TIMESTAMP, &e->timestamp,
+		       sizeof(e->timestamp)))
+		return -errno;
+	/* FIN_WAIT2: seq_snd is one past our FIN, queued again later */
+	seq_snd = e->seq_snd - (e->tcpi_state == MIG_TCP_FIN_WAIT2 ? 1 : 0);
+	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)) ||
+	    setsockopt(s, IPPROTO_TCP, TCP_QUEUE_SEQ, &seq_snd,
+		       sizeof(seq_snd)))
+		return rc ? rc : -errno;
+	if ((rc = tcpm_queue(s, TCPM_QUEUE_RECV)) ||
+	    setsockopt(s, IPPROTO_TCP, TCP_QUEUE_SEQ, &e->seq_rcv,
+		       sizeof(e->seq_rcv)))
+		return rc ? rc : -errno;
+	if (connect(s, &peer.sa, sockaddr_len(&peer)) && errno != EINPROGRESS)
+		return -errno;
+	tcpm_queue(s, TCPM_QUEUE_NONE);
+	return 0;
+}
+
+/*
+ * Write the part of the send queue that was sent, in repair mode, all of
+ * it (see the top of the file): if the buffer a new socket has can't take
+ * it, give the socket the buffer it needs (SO_SNDBUF). Return: 0 or -errno
+ */
+static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
+{
+	ssize_t n = tcpm_fill(s, p, len);
+	int want, got = 0;
+	socklen_t sl = sizeof(got);
+
+	if (n < 0 || (uint32_t)n == len)
+		return n < 0 ? (int)n : 0;
+	want = (int)MIN((uint64_t)len * 2 + TCPM_CHUNK,
+			(uint64_t)INT32_MAX / 2);
+	setsockopt(s, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want));
+	getsockopt(s, SOL_SOCKET, SO_SNDBUF, &got, &sl);
+	info("Migration: %u bytes in flight to restore, more than a new "
+	     "socket's buffer: its send buffer is now %i bytes, fixed",
+	     len, got);
+	p += n;
+	len -= (uint32_t)n;
+	n = tcpm_fill(s, p, len);
+	if (n < 0)
+		return (int)n;
+	return (uint32_t)n == len ? 0 : -ENOBUFS;
+}
+
+/*
+ * Restore, when the guest runs, what makes the socket a connection again
+ * (@s, connected in repair mode): options, queues (the sent part of the
+ * send queue only), FIN_WAIT2's FIN, window. Return: 0 or -errno
+ */
+static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
+{
+	const struct mig_tcp_ext *e = &f->e;
+	struct tcpm_window w = { e->snd_wl1, e->snd_wnd, e->max_window,
+				 e->rcv_wnd, e->rcv_wup };
+	uint32_t sent = e->sndq - e->notsent;
+	struct tcpm_opt opts[4];
+	unsigned nopt = 0;
+	ssize_t n;
+	int rc;
+
+	/* Options first: the queues are written with them in effect */
+	opts[nopt++] = (struct tcpm_opt){ TCPM_OPT_WINDOW,
+					  e->snd_ws | ((uint32_t)e->rcv_ws << 16) };
+	opts[nopt++] = (struct tcpm_opt){ TCPM_OPT_MSS, e->mss };
+	if (e->tcpi_options & MIG_TCPI_OPT_SACK)
+		opts[nopt++] = (struct tcpm_opt){ TCPM_OPT_SACK_PERM, 0 };
+	if (e->tcpi_options & MIG_TCPI_OPT_TIMESTAMPS)
+		opts[nopt++] = (struct tcpm_opt){ TCPM_OPT_TIMESTAMP, 0 };
+	if (setsockopt(s, IPPROTO_TCP, TCP_REPAIR_OPTIONS, opts,
+		       nopt * sizeof(opts[0])))
+		return -errno;
+
+	/* The receive queue grows as it's written (the kernel raises an
+	 * unlocked buffer to what it holds): all of it goes in
+	 */
+	if ((rc = tcpm_queue(s, TCPM_QUEUE_RECV)))
+		return rc;
+	n = tcpm_fill(s, f->rcvq, e->rcvq);
+	if (n < 0 || (uint32_t)n < e->rcvq)
+		return n < 0 ? (int)n : -ENOBUFS;
+	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)) ||
+	    (rc = tcpm_fill_sent(s, f->sndq, sent)))
+		return rc;
+	if (e->tcpi_state == MIG_TCP_FIN_WAIT2 && shutdown(s, SHUT_WR))
+		return -errno;
+	if (setsockopt(s, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w)))
+		return -errno;
+	tcpm_queue(s, TCPM_QUEUE_NONE);
+	return 0;
+}
+
+/* The flow key of a record's TAP side (guest address and port first) */
+static void tcpm_tap_key(struct flow_key *k, const struct mig_flowside *ts)
+{
+	int family = mig_addr_is_v4(&ts->oaddr) ? AF_INET : AF_INET6;
+
+	flow_key_set(k, FLOW_TCP, family,
+		     family == AF_INET ? (const void *)&ts->eaddr.s6_addr[12]
+				       : (const void *)&ts->eaddr, ts->eport,
+		     family == AF_INET ? (const void *)&ts->oaddr.s6_addr[12]
+				       : (const void *)&ts->oaddr, ts->oport);
+}
+
+/*
+ * The flow entry for a restored connection, parked: out of the loop, its
+ * socket in repair mode. The peer's FIN is in the FIN flag of the record
+ * or in its state (a source may have missed it in its flags: we did)
+ */
+static int tcpm_flow_new(int s, const struct mig_flow_in *f, unsigned *idx,
+			 uint32_t *gen)
+{
+	const struct mig_tcp_basic *b = &f->b;
+	struct tcp_conn *conn;
+	union flow *flow;
+
+	flow = flow_alloc();
+	if (!flow)
+		return -ENOSPC;
+	conn = &flow->tcp;
+	conn->f.type = FLOW_TCP;
+	tcpm_tap_key(&conn->f.key, &f->b.side[!tcpm_host(f)]);
+	conn->sock = s;
+	conn->f.state = TCP_ST_ESTABLISHED;
+	conn->flags = TCP_F_MIGRATED | TCP_F_PARKED;
+	if (b->pif[0] == MIG_PIF_HOST)
+		conn->flags |= TCP_F_INBOUND;
+	if (b->ws_from_tap || b->ws_to_tap)
+		conn->flags |= TCP_F_WS;
+	if ((b->events & MIG_EV_SOCK_FIN_RCVD) ||
+	    tcpm_fin_rcvd(f->e.tcpi_state))
+		conn->flags |= TCP_F_SOCK_EOF;
+	if (b->events & MIG_EV_TAP_FIN_RCVD)
+		conn->flags |= TCP_F_GUEST_FIN;
+	if ((b->events & MIG_EV_TAP_FIN_SENT) &&
+	    (b->events & MIG_EV_TAP_FIN_ACKED))
+		conn->flags |= TCP_F_FIN_SENT | TCP_F_FIN_ACKED;
+	conn->ws_guest = b->ws_from_tap;
+	conn->ws_ours = b->ws_to_tap;
+	conn->mss = (uint16_t)MIN(MAX(b->tap_mss, 536U), 65535U);
+	conn->seq_acked = b->seq_ack_from_tap;
+	conn->seq_from_guest = b->seq_from_tap;
+	conn->seq_isn = b->seq_ack_from_tap - 1;
+	/* Everything the guest hasn't ACKed is sent again from the queue */
+	conn->seq_to_guest = conn->seq_acked;
+	conn->wnd_guest = (uint32_t)b->wnd_from_tap << b->ws_from_tap;
+	conn->last_ms = now_ms();
+	if (flow_hash_insert(flow)) {
+		conn->sock = -1;
+		flow_close(flow);
+		return -EEXIST;
+	}
+	*idx = flow_idx(flow);
+	*gen = flow->f.gen;
+	return 0;
+}
+
+/* RST to the guest for a flow we couldn't restore */
+static void tcpm_reset_guest(struct ctx *c, const struct mig_flow_in *f)
+{
+	struct tcp_conn tmp = { .sock = -1 };
+
+	tcpm_tap_key(&tmp.f.key, &f->b.side[!tcpm_host(f)]);
+	tmp.seq_from_guest = f->b.seq_from_tap;
+	tcp_send_ctl(c, &tmp, TCP_RST | TCP_ACK, f->b.seq_to_tap);
+}
+
+/* Forget a parked connection, closing its socket in repair mode (silent) */
+static void tcpm_park_close(struct tcp_conn *conn)
+{
+	/* In repair mode, close() sends neither FIN nor RST */
+	close(conn->sock);
+	conn->sock = -1;
+	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED);
+	flow_close((union flow *)conn);
+}
+
+/* The parked connection of @p, NULL if it's gone or failed at the LOAD */
+static struct tcp_conn *tcpm_parked_conn(const struct tcpm_parked *p)
+{
+	struct tcp_conn *conn;
+
+	if (p->idx == TCPM_NO_FLOW || !(conn = tcp_conn_at(p->idx)) ||
+	    conn->f.gen != p->gen || !(conn->flags & TCP_F_PARKED))
+		return NULL;
+	return conn;
+}
+
+/* Let go of the stream and the list */
+static void tcpm_park_free(void)
+{
+	free(tcpm_park.buf);
+	free(tcpm_park.flows);
+	free(tcpm_park.p);
+	memset(&tcpm_park, 0, sizeof(tcpm_park));
+}
+
+/**
+ * tcp_migrate_target_check() - would these flows clash with ours?
+ * @s:		parsed stream
+ * @why:	filled with the reason, if so
+ * @whylen:	size of @why
+ *
+ * Return: 0, or -EEXIST if a flow of the stream exists here already
+ */
+int tcp_migrate_target_check(const struct mig_stream_in *s, char *why,
+			     size_t whylen)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->count; i++) {
+		const struct mig_flow_in *f = &s->flows[i];
+		struct flow_key k;
+
+		if (f->skip)
+			continue;
+		tcpm_tap_key(&k, &f->b.side[!tcpm_host(f)]);
+		if (flow_hash_lookup(&k)) {
+			snprintf(why, whylen, "flow %u: a connection with "
+				 "the same addresses exists here already", i);
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
+
+/**
+ * tcp_migrate_target() - recreate the connections of a validated stream,
+ *			  parked until the guest runs here
+ * @c:		execution context
+ * @s:		parsed stream, checked with tcp_migrate_target_check():
+ *		its flows are ours from now on (@s->flows is set to NULL)
+ * @buf:	the stream's bytes, where its queues are: ours from now on
+ *		(set to NULL)
+ *
+ * Each connection's socket is connected in repair mode and stays so, and
+ * silent, until tcp_migrate_target_release() (see the top of the file).
+ * One that fails here is closed (nothing reaches its peer) and will be
+ * reset towards the guest when it runs here.
+ *
+ * Return: number of connections restored so far
+ */
+unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
+			    uint8_t **buf)
+{
+	unsigned done = 0, k = 0;
+	uint32_t i;
+	int *fds;
+
+	tcp_migrate_target_drop(c);
+	if (!s->count)
+		return 0;
+	tcpm_park.p = calloc(s->count, sizeof(*tcpm_park.p));
+	fds = calloc(s->count, sizeof(*fds));
+	if (!tcpm_park.p || !fds) {
+		free(fds);
+		free(tcpm_park.p);
+		tcpm_park.p = NULL;
+		return 0;
+	}
+	tcpm_park.buf = *buf;
+	tcpm_park.flows = s->flows;
+	tcpm_park.n = s->count;
+	*buf = NULL;
+	s->flows = NULL;
+
+	for (i = 0; i < tcpm_park.n; i++) {
+		const struct mig_flow_in *f = &tcpm_park.flows[i];
+		int family = mig_addr_is_v4(&f->b.side[tcpm_host(f)].oaddr) ?
+			     AF_INET : AF_INET6;
+
+		tcpm_park.p[i] = (struct tcpm_parked){ TCPM_NO_FLOW, 0, f };
+		fds[i] = -1;
+		if (f->skip)
+			continue;
+		fds[i] = socket(family, SOCK_STREAM | SOCK_NONBLOCK |
+				SOCK_CLOEXEC, IPPROTO_TCP);
+	}
+
+	/* Repair on for all of them at once: compact the list for it */
+	{
+		int *on = calloc(tcpm_park.n, sizeof(*on));
+
+		for (i = 0; on && i < tcpm_park.n; i++)
+			if (fds[i] >= 0)
+				on[k++] = fds[i];
+		if (!on || repair_set(c, on, k, REPAIR_ON)) {
+			warn("Migration: can't turn TCP_REPAIR on for the new "
+			     "sockets, resetting %u connections", k);
+			for (i = 0; i < tcpm_park.n; i++) {
+				if (fds[i] >= 0)
+					close(fds[i]);
+				fds[i] = -1;
+			}
+		}
+		free(on);
+	}
+
+	for (i = 0; i < tcpm_park.n; i++) {
+		struct tcpm_parked *p = &tcpm_park.p[i];
+		int rc;
+
+		if (fds[i] < 0)
+			continue;
+		rc = tcpm_restore_conn(fds[i], p->f);
+		if (!rc)
+			rc = tcpm_flow_new(fds[i], p->f, &p->idx, &p->gen);
+		if (rc) {
+			warn("Migration: flow %u can't be restored (%s), "
+			     "resetting it", i, strerror(-rc));
+			close(fds[i]);	/* in repair mode: silent */
+			continue;
+		}
+		done++;
+	}
+	free(fds);
+	return done;
+}
+
+/**
+ * tcp_migrate_parked() - how many restored connections wait for the guest
+ *
+ * Return: number of records of the stream kept for the release (restored
+ *	   or not), 0 if there is none
+ */
+unsigned tcp_migrate_parked(void)
+{
+	return tcpm_park.n;
+}
+
+/**
+ * tcp_migrate_target_drop() - the guest won't run here: close the parked
+ *			       connections silently
+ * @c:		execution context
+ *
+ * Return: how many were closed
+ */
+unsigned tcp_migrate_target_drop(struct ctx *c)
+{
+	unsigned i, n = 0;
+
+	(void)c;
+	for (i = 0; i < tcpm_park.n; i++) {
+		struct tcp_conn *conn = tcpm_parked_conn(&tcpm_park.p[i]);
+
+		if (!conn)
+			continue;
+		tcpm_park_close(conn);
+		n++;
+	}
+	tcpm_park_free();
+	return n;
+}
+
+/* Parked @conn out of repair mode: the never-sent part, a FIN, the loop */
+static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
+		   const struct mig_flow_in *f)
+{
+	const struct mig_tcp_ext *e = &f->e;
+	uint32_t sent = e->sndq - e->notsent;
+	bool fin = e->tcpi_state == MIG_TCP_FIN_WAIT1 ||
+		   e->tcpi_state == MIG_TCP_CLOSING ||
+		   e->tcpi_state == MIG_TCP_LAST_ACK;
+	ssize_t n;
+	int rc;
+
+	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED);
+	tcpm_deaf(conn->sock, false);
+	tcpm_filter_detach(conn->sock);
+	tcp_sock_tune(conn->sock);
+	/* Never sent: ordinary data now, what the socket takes; the rest as
+	 * it drains, then the FIN
+	 */
+	n = tcpm_fill(conn->sock, f->sndq + sent, e->notsent);
+	if (n < 0)
+		return (int)n;
+	if ((uint32_t)n < e->notsent) {
+		if ((rc = tcpm_tail_add(conn, f->sndq + sent + n,
+					e->notsent - (uint32_t)n, fin)))
+			return rc;
+		debug("TCP flow %u: %zi of %u never-sent bytes in the socket, "
+		      "the rest as it drains", flow_idx((union flow *)conn),
+		      n, e->notsent);
+	} else if (fin && shutdown(conn->sock, SHUT_WR)) {
+		return -errno;
+	}
+	if (loop_add(c, conn->sock, tcpm_events(conn),
+		     flow_ref((union flow *)conn, REF_TCP)))
+		return -EIO;
+	/* Both FINs done for the guest: closed once the socket is drained */
+	if ((conn->flags & TCP_F_GUEST_FIN) &&
+	    (conn->flags & TCP_F_FIN_ACKED)) {
+		conn->flags |= TCP_F_DRAINING;
+		conn->timer = now_ms();
+	}
+	return 0;
+}
+
+/**
+ * tcp_migrate_target_release() - the guest runs here: the parked
+ *				  connections go live
+ * @c:		execution context
+ * @reset:	set to the number of connections reset towards the guest
+ *
+ * Return: number of connections that went live
+ */
+unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset)
+{
+	unsigned i, k = 0, done = 0, *idx;
+	int *fds;
+
+	*reset = 0;
+	if (!tcpm_park.n)
+		return 0;
+	fds = calloc(tcpm_park.n, sizeof(*fds));
+	idx = calloc(tcpm_park.n, sizeof(*idx));
+	if (!fds || !idx) {
+		free(fds);
+		free(idx);
+		*reset = tcpm_park.n;
+		for (i = 0; i < tcpm_park.n; i++)
+			tcpm_reset_guest(c, tcpm_park.p[i].f);
+		tcp_migrate_target_drop(c);
+		return 0;
+	}
+
+	/* Options, queues and window, still in repair mode */
+	for (i = 0; i < tcpm_park.n; i++) {
+		struct tcpm_parked *p = &tcpm_park.p[i];
+		struct tcp_conn *conn = tcpm_parked_conn(p);
+		int rc;
+
+		if (!conn)
+			continue;
+		if ((rc = tcpm_restore_queues(conn->sock, p->f))) {
+			warn("Migration: flow %u can't be restored (%s), "
+			     "resetting it", i, strerror(-rc));
+			tcpm_park_close(conn);
+			continue;
+		}
+		fds[k++] = conn->sock;
+	}
+
+	/* Repair off for all at once: the window probes go out */
+	if (k && repair_set(c, fds, k, REPAIR_OFF))
+		warn("Migration: can't clear TCP_REPAIR on restored "
+		     "connections: those left in repair mode are reset");
+
+	for (i = 0; i < tcpm_park.n; i++) {
+		struct tcpm_parked *p = &tcpm_park.p[i];
+		struct tcp_conn *conn = tcpm_parked_conn(p);
+		int rc;
+
+		if (!conn) {
+			tcpm_reset_guest(c, p->f);
+			(*reset)++;
+			continue;
+		}
+		if (tcpm_in_repair(conn->sock)) {
+			tcpm_park_close(conn);
+			tcpm_reset_guest(c, p->f);
+			(*reset)++;
+			continue;
+		}
+		if ((rc = tcpm_go(c, conn, p->f))) {
+			warn("Migration: flow %u: %s after the restore, "
+			     "resetting it", i, strerror(-rc));
+			conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED);
+			tcp_rst(c, conn);
+			(*reset)++;
+			continue;
+		}
+		fds[done] = conn->sock;
+		idx[done++] = p->idx;
+		tcp_ack_now(c, conn);
+		tcp_data_to_guest(c, conn);
+	}
+	tcpm_poke_start(fds, idx, done);
+	free(fds);
+	free(idx);
+	tcpm_park_free();
+	return done;
+}

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * migrate_dump.c - TCP migration, the source side: the flow stage of the
+ * stream, one record per held connection (see doc/migration.md).
+ *
+ * Theory of operation
+ *
+ * Once the connections are held (migrate_src.c, steps 1 and 2), each
+ * socket's TCP state is read first, then its record is written from the
+ * socket itself: TCP_INFO, MSS, timestamp, the window as it was before
+ * the hold closed it, both queues and their sequence numbers (migrate.c
+ * says how they are counted). Towards the guest, what it hasn't ACKed is
+ * written as never sent, so any target sends it again at once. A socket
+ * that can't be moved any more, or dumped, gets a skip record, and so does
+ * every RST the guest is still owed (rst_owed.c): the target answers each
+ * with a RST to the guest.
+ */
+#include <errno.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "flow.h"
+#include "fwd/fwd.h"
+#include "log.h"
+#include "migrate/format.h"
+#include "tcp/migrate.h"
+#include "tcp/migrate_internal.h"
+#include "tcp/tcp_internal.h"
+#include "util.h"
+
+/* Is our FIN in the send queue's sequence space? */
+static bool tcpm_fin_sent(uint8_t st)
+{
+	return st == MIG_TCP_FIN_WAIT1 || st == MIG_TCP_FIN_WAIT2 ||
+	       st == MIG_TCP_CLOSING || st == MIG_TCP_LAST_ACK;
+}
+
+/* Is @st a state we can move (the extended record's states)? */
+static bool tcpm_movable(uint8_t st)
+{
+	return st == MIG_TCP_ESTABLISHED || tcpm_fin_sent(st) ||
+	       st == MIG_TCP_CLOSE_WAIT;
+}
+
+/*
+ * What the kernel says of a held socket: its state as the stream will
+ * carry it, and whether the peer's FIN is in it. A socket in CLOSE
+ * without an error closed cleanly from FIN_WAIT2 or LAST_ACK (see the top
+ * of migrate.c): FIN_WAIT2 with the peer's FIN. Return: the state, or
+ * MIG_TCP_SKIP if the socket can't be moved (reset, timed out, unknown)
+ */
+static uint8_t tcpm_sock_state(int s, bool *fin_rcvd)
+{
+	struct tcp_info ti;
+	socklen_t sl = sizeof(ti);
+	int err = 0;
+
+	*fin_rcvd = false;
+	if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &sl) || !sl)
+		return MIG_TCP_SKIP;
+	if (ti.tcpi_state == TCPM_TCP_CLOSE) {
+		sl = sizeof(err);
+		if (getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &sl) || err)
+			return MIG_TCP_SKIP;
+		*fin_rcvd = true;
+		return MIG_TCP_FIN_WAIT2;
+	}
+	if (!tcpm_movable(ti.tcpi_state))
+		return MIG_TCP_SKIP;
+	*fin_rcvd = tcpm_fin_rcvd(ti.tcpi_state);
+	return ti.tcpi_state;
+}
+
+/* The address and port of a sockaddr, as a flowside stores them */
+static void tcpm_side_set(struct in6_addr *a, uint16_t *port,
+			  const union sockaddr_inany *sa)
+{
+	if (sa->sa.sa_family == AF_INET) {
+		memset(a, 0, sizeof(*a));
+		a->s6_addr[10] = a->s6_addr[11] = 0xff;
+		memcpy(&a->s6_addr[12], &sa->sa4.sin_addr, 4);
+		*port = ntohs(sa->sa4.sin_port);
+	} else {
+		*a = sa->sa6.sin6_addr;
+		*port = ntohs(sa->sa6.sin6_port);
+	}
+}
+
+/*
+ * The peer of @conn's socket, if the socket can't tell any more (it was
+ * reset): where we connected to, or whom we accepted, as the flow says
+ */
+static void tcpm_peer_of_flow(const struct ctx *c, const struct tcp_conn *conn,
+			      union sockaddr_inany *peer)
+{
+	const struct in6_addr *ra = &conn->f.key.raddr;
+	const void *a = conn->f.key.family == AF_INET ?
+			(const void *)&ra->s6_addr[12] : (const void *)ra;
+
+	if ((conn->flags & TCP_F_INBOUND) ||
+	    fwd_nat_outbound(c, conn->f.key.family, a, conn->f.key.rport, peer))
+		sockaddr_set(peer, conn->f.key.family, a, conn->f.key.rport);
+}
+
+/*
+ * Basic record of a held connection (the flow, not the socket); @fin_rcvd:
+ * the peer's FIN is in the socket's state
+ */
+static int tcpm_basic(const struct ctx *c, const struct tcp_conn *conn,
+		      bool fin_rcvd, struct mig_tcp_basic *b)
+{
+	union sockaddr_inany local, peer;
+	socklen_t ll = sizeof(local), pl = sizeof(peer);
+	int tap = (conn->flags & TCP_F_INBOUND) ? 1 : 0, host = !tap;
+	int sndbuf = 0;
+	socklen_t sl = sizeof(sndbuf);
+
+	memset(b, 0, sizeof(*b));
+	if (getsockname(conn->sock, &local.sa, &ll))
+		return -errno;
+	if (getpeername(conn->sock, &peer.sa, &pl))
+		tcpm_peer_of_flow(c, conn, &peer);
+	getsockopt(conn->sock, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl);
+
+	/* The side that opened the connection comes first */
+	b->pif[tap] = MIG_PIF_TAP;
+	b->pif[host] = MIG_PIF_HOST;
+	b->side[tap].eaddr = conn->f.key.gaddr;
+	b->side[tap].eport = conn->f.key.gport;
+	b->side[tap].oaddr = conn->f.key.raddr;
+	b->side[tap].oport = conn->f.key.rport;
+	tcpm_side_set(&b->side[host].oaddr, &b->side[host].oport, &local);
+	tcpm_side_set(&b->side[host].eaddr, &b->side[host].eport, &peer);
+
+	b->retries = MIN(conn->retries, 7);
+	b->ws_from_tap = conn->ws_guest;
+	b->ws_to_tap = conn->ws_ours;
+	/* The state bits are exclusive, as upstream keeps them: with
+	 * TAP_SYN_RCVD or SOCK_ACCEPTED next to ESTABLISHED, upstream's target
+	 * takes the connection for one still in its handshake and resets it
+	 * at the guest's first segment. Who opened it is in the pif order.
+	 */
+	b->events = MIG_EV_ESTABLISHED;
+	if ((conn->flags & TCP_F_SOCK_EOF) || fin_rcvd)
+		b->events |= MIG_EV_SOCK_FIN_RCVD;
+	if (conn->flags & TCP_F_GUEST_FIN)
+		b->events |= MIG_EV_TAP_FIN_RCVD | MIG_EV_SOCK_FIN_SENT;
+	/* What the guest hasn't acknowledged is written as never sent, our
+	 * FIN too, so that the target sends it all again at once: its ACK
+	 * may have reached us after the state was taken, and upstream's
+	 * target doesn't time what it believes in flight from a restore, so
+	 * it would wait for an ACK the guest already sent
+	 */
+	if ((conn->flags & TCP_F_FIN_SENT) && (conn->flags & TCP_F_FIN_ACKED))
+		b->events |= MIG_EV_TAP_FIN_SENT | MIG_EV_TAP_FIN_ACKED;
+	b->tap_mss = conn->mss & ~3U;
+	b->sndbuf = (uint32_t)(sndbuf > 0 ? sndbuf : 0) >> 8;
+	b->wnd_from_tap = (uint16_t)MIN(conn->wnd_guest >> conn->ws_guest,
+					65535U);
+	b->wnd_to_tap = tcp_wnd_offered(conn);
+	b->seq_to_tap = conn->seq_acked;
+	b->seq_ack_from_tap = conn->seq_acked;
+	b->seq_from_tap = conn->seq_from_guest;
+	b->seq_ack_to_tap = conn->seq_from_guest;
+	/* We don't keep the guest's ISN: any number before everything still
+	 * to come from the guest serves where a reader compares with it
+	 */
+	b->seq_init_from_tap = conn->seq_from_guest - 1;
+	return 0;
+}
+
+/*
+ * Basic record for a RST the guest is owed (rst_owed.c, tcp_rst_owe()): the
+ * connection is gone here, and goes as a skip record, so that the target
+ * sends the RST. The HOST side is what it would be, as far as the flow
+ * tells: the peer, and, for the local address, unspecified with the
+ * guest's port (unique with the peer, as the real one was)
+ */
+static void tcpm_basic_owed(const struct ctx *c, const struct tcp_rst_owed *o,
+			    struct mig_tcp_basic *b)
+{
+	int tap = o->inbound ? 1 : 0, host = !tap;
+	struct tcp_conn tmp = { .sock = -1 };
+	union sockaddr_inany local, peer;
+
+	memset(b, 0, sizeof(*b));
+	tmp.f.key = o->key;
+	if (o->inbound)
+		tmp.flags |= TCP_F_INBOUND;
+	tcpm_peer_of_flow(c, &tmp, &peer);
+	sockaddr_set(&local, o->key.family, o->key.family == AF_INET ?
+		     (const void *)&(struct in_addr){ 0 } :
+		     (const void *)&in6addr_any, o->key.gport);
+	b->pif[tap] = MIG_PIF_TAP;
+	b->pif[host] = MIG_PIF_HOST;
+	b->side[tap].eaddr = o->key.gaddr;
+	b->side[tap].eport = o->key.gport;
+	b->side[tap].oaddr = o->key.raddr;
+	b->side[tap].oport = o->key.rport;
+	tcpm_side_set(&b->side[host].oaddr, &b->side[host].oport, &local);
+	tcpm_side_set(&b->side[host].eaddr, &b->side[host].eport, &peer);
+	b->events = MIG_EV_ESTABLISHED;
+	b->seq_to_tap = b->seq_ack_from_tap = o->seq;
+	b->seq_from_tap = b->seq_ack_to_tap = o->ack;
+	b->seq_init_from_tap = o->ack - 1;
+}
+
+/* Read @len bytes of the selected queue (repair mode), exactly */
+static int tcpm_peek(int s, uint8_t *buf, uint32_t len)
+{
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	n = recv(s, buf, len, MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0)
+		return -errno;
+	return (uint32_t)n == len ? 0 : -EIO;
+}
+
+/*
+ * Dump one held socket (repair mode) of @conn into @e and its queues
+ * (malloc'd, the caller frees them), @st being its state as
+ * tcpm_sock_state() gave it. Never-sent data still waiting in our memory
+ * (TCP_F_TAIL: a migration came before it drained) goes at the end of the
+ * send queue, as never sent, and its FIN with it. Return: 0 or -errno
+ */
+static int tcpm_dump(const struct tcp_conn *conn, uint8_t st,
+		     struct mig_tcp_ext *e, uint8_t **sndq, uint8_t **rcvq)
+{
+	const struct tcpm_tail *tail = tcpm_tail_of(conn);
+	uint32_t seq, mss, more = tail ? tail->len - tail->off : 0;
+	int s = conn->sock, v, rc;
+	struct tcp_info ti;
+	socklen_t sl = sizeof(ti);
+	struct tcpm_window w;
+
+	memset(e, 0, sizeof(*e));
+	*sndq = *rcvq = NULL;
+	if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &sl))
+		return -errno;
+	e->tcpi_state = st;
+	e->tcpi_options = ti.tcpi_options;
+	e->snd_ws = ti.tcpi_snd_wscale;
+	e->rcv_ws = ti.tcpi_rcv_wscale;
+	if ((rc = tcpm_get_u32(s, TCP_MAXSEG, &mss)))
+		return rc;
+	e->mss = mss;
+	if ((ti.tcpi_options & TCPI_OPT_TIMESTAMPS) &&
+	    (rc = tcpm_get_u32(s, TCP_TIMESTAMP, &e->timestamp)))
+		return rc;
+	if ((rc = tcpm_get_window(s, &w)))
+		return rc;
+	e->snd_wl1 = w.snd_wl1;
+	e->snd_wnd = w.snd_wnd;
+	tcpm_saved_window(conn, &e->snd_wnd);	/* the hold closed it */
+	e->max_window = w.max_window;
+	e->rcv_wnd = w.rcv_wnd;
+	e->rcv_wup = w.rcv_wup;
+	if (tcpm_fin_rcvd(st) || ti.tcpi_state == TCPM_TCP_CLOSE) {
+		e->rcv_wup--;
+		e->rcv_wnd++;
+	}
+
+	/* Send queue: its bytes, and where it starts */
+	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)))
+		return rc;
+	if (ioctl(s, SIOCOUTQ, &v))
+		return -errno;
+	e->sndq = (uint32_t)v;
+	if (ioctl(s, SIOCOUTQNSD, &v))
+		return -errno;
+	e->notsent = (uint32_t)v;
+	if ((rc = tcpm_get_u32(s, TCP_QUEUE_SEQ, &seq)))
+		return rc;
+	e->seq_snd = seq - e->sndq;
+	/* A FIN not ACKed yet is the last thing in the queue: data only.
+	 * Once it is ACKed (FIN_WAIT2), seq_snd is snd_una, one past the
+	 * FIN, as upstream writes it: the target queues the FIN again at
+	 * seq_snd - 1
+	 */
+	if (tcpm_fin_sent(ti.tcpi_state) && e->sndq) {
+		e->sndq--;
+		if (e->notsent)
+			e->notsent--;
+	}
+	if ((uint64_t)e->sndq + more > MIG_QUEUE_MAX || e->notsent > e->sndq)
+		return -E2BIG;
+	if (e->sndq + more && !(*sndq = malloc(e->sndq + more)))
+		return -ENOMEM;
+	if ((rc = tcpm_peek(s, *sndq, e->sndq)))
+		return rc;
+	if (tail) {
+		/* Ours, after the socket's: never sent, FIN behind them */
+		memcpy(*sndq + e->sndq, tail->p + tail->off, more);
+		e->sndq += more;
+		e->notsent += more;
+		if (tail->fin && e->tcpi_state == MIG_TCP_ESTABLISHED)
+			e->tcpi_state = MIG_TCP_FIN_WAIT1;
+		else if (tail->fin && e->tcpi_state == MIG_TCP_CLOSE_WAIT)
+			e->tcpi_state = MIG_TCP_LAST_ACK;
+	}
+
+	/* Receive queue: what the guest hasn't ACKed yet */
+	if ((rc = tcpm_queue(s, TCPM_QUEUE_RECV)))
+		return rc;
+	if (ioctl(s, SIOCINQ, &v))
+		return -errno;
+	e->rcvq = (uint32_t)v;
+	if ((rc = tcpm_get_u32(s, TCP_QUEUE_SEQ, &seq)))
+		return rc;
+	/* SIOCINQ counts data bytes only (the kernel leaves the peer's FIN
+	 * out), and TCP_QUEUE_SEQ is rcv_nxt, one past that FIN: seq_rcv is
+	 * then one past the first unread byte, as upstream writes it, and
+	 * the target's rcv_nxt, seq_rcv + rcvq, is the peer's snd_nxt
+	 */
+	e->seq_rcv = seq - e->rcvq;
+	if (e->rcvq > MIG_QUEUE_MAX)
+		return -E2BIG;
+	if (e->rcvq && !(*rcvq = malloc(e->rcvq)))
+		return -ENOMEM;
+	if ((rc = tcpm_peek(s, *rcvq, e->rcvq)))
+		return rc;
+	tcpm_queue(s, TCPM_QUEUE_NONE);
+	return 0;
+}
+
+/*
+ * The RSTs owed to the guest, after the held connections: their basic
+ * records (@ext false), or their skip records (@ext true), in the same
+ * order. Return: how many
+ */
+static unsigned tcpm_write_owed(const struct ctx *c, struct mig_buf *b,
+				bool ext)
+{
+	const struct tcp_rst_owed *ow;
+	unsigned i, n = tcp_rst_owed_get(&ow), k = 0;
+
+	for (i = 0; i < n; i++) {
+		struct mig_tcp_basic basic;
+		struct mig_tcp_ext e;
+
+		if (flow_hash_lookup(&ow[i].key))
+			continue;
+		k++;
+		if (ext) {
+			memset(&e, 0, sizeof(e));
+			e.tcpi_state = MIG_TCP_SKIP;
+			mig_put_ext(b, &e, NULL, NULL);
+			continue;
+		}
+		tcpm_basic_owed(c, &ow[i], &basic);
+		mig_put_basic(b, &basic);
+	}
+	return k;
+}
+
+/**
+ * tcp_migrate_source_write() - the flow stage of the stream, for the held
+ *				connections
+ * @c:		execution context
+ * @b:		stream being written
+ *
+ * The state of each socket is read first: the FIN flags of its record come
+ * from it, and a socket that can't be moved any more (reset or timed out
+ * after our last look) gets a skip record, so that the target resets it
+ * towards the guest. So does one that can't be dumped. Either stays held
+ * here all the same: if the migration fails, the loop finds its error.
+ * The RSTs the guest is owed for connections already gone (rst_owed.c) go as
+ * skip records too.
+ */
+void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
+{
+	unsigned i, span = flow_span(), n = 0, k, nowed, owed = 0;
+	const struct tcp_rst_owed *ow;
+	uint8_t *st;
+	bool *fin;
+
+	for (i = 0; i < span; i++)
+		n += tcpm_is_held(tcp_conn_at(i));
+	nowed = tcp_rst_owed_get(&ow);
+	for (i = 0; i < nowed; i++)
+		owed += !flow_hash_lookup(&ow[i].key);
+	if (owed)
+		info("Migration: %u RST(s) the guest is owed go with the state",
+		     owed);
+	st = calloc(n ? n : 1, sizeof(*st));
+	fin = calloc(n ? n : 1, sizeof(*fin));
+	if (!st || !fin) {
+		free(st);
+		free(fin);
+		b->err = -ENOMEM;
+		return;
+	}
+
+	mig_put_count(b, n + owed);
+	for (i = 0, k = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+		struct mig_tcp_basic basic;
+
+		if (!tcpm_is_held(conn))
+			continue;
+		st[k] = tcpm_sock_state(conn->sock, &fin[k]);
+		if (st[k] == MIG_TCP_SKIP)
+			warn("TCP flow %u: the connection is gone (reset or "
+			     "timed out), the target will reset it", i);
+		else if (fin[k])
+			conn->flags |= TCP_F_SOCK_EOF;
+		if (tcpm_basic(c, conn, fin[k], &basic)) {
+			warn("TCP flow %u: addresses unknown", i);
+			b->err = -EINVAL;
+		}
+		mig_put_basic(b, &basic);
+		k++;
+	}
+	tcpm_write_owed(c, b, false);
+	for (i = 0, k = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+		uint8_t *sndq = NULL, *rcvq = NULL;
+		struct mig_tcp_ext e;
+		int rc = -ENOTCONN;
+
+		if (!tcpm_is_held(conn))
+			continue;
+		if (st[k] != MIG_TCP_SKIP) {
+			rc = tcpm_dump(conn, st[k], &e, &sndq, &rcvq);
+			if (rc)
+				warn("TCP flow %u: can't dump the socket (%s), "
+				     "the target will reset it", i,
+				     strerror(-rc));
+		}
+		if (rc) {
+			free(sndq);
+			free(rcvq);
+			sndq = rcvq = NULL;
+			memset(&e, 0, sizeof(e));
+			e.tcpi_state = MIG_TCP_SKIP;
+		}
+		mig_put_ext(b, &e, sndq, rcvq);
+		free(sndq);
+		free(rcvq);
+		k++;
+	}
+	free(st);
+	free(fin);
+	tcpm_write_owed(c, b, true);
+}

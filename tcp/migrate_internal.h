@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * migrate_internal.h - what the TCP migration files share with each other,
+ * and nobody else: migrate.c (both sides), migrate_src.c and
+ * migrate_dump.c (the source), migrate_dst.c, migrate_tail.c and
+ * migrate_poke.c (the target).
+ */
+#ifndef TCP_MIGRATE_INTERNAL_H
+#define TCP_MIGRATE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct tcp_conn;
+
+#ifndef TCP_REPAIR_WINDOW
+#define TCP_REPAIR_WINDOW 29
+#endif
+
+/* Our own copy of the kernel's repair structure (uapi linux/tcp.h) */
+struct tcpm_window {
+	uint32_t snd_wl1, snd_wnd, max_window, rcv_wnd, rcv_wup;
+};
+
+#define TCPM_QUEUE_NONE	0
+#define TCPM_QUEUE_RECV	1
+#define TCPM_QUEUE_SEND	2
+
+/* Linux TCP states we look at beyond the migrated ones (tcpi_state) */
+#define TCPM_TCP_CLOSE	7
+
+/* Largest piece written into a queue in one call (halved on ENOBUFS) */
+#define TCPM_CHUNK	(64 * 1024)
+#define TCPM_CHUNK_MIN	1024
+
+/**
+ * struct tcpm_tail - never-sent data from a migration that the socket
+ *		      couldn't take yet (TCP_F_TAIL): written as it drains
+ * @idx:	flow index
+ * @gen:	flow generation
+ * @p:		the bytes (ours: copied out of the stream)
+ * @len:	how many
+ * @off:	how many of them are written
+ * @fin:	shutdown(SHUT_WR) once they all are
+ */
+struct tcpm_tail {
+	unsigned idx;
+	uint32_t gen;
+	uint8_t *p;
+	uint32_t len, off;
+	bool fin;
+};
+
+/* migrate.c: both sides */
+int tcpm_filter_attach(int s);
+bool tcpm_filtered(int s);
+void tcpm_filter_detach(int s);
+int tcpm_deaf(int s, bool on);
+int tcpm_queue(int s, int q);
+int tcpm_get_u32(int s, int opt, uint32_t *v);
+int tcpm_get_window(int s, struct tcpm_window *w);
+bool tcpm_fin_rcvd(uint8_t st);
+uint32_t tcpm_events(const struct tcp_conn *conn);
+bool tcpm_in_repair(int s);
+ssize_t tcpm_fill(int s, const uint8_t *p, uint32_t len);
+
+/* migrate_src.c: the source */
+bool tcpm_saved_window(const struct tcp_conn *conn, uint32_t *wnd);
+bool tcpm_is_held(const struct tcp_conn *conn);
+
+/* migrate_tail.c: never-sent data of a restored connection */
+struct tcpm_tail *tcpm_tail_of(const struct tcp_conn *conn);
+int tcpm_tail_add(struct tcp_conn *conn, const uint8_t *p, uint32_t len,
+		  bool fin);
+
+/* migrate_poke.c: poking the peers of restored sockets */
+void tcpm_poke_start(const int *fds, const unsigned *idx, unsigned n);
+
+#endif /* TCP_MIGRATE_INTERNAL_H */

@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * migrate_src.c - TCP migration, the source side: holding the connections
+ * from the SAVE on, resuming them if the migration fails, releasing them
+ * when the linger ends; the listeners of forwarded ports meanwhile.
+ *
+ * Theory of operation
+ *
+ * Source (tcp_migrate_source_hold(), then _write(), in migrate_dump.c):
+ *  0. from the SAVE on, the listening sockets of forwarded ports take
+ *     nothing (tcp_migrate_listen()): no accept(), and they drop SYNs
+ *     (IP_MINTTL 255, and the drop-all filter where the kernel lets us),
+ *     so that a peer's SYN is sent again until it reaches the target. A
+ *     connection accepted here could only be reset.
+ *  1. every ESTABLISHED connection is taken out of the loop, and made
+ *     deaf: a socket filter that drops every incoming segment (by us, or,
+ *     on kernels that want CAP_NET_ADMIN for that, by passt-repair with
+ *     TCP_REPAIR; SO_GET_FILTER tells which one we have), and IP_MINTTL
+ *     (IPV6_MINHOPCOUNT) 255, which any process may set and which drops
+ *     every segment that crossed a router or came from a host with the
+ *     usual initial TTL. From then on the kernel neither ACKs what the
+ *     peer sends (a socket in repair mode would) nor answers it with a
+ *     RST: the peer retransmits until the fabric delivers to the target.
+ *     The flow is marked TCP_F_MIGRATED. An event already queued for it
+ *     is ignored (tcp.c).
+ *  2. TCP_REPAIR goes on for all of them (migrate/repair.c). A socket that
+ *     still owes its peer a delayed ACK leaves repair mode for a moment
+ *     (tcpm_flush_acks()): the kernel's timer would send that ACK later,
+ *     from the source, repair mode or not. Then each socket's send window
+ *     is closed (TCP_REPAIR_WINDOW, snd_wnd 0; the value is kept for the
+ *     dump and a resume): repair mode doesn't stop the kernel from
+ *     sending new data by itself, when earlier segments leave a queue
+ *     (TCP small queues) or the pacing timer fires, and data sent after
+ *     the dump is data the target believes never sent: the peer's ACKs
+ *     for it would be beyond anything the target sent, which the target
+ *     drops, and the connection would stall for good (seen through a
+ *     4 Mbit/s link with 2 s of queue). Then (migrate_dump.c) the TCP
+ *     state of each is read first (TCP_INFO), because the state says what
+ *     the loop may not have seen yet: a FIN the kernel took after our
+ *     last look is in tcpi_state, not in our flags, and a socket reset or
+ *     timed out meanwhile is in CLOSE with an error. The FIN flags of the
+ *     record come from the state; a dead socket gets a skip record. Then
+ *     each socket is dumped: TCP_INFO, MSS, timestamp, window, both
+ *     queues and their sequence numbers. Towards the guest, what it
+ *     hasn't ACKed is written as never sent, so any target sends it again
+ *     at once. The socket stays open, in repair mode and deaf: that is
+ *     the linger.
+ *  3. If the migration fails (QEMU restarts the device here), the held
+ *     connections come back (tcp_migrate_source_resume()): repair off,
+ *     filter and TTL limit off, back in the loop, the peek offset where it
+ *     was; the listeners take connections again.
+ *  4. When the linger ends, the held sockets are closed still in repair
+ *     mode (tcp_migrate_source_release()): the kernel sends nothing, no
+ *     FIN, no RST. Every other connection is reset (see migrate.c).
+ *
+ * Target, at the LOAD (tcp_migrate_target()): for each flow of a stream
+ * that parsed and validated as a whole, a socket is made, put in repair
+ * mode and made deaf, given the MSS as TCP_MAXSEG (the kernel sizes its
+ * segments at connect() from the MSS clamp, and TCP_REPAIR_OPTIONS sets
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "flow.h"
+#include "fwd/fwd.h"
+#include "log.h"
+#include "loop.h"
+#include "migrate/repair.h"
+#include "tcp/migrate.h"
+#include "tcp/migrate_internal.h"
+#include "tcp/tcp_internal.h"
+#include "util.h"
+
+/* Listeners of forwarded ports taking nothing (see the top of the file) */
+static bool tcpm_listen_paused;
+
+/**
+ * struct tcpm_wnd - source: the send window of a held socket, which the
+ *		     hold closes (see tcpm_shut_window())
+ * @idx:	flow index
+ * @gen:	flow generation
+ * @snd_wnd:	the peer's window as it was
+ */
+struct tcpm_wnd {
+	unsigned idx;
+	uint32_t gen;
+	uint32_t snd_wnd;
+};
+
+static struct tcpm_wnd *tcpm_wnds;
+static unsigned tcpm_nwnds;
+
+/**
+ * tcpm_saved_window() - the peer's send window of a held @conn before the
+ *			 hold closed it
+ * @conn:	connection
+ * @wnd:	set to the window
+ *
+ * Return: false if there is none kept for it
+ */
+bool tcpm_saved_window(const struct tcp_conn *conn, uint32_t *wnd)
+{
+	unsigned i, idx = flow_idx((const union flow *)conn);
+
+	for (i = 0; i < tcpm_nwnds; i++) {
+		if (tcpm_wnds[i].idx == idx &&
+		    tcpm_wnds[i].gen == conn->f.gen) {
+			*wnd = tcpm_wnds[i].snd_wnd;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Does @s (in repair mode) owe its peer an ACK that a window probe can
+ * clear? The kernel sets rcv_wup to rcv_nxt with every segment it sends,
+ * so they differ exactly while data came in that no ACK has covered yet: a
+ * delayed ACK is pending. The kernel sends probes in ESTABLISHED only
+ */
+static bool tcpm_ack_owed(int s)
+{
+	struct tcp_info ti;
+	struct tcpm_window w;
+	socklen_t sl = sizeof(ti);
+	uint32_t rcv_nxt;
+	bool owed;
+
+	if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &sl) ||
+	    ti.tcpi_state != TCP_ESTABLISHED)
+		return false;
+	if (tcpm_queue(s, TCPM_QUEUE_RECV))
+		return true;
+	owed = tcpm_get_u32(s, TCP_QUEUE_SEQ, &rcv_nxt) ||
+	       tcpm_get_window(s, &w) || w.rcv_wup != rcv_nxt;
+	tcpm_queue(s, TCPM_QUEUE_NONE);
+	return owed;
+}
+
+/*
+ * Held sockets in repair mode may still owe their peer a delayed ACK, and
+ * the kernel's timer sends it (pure ACKs don't look at repair mode) up to
+ * 200 ms later: from the source, after the migration, advancing the peer's
+ * snd_una. So those sockets leave repair mode once and go back in it:
+ * TCP_REPAIR_OFF sends a window probe, and any segment sent counts as the
+ * ACK owed, which clears the pending one. The probe's sequence number is
+ * an old one, so the peer doesn't take its ACK (it answers with its own,
+ * which the filter drops): what the ACK would have covered stays unacked
+ * at the peer, to be sent again to the target.
+ * The repair helper's "off" takes the drop-all filter away for that
+ * moment: ours goes back at once (@refilter), and the helper's "on"
+ * attaches it again. More data may come in meanwhile, hence the rounds.
+ * Return: 0, or -errno from repair_set() (some may be out of repair mode)
+ */
+static int tcpm_flush_acks(struct ctx *c, int *fds, unsigned n,
+			   bool refilter)
+{
+	unsigned i, k, round;
+	int rc;
+
+	for (round = 0; round < 3; round++) {
+		for (i = 0, k = 0; i < n; i++) {
+			if (tcpm_ack_owed(fds[i]))
+				fds[k++] = fds[i];
+		}
+		if (!k)
+			return 0;
+		debug("Migration: %u held connection(s) owe an ACK, clearing "
+		      "it with a window probe (round %u)", k, round + 1);
+		if ((rc = repair_set(c, fds, k, REPAIR_OFF)))
+			return rc;
+		for (i = 0; refilter && i < k; i++) {
+			if (!tcpm_filtered(fds[i]))
+				tcpm_filter_attach(fds[i]);
+		}
+		if ((rc = repair_set(c, fds, k, REPAIR_ON)))
+			return rc;
+		n = k;
+	}
+	warn("Migration: %u held connection(s) may still owe an ACK, which "
+	     "the source would send after the migration", n);
+	return 0;
+}
+
+/**
+ * tcpm_is_held() - a connection the source holds (not one a target
+ *		    restored and parks)?
+ * @conn:	connection, or NULL
+ *
+ * Return: true if it is
+ */
+bool tcpm_is_held(const struct tcp_conn *conn)
+{
+	return conn && (conn->flags & (TCP_F_MIGRATED | TCP_F_PARKED)) ==
+		       TCP_F_MIGRATED;
+}
+
+/* Every held connection's socket, in flow order; returns how many */
+static unsigned tcpm_held_fds(int *fds, unsigned max)
+{
+	unsigned i, n = 0, span = flow_span();
+
+	for (i = 0; i < span && n < max; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+
+		if (tcpm_is_held(conn))
+			fds[n++] = conn->sock;
+	}
+	return n;
+}
+
+/* Back in the loop, with the peek offset where our sequence numbers say */
+static void tcpm_unhold(struct ctx *c, struct tcp_conn *conn)
+{
+	tcpm_filter_detach(conn->sock);
+	tcpm_deaf(conn->sock, false);
+	if (tcp_peek_offset_ok) {
+		int po = (int)(conn->seq_to_guest - conn->seq_acked);
+
+		if (conn->flags & TCP_F_FIN_SENT)
+			po--;
+		setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &po,
+			   sizeof(po));
+	}
+	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_QUIET);
+	if (loop_add(c, conn->sock, tcpm_events(conn),
+		     flow_ref((union flow *)conn, REF_TCP)))
+		tcp_rst(c, conn);
+}
+
+/*
+ * Close the send window of each held socket (see the top of the file),
+ * keeping the peer's value in tcpm_wnds
+ */
+static void tcpm_shut_window(void)
+{
+	unsigned i, span = flow_span(), n = 0;
+
+	free(tcpm_wnds);
+	tcpm_nwnds = 0;
+	for (i = 0; i < span; i++)
+		n += tcpm_is_held(tcp_conn_at(i));
+	if (!n || !(tcpm_wnds = calloc(n, sizeof(*tcpm_wnds))))
+		return;
+	for (i = 0; i < span && tcpm_nwnds < n; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+		struct tcpm_window w;
+
+		if (!tcpm_is_held(conn) || tcpm_get_window(conn->sock, &w))
+			continue;
+		tcpm_wnds[tcpm_nwnds++] = (struct tcpm_wnd){ i, conn->f.gen,
+							    w.snd_wnd };
+		w.snd_wnd = 0;
+		if (setsockopt(conn->sock, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w,
+			       sizeof(w)))
+			tcpm_nwnds--;
+	}
+}
+
+/* Open the send window of a held @conn again, as the peer last said */
+static void tcpm_open_window(const struct tcp_conn *conn)
+{
+	struct tcpm_window w;
+	uint32_t wnd;
+
+	if (!tcpm_saved_window(conn, &wnd) || tcpm_get_window(conn->sock, &w))
+		return;
+	w.snd_wnd = wnd;
+	setsockopt(conn->sock, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w));
+}
+
+static void tcpm_wnds_free(void)
+{
+	free(tcpm_wnds);
+	tcpm_wnds = NULL;
+	tcpm_nwnds = 0;
+}
+
+/**
+ * tcp_migrate_listen() - forwarded ports take connections, or not
+ * @c:		execution context
+ * @on:		take them (the normal case), or drop their SYNs silently
+ *
+ * Off from the SAVE on (see the top of the file): no accept(), and the
+ * listening sockets drop what arrives (TTL limit, and the drop-all filter
+ * if the kernel lets us attach it), so that the kernel doesn't complete
+ * handshakes for connections that could only be reset; the peers send
+ * their SYNs again, and reach the target once the fabric has switched.
+ * On again when the migration fails and the guest runs here again.
+ */
+void tcp_migrate_listen(struct ctx *c, bool on)
+{
+	const int *fds;
+	unsigned i, n = fwd_tcp_listeners(&fds);
+
+	if (tcpm_listen_paused == !on)
+		return;
+	tcpm_listen_paused = !on;
+	for (i = 0; i < n; i++) {
+		union sockaddr_inany sa;
+		socklen_t sl = sizeof(sa);
+		uint32_t ref;
+
+		if (getsockname(fds[i], &sa.sa, &sl))
+			continue;
+		ref = FWD_REF(sockaddr_port(&sa), sa.sa.sa_family);
+		if (on) {
+			tcpm_filter_detach(fds[i]);
+			tcpm_deaf(fds[i], false);
+		} else {
+			tcpm_filter_attach(fds[i]);
+			tcpm_deaf(fds[i], true);
+		}
+		loop_mod(c, fds[i], on ? EPOLLIN : 0,
+			 loop_ref(REF_TCP_LISTEN, ref, (uint32_t)fds[i]));
+	}
+	if (n)
+		debug("Migration: %u forwarded TCP port listener(s) %s", n,
+		      on ? "taking connections again" : "dropping SYNs");
+}
+
+/**
+ * tcp_migrate_listen_paused() - do forwarded ports take no connections now?
+ *
+ * Return: true between a SAVE and the end of the migration (or its failure)
+ */
+bool tcp_migrate_listen_paused(void)
+{
+	return tcpm_listen_paused;
+}
+
+/**
+ * tcp_migrate_source_hold() - stop and silence every established connection
+ * @c:		execution context
+ *
+ * Takes each ESTABLISHED connection out of the loop, makes its socket
+ * deaf (drop-all filter, TTL limit), and turns TCP_REPAIR on for all of
+ * them. On failure, everything is given back as it was.
+ *
+ * Return: number of connections held, or -errno
+ */
+int tcp_migrate_source_hold(struct ctx *c)
+{
+	unsigned i, span = flow_span(), n, held = 0, unfiltered = 0;
+	int *fds, rc, attach_err = 0;
+
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+		int off = -1;
+
+		if (!conn || conn->f.state != TCP_ST_ESTABLISHED ||
+		    conn->sock < 0 || (conn->flags & TCP_F_MIGRATED))
+			continue;
+		/* The queue must start at seq_acked: ACKed bytes go first */
+		if (tcp_sock_sync(c, conn))
+			continue;
+		/* Some kernels want CAP_NET_ADMIN for any socket filter:
+		 * then our passt-repair attaches it with TCP_REPAIR (checked
+		 * below), and the TTL limit works anyway
+		 */
+		if ((rc = tcpm_filter_attach(conn->sock)))
+			attach_err = -rc;
+		tcpm_deaf(conn->sock, true);
+		loop_del(c, conn->sock);
+		if (tcp_peek_offset_ok)
+			setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &off,
+				   sizeof(off));
+		conn->flags |= TCP_F_MIGRATED;
+		held++;
+	}
+	if (!held)
+		return 0;
+
+	fds = calloc(held, sizeof(*fds));
+	if (!fds) {
+		rc = -ENOMEM;
+		goto rollback;
+	}
+	n = tcpm_held_fds(fds, held);
+	rc = repair_set(c, fds, n, REPAIR_ON);
+	if (!rc) {
+		rc = tcpm_flush_acks(c, fds, n, !attach_err);
+		n = tcpm_held_fds(fds, held);
+	}
+	if (rc) {
+		/* Some may be in repair mode: take them out silently */
+		repair_set(c, fds, n, REPAIR_OFF_NO_WP);
+		free(fds);
+		goto rollback;
+	}
+	for (i = 0; i < n; i++)
+		unfiltered += !tcpm_filtered(fds[i]);
+	free(fds);
+	tcpm_shut_window();
+	if (unfiltered) {
+		info("Migration: holding %u of %u connection(s) without the "
+		     "drop-all filter (%s%s), deaf by their TTL limit alone",
+		     unfiltered, n,
+		     attach_err ? strerror(attach_err) : "not attached",
+		     attach_err ? ", and the repair helper didn't attach it"
+				: "");
+	} else if (attach_err) {
+		info("Migration: the repair helper attached the drop-all "
+		     "filter (we can't: %s)", strerror(attach_err));
+	}
+	return (int)held;
+
+rollback:
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+
+		if (!tcpm_is_held(conn))
+			continue;
+		/* Still in repair mode (no helper any more): it can't move
+		 * data; closed in repair mode, it sends the peer nothing
+		 */
+		if (tcpm_in_repair(conn->sock)) {
+			conn->flags &= ~TCP_F_MIGRATED;
+			tcp_rst(c, conn);
+			continue;
+		}
+		tcpm_unhold(c, conn);
+	}
+	return rc;
+}
+
+/**
+ * tcp_migrate_source_resume() - the migration failed: take the held
+ *				 connections back
+ * @c:		execution context
+ *
+ * Return: number of connections resumed
+ */
+unsigned tcp_migrate_source_resume(struct ctx *c)
+{
+	unsigned i, span = flow_span(), n, held = 0, done = 0;
+	int *fds;
+
+	tcp_migrate_listen(c, true);
+	for (i = 0; i < span; i++)
+		held += tcpm_is_held(tcp_conn_at(i));
+	if (!held)
+		return 0;
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+
+		if (tcpm_is_held(conn))
+			tcpm_open_window(conn);
+	}
+	tcpm_wnds_free();
+	fds = calloc(held, sizeof(*fds));
+	if (fds) {
+		n = tcpm_held_fds(fds, held);
+		if (repair_set(c, fds, n, REPAIR_OFF))
+			warn("Can't clear TCP_REPAIR on resumed connections: "
+			     "they will be reset");
+		free(fds);
+	}
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+
+		if (!tcpm_is_held(conn))
+			continue;
+		if (tcpm_in_repair(conn->sock)) {
+			/* Can't move data: reset it (nothing to the peer
+			 * from a socket in repair mode)
+			 */
+			conn->flags &= ~TCP_F_MIGRATED;
+			tcp_rst(c, conn);
+			continue;
+		}
+		tcpm_unhold(c, conn);
+		conn = tcp_conn_at(i);
+		if (!conn)
+			continue;
+		/* Resend what the guest didn't ACK: it may have been lost */
+		conn->seq_to_guest = conn->seq_acked;
+		conn->flags &= ~TCP_F_FIN_SENT;
+		if (tcp_peek_offset_ok) {
+			int zero = 0;
+
+			setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &zero,
+				   sizeof(zero));
+		}
+		tcp_ack_now(c, conn);
+		tcp_data_to_guest(c, conn);
+		done++;
+	}
+	return done;
+}
+
+/**
+ * tcp_migrate_source_release() - the connections are the target's now:
+ *				  close the held sockets silently, and reset
+ *				  every other one
+ * @c:		execution context
+ *
+ * The held sockets are closed still in repair mode: the kernel sends
+ * neither FIN nor RST. A connection that wasn't held (completed after the
+ * state was taken, or none was held for lack of TCP_REPAIR) can't go on
+ * anywhere: it is reset towards its peer, which a FIN would mislead.
+ *
+ * Return: number of held connections closed silently
+ */
+unsigned tcp_migrate_source_release(struct ctx *c)
+{
+	unsigned i, span = flow_span(), n = 0, reset = 0;
+
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+
+		if (!conn || (conn->flags & TCP_F_PARKED))
+			continue;
+		if (conn->flags & TCP_F_MIGRATED) {
+			/* In repair mode, close() sends neither FIN nor RST */
+			close(conn->sock);
+			conn->sock = -1;
+			conn->flags &= ~TCP_F_MIGRATED;
+			tcp_close(c, conn, false);
+			n++;
+		} else {
+			tcp_close(c, conn, true);
+			reset++;
+		}
+	}
+	tcpm_wnds_free();
+	tcp_rst_owed_clear();	/* the target sent them */
+	if (reset)
+		info("Migration: %u connection(s) that didn't move reset "
+		     "towards their peers", reset);
+	return n;
+}
+
+/**
+ * tcp_migrate_source_unborn() - the migration went through: reset the
+ *				 connections still in their handshake
+ * @c:		execution context
+ *
+ * They weren't held (only established ones move): a connection the guest
+ * opened is tried again from the target (its SYN is sent again), one a
+ * peer opened is the target's to take when the peer tries again. Reset
+ * now, the peer learns at once that this attempt is over, instead of when
+ * the linger ends.
+ *
+ * Return: how many were reset
+ */
+unsigned tcp_migrate_source_unborn(struct ctx *c)
+{
+	unsigned i, span = flow_span(), n = 0;
+
+	for (i = 0; i < span; i++) {
+		struct tcp_conn *conn = tcp_conn_at(i);
+
+		if (!conn || conn->f.state == TCP_ST_ESTABLISHED ||
+		    (conn->flags & TCP_F_MIGRATED))
+			continue;
+		tcp_close(c, conn, true);
+		n++;
+	}
+	return n;
+}
+
+/**
+ * tcp_migrate_held() - how many connections a migration holds as source
+ *
+ * Return: count
+ */
+unsigned tcp_migrate_held(void)
+{
+	unsigned i, span = flow_span(), n = 0;
+
+	for (i = 0; i < span; i++)
+		n += tcpm_is_held(tcp_conn_at(i));
+	return n;
+}
