@@ -81,9 +81,10 @@ $(BUILD)/passt: LDLIBS += -lseccomp -lcap -luring
 $(BUILD)/passt: $(BUILD)/passt.o $(BUILD)/libpasst.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Test flavour, never installed: isolation.c and tap/stream.c with
+# Test flavour, never installed: isolation.c, tap/stream.c and env.c with
 # PASST_TEST_HOOKS (the sandbox tests make it call a forbidden syscall,
-# stream_splice makes a sendfile() fail); the plain build has none
+# stream_splice makes a sendfile() fail; env.c reads the variables that
+# ask for it); the plain build has none
 $(BUILD)/test/%-hooks.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DPASST_TEST_HOOKS -c -o $@ $<
@@ -91,6 +92,7 @@ $(BUILD)/test/%-hooks.o: %.c
 $(BUILD)/test/passt-hooks: LDLIBS += -lseccomp -lcap -luring
 $(BUILD)/test/passt-hooks: $(BUILD)/passt.o $(BUILD)/test/isolation-hooks.o \
 			   $(BUILD)/test/tap/stream-hooks.o \
+			   $(BUILD)/test/env-hooks.o \
 			   $(BUILD)/libpasst.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

@@ -48,6 +48,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "hugefile.h"
 
 /* Exit codes of the child, the step that failed: see hugefile_why[] */
@@ -165,7 +166,7 @@ int hugefile_open(size_t size, const char **why)
 	pid_t pid;
 
 	*why = "PASST_NO_HUGEFILE";
-	if (getenv("PASST_NO_HUGEFILE"))
+	if (env_get()->no_hugefile)
 		return -1;
 	*why = "no socket pair";
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv))

@@ -119,6 +119,7 @@
 #include "ctx.h"
 #include "flow_common.h"
 #include "isolation.h"
+#include "env.h"
 #include "log.h"
 #include "migrate/repair.h"
 #include "util.h"
@@ -1255,12 +1256,12 @@ static scmp_filter_ctx iso_filter(enum iso_profile p, uint32_t def)
 /* PASST_TEST_FORBIDDEN_SYSCALL=NAME[:ARG...]: make that call, now */
 static void iso_test_hook(void)
 {
-	const char *s = getenv("PASST_TEST_FORBIDDEN_SYSCALL");
+	const char *s = env_get()->test_forbidden_syscall;
 	long long a[6] = { 0 };
 	char name[64], *p;
 	int nr, n = 0;
 
-	if (!s || !*s)
+	if (!s)
 		return;
 	snprintf(name, sizeof(name), "%s", s);
 	p = strchr(name, ':');

@@ -49,6 +49,7 @@
 #include "ctx.h"
 #include "flow.h"
 #include "fwd/fwd.h"
+#include "env.h"
 #include "isolation.h"
 #include "log.h"
 #include "loop.h"
@@ -311,6 +312,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	signal(SIGPIPE, SIG_IGN);
+	env_init();
 	conf(c, argc, argv);
 
 	if (c->print_capabilities) {

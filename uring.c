@@ -62,6 +62,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "log.h"
 #include "uring.h"
 #include "util.h"
@@ -409,14 +410,6 @@ static int uring_setup(bool wait)
 	return 0;
 }
 
-/* Is the environment variable @name set, to something else than 0? */
-static bool uring_env(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v && strcmp(v, "0");
-}
-
 /**
  * uring_init() - set the ring up, or settle for plain system calls
  * @c:		execution context, for the callbacks
@@ -429,12 +422,12 @@ void uring_init(struct ctx *c)
 	int rc;
 
 	ring_ctx = c;
-	if (uring_env("PASST_NO_IO_URING")) {
+	if (env_get()->no_io_uring) {
 		info("io_uring: not used (PASST_NO_IO_URING): plain system "
 		     "calls");
 		return;
 	}
-	if ((rc = uring_setup(uring_env("PASST_IO_URING_WAIT")))) {
+	if ((rc = uring_setup(env_get()->io_uring_wait))) {
 		info("io_uring: unavailable (%s): plain system calls",
 		     strerror(-rc));
 		return;

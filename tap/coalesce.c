@@ -81,6 +81,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "env.h"
 #include "log.h"
 #include "tap/coalesce.h"
 #include "util.h"
@@ -134,7 +135,7 @@ void coalesce_conf(uint64_t max_ns)
  */
 void coalesce_init(void)
 {
-	const char *v = getenv("PASST_COALESCE_US");
+	const char *v = env_get()->coalesce_us;
 	unsigned long us;
 	char *end;
 

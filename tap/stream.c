@@ -96,6 +96,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "env.h"
 #include "hugefile.h"
 #include "log.h"
 #include "loop.h"
@@ -288,14 +289,10 @@ void stream_out_init(void)
 		info("stream: output buffer on huge pages (a tmpfs of our own)");
 
 #ifdef PASST_TEST_HOOKS
-	{
-		const char *ok = getenv("PASST_TEST_SENDFILE_OK");
-
-		if (ok)
-			hook_sendfile_ok = atol(ok);
-	}
+	if (env_get()->test_sendfile_ok)
+		hook_sendfile_ok = atol(env_get()->test_sendfile_ok);
 #endif
-	if (getenv("PASST_NO_SPLICE")) {
+	if (env_get()->no_splice) {
 		why = "PASST_NO_SPLICE";
 	} else {
 		zc = stream_zc_probe();

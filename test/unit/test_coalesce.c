@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "tap/coalesce.h"
 #include "util.h"
 
@@ -296,6 +297,7 @@ static int init_with(const char *v, unsigned *us)
 
 	if (!pid) {
 		setenv("PASST_COALESCE_US", v, 1);
+		env_init();
 		coalesce_init();
 		_exit((int)(coalesce_max_ns() / (50 * US)));
 	}
@@ -312,6 +314,7 @@ static void test_passt_coalesce_us_sets_the_cap_or_is_refused(void **state)
 
 	(void)state;
 	unsetenv("PASST_COALESCE_US");
+	env_init();
 	coalesce_init();
 	assert_int_equal(coalesce_max_ns(), COALESCE_MAX_NS_DEFAULT);
 
@@ -321,10 +324,12 @@ static void test_passt_coalesce_us_sets_the_cap_or_is_refused(void **state)
 	assert_int_equal(us, 250);
 	init_with("5000", &us);
 	assert_int_equal(us, 5000);
+	/* Empty is unset (env.c): the default */
+	init_with("", &us);
+	assert_int_equal(us, COALESCE_MAX_NS_DEFAULT / 1000);
 
 	/* die() exits with EXIT_FAILURE: status 1, which reads as 50 us */
 	assert_int_equal(init_with("abc", &us), 1);
-	assert_int_equal(init_with("", &us), 1);
 	assert_int_equal(init_with("-5", &us), 1);
 	assert_int_equal(init_with("12ms", &us), 1);
 	assert_int_equal(init_with("100001", &us), 1);

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "hugefile.h"
 
 #define SIZE (8UL * 1024 * 1024)
@@ -179,9 +180,11 @@ static void test_disabled_by_environment(void **state)
 
 	(void)state;
 	setenv("PASST_NO_HUGEFILE", "1", 1);
+	env_init();
 	assert_int_equal(hugefile_open(SIZE, &why), -1);
 	assert_string_equal(why, "PASST_NO_HUGEFILE");
 	unsetenv("PASST_NO_HUGEFILE");
+	env_init();
 }
 
 int main(void)

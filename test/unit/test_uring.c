@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "uring.h"
 
 static uint64_t failed_tag;
@@ -77,6 +78,7 @@ static int setup(void **state)
 {
 	(void)state;
 	unsetenv("PASST_NO_IO_URING");
+	env_init();
 	uring_init(NULL);
 	return 0;
 }
@@ -189,8 +191,10 @@ static void test_send_with_wait_always_calls_back(void **state)
 	(void)state;
 	uring_exit();
 	setenv("PASST_IO_URING_WAIT", "1", 1);
+	env_init();
 	uring_init(NULL);
 	unsetenv("PASST_IO_URING_WAIT");
+	env_init();
 	if (!uring_waits())
 		skip();		/* before Linux 6.15: no wait in the ring */
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
@@ -232,6 +236,7 @@ static void test_disabled_by_environment(void **state)
 	(void)state;
 	uring_exit();
 	setenv("PASST_NO_IO_URING", "1", 1);
+	env_init();
 	uring_init(NULL);
 	assert_false(uring_on());
 	assert_int_equal(uring_recv_trunc(0, 1, on_fail, 0), -1);
