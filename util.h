@@ -20,8 +20,6 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define UNUSED __attribute__((unused))
 
-#define ETH_ALEN_ 6
-
 /* Largest Ethernet frame we accept from, or send to, the guest */
 #define FRAME_MAX_LEN 65535
 /* Shortest frame we send: Ethernet minimum without FCS */

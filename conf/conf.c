@@ -558,8 +558,9 @@ static int conf_ports(struct conf_opt *o, struct fwd_ports *fwd,
 
 static void conf_defaults(struct ctx *c)
 {
-	static const uint8_t our_mac[6] = { 0x9a, 0x55, 0x9a, 0x55, 0x9a,
-					    0x55 };
+	static const uint8_t our_mac[ETH_ADDR_LEN] = {
+		0x9a, 0x55, 0x9a, 0x55, 0x9a, 0x55
+	};
 
 	memset(c, 0, sizeof(*c));
 	c->mode = MODE_STREAM;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "conf/netlink.h"
+#include "net/packet.h"
 #include "util.h"
 
 #define NL_BUF_LEN 65536	/* more than any dump chunk from the kernel */
@@ -392,7 +393,7 @@ int nl_addr_get(int family, unsigned ifindex, void *addr, int *prefix_len)
 struct link_req {
 	unsigned ifindex;
 	int mtu;
-	uint8_t mac[6];
+	uint8_t mac[ETH_ADDR_LEN];
 	bool found;
 };
 

@@ -73,7 +73,7 @@ static struct {
 	int fd;			/* packet socket, -1 if none */
 	unsigned ifindex;
 	char ifname[IFNAMSIZ];
-	uint8_t mac[6];		/* the host interface's */
+	uint8_t mac[ETH_ADDR_LEN];	/* the host interface's */
 	bool armed;		/* a LOAD was applied, rings not started yet */
 	uint64_t window_end;	/* guest announcements count until then */
 	uint64_t last;		/* last burst, ms */
@@ -126,7 +126,7 @@ static int announce_open(unsigned ifindex)
 		rc = -ENOTSUP;
 		goto fail;
 	}
-	memcpy(ann.mac, ifr.ifr_hwaddr.sa_data, 6);
+	memcpy(ann.mac, ifr.ifr_hwaddr.sa_data, ETH_ADDR_LEN);
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
 		rc = -errno;
 		warn_perror("Announce: can't bind the packet socket to %s",

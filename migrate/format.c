@@ -161,7 +161,7 @@ void mig_put_addrs(struct mig_buf *b, const struct mig_addrs *a)
 	mig_put_bytes(b, &a->addr6, 16);
 	mig_put_bytes(b, &a->addr6_ll, 16);
 	mig_put_bytes(b, &a->addr4, 4);
-	mig_put_bytes(b, a->mac, 6);
+	mig_put_bytes(b, a->mac, ETH_ADDR_LEN);
 }
 
 /**
@@ -345,7 +345,7 @@ static int mig_rd_addrs(struct mig_rd *r, struct mig_stream_in *out)
 	memcpy(&out->addrs.addr6, p, 16);
 	memcpy(&out->addrs.addr6_ll, p + 16, 16);
 	memcpy(&out->addrs.addr4, p + 32, 4);
-	memcpy(out->addrs.mac, p + 36, 6);
+	memcpy(out->addrs.mac, p + 36, ETH_ADDR_LEN);
 	return 0;
 }
 
@@ -972,7 +972,7 @@ bool mig_stream_in_equal(const struct mig_stream_in *a,
 	if (memcmp(&a->addrs.addr6, &b->addrs.addr6, 16) ||
 	    memcmp(&a->addrs.addr6_ll, &b->addrs.addr6_ll, 16) ||
 	    a->addrs.addr4.s_addr != b->addrs.addr4.s_addr ||
-	    memcmp(a->addrs.mac, b->addrs.mac, 6) || a->count != b->count)
+	    memcmp(a->addrs.mac, b->addrs.mac, ETH_ADDR_LEN) || a->count != b->count)
 		return false;
 
 	for (i = 0; i < a->count; i++) {

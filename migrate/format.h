@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net/packet.h"
+
 #define MIG_MAGIC      0xB1BB1D1B0BB1D1B0ULL
 #define MIG_VERSION    2
 #define MIG_QUEUE_MAX  (64U << 20)  /* per queue, as upstream */
@@ -109,7 +111,7 @@ struct mig_tcp_ext {
 struct mig_addrs {
 	struct in6_addr addr6, addr6_ll;
 	struct in_addr addr4;
-	uint8_t mac[6];
+	uint8_t mac[ETH_ADDR_LEN];
 };
 
 /*

@@ -158,15 +158,16 @@ static void migrate_addrs_get(const struct ctx *c, struct mig_addrs *a)
 	a->addr6_ll = c->ip6.guest_ll;
 	a->addr4 = c->ip4.addr_seen;
 	if (c->guest_mac_set)
-		memcpy(a->mac, c->guest_mac, 6);
+		memcpy(a->mac, c->guest_mac, ETH_ADDR_LEN);
 	else
-		memset(a->mac, 0xff, 6);
+		memset(a->mac, 0xff, ETH_ADDR_LEN);
 }
 
 static void migrate_addrs_set(struct ctx *c, const struct mig_addrs *a)
 {
-	static const uint8_t none[6], bcast[6] = { 0xff, 0xff, 0xff,
-						   0xff, 0xff, 0xff };
+	static const uint8_t none[ETH_ADDR_LEN], bcast[ETH_ADDR_LEN] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	};
 
 	if (!IN6_IS_ADDR_UNSPECIFIED(&a->addr6))
 		c->ip6.addr_seen = a->addr6;
@@ -174,8 +175,9 @@ static void migrate_addrs_set(struct ctx *c, const struct mig_addrs *a)
 		c->ip6.guest_ll = a->addr6_ll;
 	if (a->addr4.s_addr)
 		c->ip4.addr_seen = a->addr4;
-	if (memcmp(a->mac, none, 6) && memcmp(a->mac, bcast, 6)) {
-		memcpy(c->guest_mac, a->mac, 6);
+	if (memcmp(a->mac, none, ETH_ADDR_LEN) &&
+	    memcmp(a->mac, bcast, ETH_ADDR_LEN)) {
+		memcpy(c->guest_mac, a->mac, ETH_ADDR_LEN);
 		c->guest_mac_set = true;
 	}
 }

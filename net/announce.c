@@ -30,17 +30,18 @@
 
 #include "net/announce.h"
 #include "net/checksum.h"
+#include "net/packet.h"
 
-static const uint8_t announce_bcast[6] = {
+static const uint8_t announce_bcast[ETH_ADDR_LEN] = {
 	0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 };
 
 /* Ethernet header: @dst, @src, @type */
-static void announce_eth(uint8_t *f, const uint8_t dst[6],
-			 const uint8_t src[6], uint16_t type)
+static void announce_eth(uint8_t *f, const uint8_t dst[ETH_ADDR_LEN],
+			 const uint8_t src[ETH_ADDR_LEN], uint16_t type)
 {
-	memcpy(f, dst, 6);
-	memcpy(f + 6, src, 6);
+	memcpy(f, dst, ETH_ADDR_LEN);
+	memcpy(f + ETH_ADDR_LEN, src, ETH_ADDR_LEN);
 	f[12] = type >> 8;
 	f[13] = type & 0xff;
 }
@@ -53,13 +54,13 @@ static void announce_arp(uint8_t *a, uint16_t op, const uint8_t *sha,
 	a[1] = 1;
 	a[2] = 0x08;		/* protocol: IPv4 */
 	a[3] = 0x00;
-	a[4] = 6;
+	a[4] = ETH_ADDR_LEN;
 	a[5] = 4;
 	a[6] = op >> 8;
 	a[7] = op & 0xff;
-	memcpy(a + 8, sha, 6);
+	memcpy(a + 8, sha, ETH_ADDR_LEN);
 	memcpy(a + 14, spa, 4);
-	memcpy(a + 18, tha, 6);
+	memcpy(a + 18, tha, ETH_ADDR_LEN);
 	memcpy(a + 24, tpa, 4);
 }
 
@@ -71,7 +72,8 @@ static void announce_arp(uint8_t *a, uint16_t op, const uint8_t *sha,
  *
  * Return: frame length (ANNOUNCE_ETH_MIN), 0 if @cap is too small
  */
-size_t announce_frame_rarp(uint8_t *f, size_t cap, const uint8_t mac[6])
+size_t announce_frame_rarp(uint8_t *f, size_t cap,
+			   const uint8_t mac[ETH_ADDR_LEN])
 {
 	static const uint8_t zero[4];
 
@@ -92,15 +94,15 @@ size_t announce_frame_rarp(uint8_t *f, size_t cap, const uint8_t mac[6])
  *
  * Return: frame length (ANNOUNCE_ETH_MIN), 0 if @cap is too small
  */
-size_t announce_frame_garp(uint8_t *f, size_t cap, const uint8_t mac[6],
-			   struct in_addr addr)
+size_t announce_frame_garp(uint8_t *f, size_t cap,
+			   const uint8_t mac[ETH_ADDR_LEN], struct in_addr addr)
 {
-	static const uint8_t zero[6];
+	static const uint8_t zero[ETH_ADDR_LEN];
 
 	if (cap < ANNOUNCE_ETH_MIN)
 		return 0;
 	memset(f, 0, ANNOUNCE_ETH_MIN);
-	announce_eth(f, announce_bcast, mac, 0x0806);
+	announce_eth(f, announce_bcast, mac, ETHTYPE_ARP);
 	announce_arp(f + 14, 1, mac, &addr, zero, &addr);
 	return ANNOUNCE_ETH_MIN;
 }
@@ -115,21 +117,22 @@ size_t announce_frame_garp(uint8_t *f, size_t cap, const uint8_t mac[6],
  *
  * Return: frame length (ANNOUNCE_NA_LEN), 0 if @cap is too small
  */
-size_t announce_frame_na(uint8_t *f, size_t cap, const uint8_t mac[6],
+size_t announce_frame_na(uint8_t *f, size_t cap,
+			 const uint8_t mac[ETH_ADDR_LEN],
 			 const struct in6_addr *addr)
 {
-	static const uint8_t all_nodes_mac[6] = {
+	static const uint8_t all_nodes_mac[ETH_ADDR_LEN] = {
 		0x33, 0x33, 0x00, 0x00, 0x00, 0x01
 	};
 	struct in6_addr all_nodes = { .s6_addr = { 0xff, 0x02, [15] = 1 } };
-	uint8_t *ip6 = f + 14, *na = ip6 + 40;
+	uint8_t *ip6 = f + ETH_HDR_LEN, *na = ip6 + IP6_HDR_LEN;
 	const size_t plen = 24 + 8;
 	uint16_t sum;
 
 	if (cap < ANNOUNCE_NA_LEN)
 		return 0;
 	memset(f, 0, ANNOUNCE_NA_LEN);
-	announce_eth(f, all_nodes_mac, mac, 0x86dd);
+	announce_eth(f, all_nodes_mac, mac, ETHTYPE_IPV6);
 
 	ip6[0] = 0x60;
 	ip6[4] = plen >> 8;
@@ -144,7 +147,7 @@ size_t announce_frame_na(uint8_t *f, size_t cap, const uint8_t mac[6],
 	memcpy(na + 8, addr, 16);
 	na[24] = 2;		/* Target Link-Layer Address, 8 bytes */
 	na[25] = 1;
-	memcpy(na + 26, mac, 6);
+	memcpy(na + 26, mac, ETH_ADDR_LEN);
 
 	sum = csum(na, plen, csum_pseudo6(addr, &all_nodes, IPPROTO_ICMPV6,
 					  plen));

@@ -87,7 +87,7 @@ int arp_build_reply(const struct ctx *c, struct pview req, uint8_t *frame,
 	if (op != ARP_OP_REQUEST)
 		return -EINVAL;
 
-	sha = pv_at(req, ARP_OFF_SHA, 6);
+	sha = pv_at(req, ARP_OFF_SHA, ETH_ADDR_LEN);
 	spa = pv_at(req, ARP_OFF_SPA, 4);
 	tpa = pv_at(req, ARP_OFF_TPA, 4);
 	if (!sha || !spa || !tpa)
@@ -102,8 +102,8 @@ int arp_build_reply(const struct ctx *c, struct pview req, uint8_t *frame,
 		return -ENOSPC;
 
 	/* Ethernet: to whoever asked, from us */
-	memcpy(frame, sha, 6);
-	memcpy(frame + 6, c->our_mac, 6);
+	memcpy(frame, sha, ETH_ADDR_LEN);
+	memcpy(frame + ETH_ADDR_LEN, c->our_mac, ETH_ADDR_LEN);
 	frame[12] = ETHTYPE_ARP >> 8;
 	frame[13] = ETHTYPE_ARP & 0xff;
 
@@ -116,9 +116,9 @@ int arp_build_reply(const struct ctx *c, struct pview req, uint8_t *frame,
 	arp[ARP_OFF_PLN] = 4;
 	arp[ARP_OFF_OP] = 0;
 	arp[ARP_OFF_OP + 1] = ARP_OP_REPLY;
-	memcpy(arp + ARP_OFF_SHA, c->our_mac, 6);
+	memcpy(arp + ARP_OFF_SHA, c->our_mac, ETH_ADDR_LEN);
 	memcpy(arp + ARP_OFF_SPA, tpa, 4);
-	memcpy(arp + ARP_OFF_THA, sha, 6);
+	memcpy(arp + ARP_OFF_THA, sha, ETH_ADDR_LEN);
 	memcpy(arp + ARP_OFF_TPA, spa, 4);
 
 	return ARP_FRAME_LEN;

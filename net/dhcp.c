@@ -436,7 +436,7 @@ int dhcp_build_reply(const struct ctx *c, struct pview req, uint8_t *out,
 
 	/* From here on, @h is the checked fixed header and cookie */
 	if (!h || h[OFF_OP] != BOOTREQUEST || h[OFF_HTYPE] != HTYPE_ETHER ||
-	    h[OFF_HLEN] != ETH_ALEN_ ||
+	    h[OFF_HLEN] != ETH_ADDR_LEN ||
 	    memcmp(h + DHCP_HDR_LEN, dhcp_cookie, DHCP_COOKIE_LEN))
 		return -EINVAL;
 	flags = (uint16_t)(h[OFF_FLAGS] << 8 | h[OFF_FLAGS + 1]);
@@ -478,7 +478,7 @@ int dhcp_build_reply(const struct ctx *c, struct pview req, uint8_t *out,
 	memset(out, 0, limit);
 	out[OFF_OP] = BOOTREPLY;
 	out[OFF_HTYPE] = HTYPE_ETHER;
-	out[OFF_HLEN] = ETH_ALEN_;
+	out[OFF_HLEN] = ETH_ADDR_LEN;
 	memcpy(out + OFF_XID, h + OFF_XID, 4);
 	memcpy(out + OFF_FLAGS, h + OFF_FLAGS, 2);
 	if (type == DHCPACK)	/* RFC 2131, table 3: OFFER and NAK carry 0 */

@@ -288,7 +288,7 @@ static void dhcpv6_put_server_id(const struct ctx *c, struct dhcpv6_obuf *b)
 
 	dhcpv6_put_be16(b, DHCPV6_DUID_LL);
 	dhcpv6_put_be16(b, DHCPV6_HWTYPE_ETHER);
-	dhcpv6_put(b, c->our_mac, ETH_ALEN_);
+	dhcpv6_put(b, c->our_mac, ETH_ADDR_LEN);
 	dhcpv6_opt_close(b, start);
 }
 
@@ -296,10 +296,10 @@ static bool dhcpv6_server_id_is_ours(const struct ctx *c, struct pview id)
 {
 	const uint8_t *d = pv_at(id, 0, id.len);
 
-	return id.len == 4 + ETH_ALEN_ && d &&
+	return id.len == 4 + ETH_ADDR_LEN && d &&
 	       d[0] == 0 && d[1] == DHCPV6_DUID_LL &&
 	       d[2] == 0 && d[3] == DHCPV6_HWTYPE_ETHER &&
-	       !memcmp(d + 4, c->our_mac, ETH_ALEN_);
+	       !memcmp(d + 4, c->our_mac, ETH_ADDR_LEN);
 }
 
 /* One IA in the reply: the address for the first IA_NA, none otherwise */

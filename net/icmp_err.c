@@ -82,14 +82,14 @@ void icmp_err_unreach(struct ctx *c, int family, uint8_t proto,
 			 (err == EACCES || err == EPERM) ? ICMP4_PROHIBITED :
 			 ICMP4_HOST;
 		ip[0] = 0x45;
-		ip[3] = 20 + 8;
+		ip[3] = IP4_HDR_LEN + 8;
 		ip[8] = 64;
 		ip[9] = proto;
 		memcpy(ip + 12, gaddr, 4);
 		memcpy(ip + 16, raddr, 4);
-		sum = csum(ip, 20, 0);
+		sum = csum(ip, IP4_HDR_LEN, 0);
 		memcpy(ip + 10, &sum, 2);
-		icmp_err_l4(ip + 20, proto, gport, rport, seq);
+		icmp_err_l4(ip + IP4_HDR_LEN, proto, gport, rport, seq);
 		if (port || !c->ip4.gw.s_addr)
 			memcpy(&src, raddr, 4);
 		else
@@ -110,7 +110,7 @@ void icmp_err_unreach(struct ctx *c, int family, uint8_t proto,
 		ip[7] = 64;
 		memcpy(ip + 8, gaddr, 16);
 		memcpy(ip + 24, raddr, 16);
-		icmp_err_l4(ip + 40, proto, gport, rport, seq);
+		icmp_err_l4(ip + IP6_HDR_LEN, proto, gport, rport, seq);
 		if (port)
 			memcpy(&src, raddr, 16);
 		else

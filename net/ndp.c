@@ -263,7 +263,7 @@ size_t ndp_build_ra(const struct ctx *c, uint8_t *out, size_t cap)
 
 	nb_u8(&b, ND_OPT_SLLA);
 	nb_u8(&b, 1);
-	nb_put(&b, c->our_mac, 6);
+	nb_put(&b, c->our_mac, ETH_ADDR_LEN);
 
 	if (c->mtu >= IPV6_MIN_MTU) {
 		nb_u8(&b, ND_OPT_MTU);
@@ -340,7 +340,7 @@ size_t ndp_build_na(const struct ctx *c, const struct in6_addr *target,
 
 	nb_u8(&b, ND_OPT_TLLA);
 	nb_u8(&b, 1);
-	nb_put(&b, c->our_mac, 6);
+	nb_put(&b, c->our_mac, ETH_ADDR_LEN);
 
 	return b.full ? 0 : b.len;
 }

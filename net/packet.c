@@ -28,7 +28,6 @@
 
 #include "packet.h"
 
-#define IP6_HDR_LEN 40
 #define IP6_MAX_EXT 8	/* more extension headers than this: drop */
 
 /* Set p->l3 to the IP packet of @tot bytes: in @l3, or (past its end, up
@@ -50,7 +49,7 @@ static int pkt_l3_set(struct pkt *p, struct pview l3, size_t tot,
 
 static int pkt_parse_ip4(struct pkt *p, struct pview l3, size_t extra)
 {
-	const uint8_t *h = pv_at(l3, 0, 20);
+	const uint8_t *h = pv_at(l3, 0, IP4_HDR_LEN);
 	uint16_t tot, frag;
 	size_t ihl;
 

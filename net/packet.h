@@ -88,7 +88,11 @@ static inline bool pv_be32(struct pview v, size_t off, uint32_t *out)
 	return true;
 }
 
+/* Header lengths: Ethernet, and IP without options or extension headers */
+#define ETH_ADDR_LEN 6		/* a MAC address */
 #define ETH_HDR_LEN 14
+#define IP4_HDR_LEN 20
+#define IP6_HDR_LEN 40
 #define ETHTYPE_IP 0x0800
 #define ETHTYPE_ARP 0x0806
 #define ETHTYPE_IPV6 0x86dd
@@ -135,7 +139,7 @@ int pkt_parse_part(const void *head, size_t hlen, size_t len,
 
 /* Offsets and sizes of the L4 headers we look at */
 #define UDP_HDR_LEN 8
-#define TCP_HDR_MIN 20
+#define TCP_HDR_LEN 20		/* without options */
 #define ICMP_HDR_LEN 8
 
 /**

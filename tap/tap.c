@@ -64,9 +64,6 @@
 #include "udp/udp.h"
 #include "util.h"
 
-#define IP4_HDR_LEN 20
-#define IP6_HDR_LEN 40
-
 static uint8_t tap_buf[ETH_HDR_LEN + IP6_HDR_LEN + TAP_IP_MAX];
 static uint16_t ip4_id;
 
@@ -178,8 +175,8 @@ int tap_send_frame(struct ctx *c, const void *frame, size_t len)
 static void tap_eth_hdr(const struct ctx *c, uint8_t *eth, const uint8_t *dst,
 			uint16_t type)
 {
-	memcpy(eth, dst ? dst : c->guest_mac, 6);
-	memcpy(eth + 6, c->our_mac, 6);
+	memcpy(eth, dst ? dst : c->guest_mac, ETH_ADDR_LEN);
+	memcpy(eth + ETH_ADDR_LEN, c->our_mac, ETH_ADDR_LEN);
 	eth[12] = type >> 8;
 	eth[13] = type & 0xff;
 }
@@ -274,7 +271,7 @@ static int64_t tap_l3_hdrs(const struct ctx *c, int family, const void *src,
 			   size_t l4len)
 {
 	uint8_t *ip = frame + ETH_HDR_LEN;
-	uint8_t mcast[6] = { 0x33, 0x33 };
+	uint8_t mcast[ETH_ADDR_LEN] = { 0x33, 0x33 };
 
 	if (family == AF_INET) {
 		struct in_addr s4, d4;
@@ -455,7 +452,9 @@ int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
  */
 size_t tap_seg_tcp_max(const struct ctx *c, int family, size_t mss)
 {
-	size_t max = family == AF_INET ? 65535 - IP4_HDR_LEN - 20 : 65535 - 20;
+	/* IPv4's 16-bit length counts its header, IPv6's doesn't */
+	size_t max = 65535 - TCP_HDR_LEN -
+		     (family == AF_INET ? IP4_HDR_LEN : 0);
 
 	if (!tap_fe->gso || !tap_fe->gso(c, family) || mss >= max)
 		return mss;
@@ -643,7 +642,7 @@ static void tap_learn_mac(struct ctx *c, const uint8_t *src)
 {
 	if (src[0] & 1)		/* multicast/broadcast source: bogus */
 		return;
-	if (c->guest_mac_set && !memcmp(c->guest_mac, src, 6))
+	if (c->guest_mac_set && !memcmp(c->guest_mac, src, ETH_ADDR_LEN))
 		return;
 	/* The guest chooses its source addresses: rate-limit the changes */
 	if (!c->guest_mac_set)
@@ -652,7 +651,7 @@ static void tap_learn_mac(struct ctx *c, const uint8_t *src)
 	else
 		info_rl("Guest MAC address now %02x:%02x:%02x:%02x:%02x:%02x",
 			src[0], src[1], src[2], src[3], src[4], src[5]);
-	memcpy(c->guest_mac, src, 6);
+	memcpy(c->guest_mac, src, ETH_ADDR_LEN);
 	c->guest_mac_set = true;
 }
 

@@ -107,7 +107,8 @@ uint16_t tcp_mss_link(const struct ctx *c, int family)
 	int mtu = c->mtu ? c->mtu : 1500;
 
 	mtu = MIN(mtu, FRAME_MAX_LEN - ETH_HDR_LEN);
-	return (uint16_t)(mtu - (family == AF_INET ? 20 : 40) - TCP_HDR_LEN);
+	mtu -= family == AF_INET ? IP4_HDR_LEN : IP6_HDR_LEN;
+	return (uint16_t)(mtu - TCP_HDR_LEN);
 }
 
 /**

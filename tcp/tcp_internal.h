@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net/packet.h"
 #include "tcp/tcp_conn.h"
 
 struct ctx;
@@ -24,7 +25,6 @@ struct pview;
 #define TCP_PSH 0x08
 #define TCP_ACK 0x10
 
-#define TCP_HDR_LEN 20
 #define TCP_WS_OURS 8			/* our window scale when offered */
 
 #define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)

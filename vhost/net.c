@@ -107,6 +107,7 @@
 
 #include "ctx.h"
 #include "log.h"
+#include "net/packet.h"
 #include "tap/coalesce.h"
 #include "tap/pcap.h"
 #include "tap/tap.h"
@@ -119,7 +120,7 @@
 /* Frames up to this long (after the header) are accepted from the guest:
  * with TSO, an IP packet of up to 64 KiB plus its Ethernet header
  */
-#define VU_FRAME_MAX (14 + 65535)
+#define VU_FRAME_MAX (ETH_HDR_LEN + 65535)
 /* Guess of the capacity of one RX chain until we've seen some */
 #define VU_RX_CAP_GUESS 1536
 /* Gather buffers for TX frames in several pieces, used in turn */
@@ -216,7 +217,7 @@ static void vu_net_tx_one(struct ctx *c, const struct vq_elem *e)
 	size_t len, off = VU_NET_HDR_LEN;
 	unsigned i;
 
-	if (e->out_len < VU_NET_HDR_LEN + 14 ||
+	if (e->out_len < VU_NET_HDR_LEN + ETH_HDR_LEN ||
 	    e->out_len - VU_NET_HDR_LEN > VU_FRAME_MAX) {
 		vu_stats.tx_dropped++;
 		debug_rl("vhost-user: TX chain of %llu bytes dropped",
