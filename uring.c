@@ -43,7 +43,7 @@
  * failures are called back before the events are handed out. Opt-in,
  * with PASST_IO_URING_WAIT=1: it halves the system calls of a round that
  * ends with a write to the stream front-end, but measured no cheaper in
- * CPU time than the two calls (see bench/README.md). Otherwise, or where
+ * CPU time than the two calls (doc/bench-history.md). Otherwise, or where
  * the opcode is missing (the probe says so), uring_flush() submits at the
  * end of the round and epoll_wait() waits.
  *

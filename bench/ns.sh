@@ -42,7 +42,8 @@
 # BENCH_SHAPE="QDISC..." puts a qdisc on the host's link to the peer
 # (tc qdisc add dev h0 root QDISC...), a slower link than the guest:
 # "tbf rate 3gbit burst 64kb latency 200us" is the one that caught input
-# coalescing polling a guest that waited for our window (bench/README.md).
+# coalescing polling a guest that waited for our window
+# (doc/bench-history.md).
 #
 # BENCH_PIN=1 puts the daemons on the last CPU and everything else the
 # harness starts (bridges, iperf3, sockperf) on the others, with taskset:

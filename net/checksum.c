@@ -39,10 +39,8 @@ typedef uint32_t csum_vec __attribute__((vector_size(32)));
  * Four blocks a step, into four accumulators, so that four loads are in
  * flight at once, and 1 KiB ahead asked for while there is that much left:
  * what we sum was mostly just written by the kernel (a peek of megabytes)
- * and comes from memory or a far cache. Against one block a step (best
- * of many runs, on the development machine): 4 MiB out of the cache 10
- * to 30 % faster, 64 KiB and 1448 bytes in it 20 to 100 %; 60 bytes
- * (one block) a few nanoseconds slower.
+ * and comes from memory or a far cache (doc/bench-history.md,
+ * "Checksum").
  *
  * Return: the sum of the 16-bit words as loaded (host byte order), with
  * carries not yet folded

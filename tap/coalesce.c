@@ -51,9 +51,8 @@
  *    says so: coalesce_window_limited()) ends polling, and a streak: the
  *    guest sends as fast as we ACK, so a poll only lengthens its round
  *    trip, and the rate it shows is the one our polling sets. Without
- *    this, a fast guest behind a slower link (a 3 Gbit/s token bucket
- *    in front of the peer, MTU 65520) was held at the longest interval,
- *    a window per poll: 1.5 Gbit/s against 2.9 with coalescing off.
+ *    this, a fast guest behind a slower link was held at the longest
+ *    interval, a window per poll, at half the throughput.
  *  - Two polls in a row that take a single frame each merged nothing,
  *    which is what a request/response exchange of large messages looks
  *    like (each waits for the answer to the one before): polling ends,
@@ -62,15 +61,12 @@
  *    poll that merged frames. (A sender held to one frame per ACK by our
  *    window, as at the start of a connection whose socket's send buffer
  *    hasn't grown yet, ends up here too if the window rule above misses
- *    it; see bench/README.md.)
+ *    it.)
  *
- * Measured with a TCG guest behind QEMU 10 (bench/qemu.sh, 4 runs side
- * by side against the build without it, 2026-12-04), guest -> peer: CPU
- * per GiB 0.60 (vhost-user, MTU 65520), 0.66 (vhost-user, 1500), 0.64
- * (stream, 65520) and 0.64 (stream, 1500) of what it was, wake-ups a
- * quarter to a third, throughput 1.16, 0.98, 1.08 and 1.07 times; towards
- * the guest and round trips unchanged, and nothing changed behind the
- * kernel guest of bench/ns.sh, which is fast. See bench/README.md.
+ * Under TCG this cut the CPU time per GiB guest -> peer by a third or
+ * more, and left a fast guest, traffic towards the guest and round trips
+ * alone. The figures, and the variants tried on the way, are in
+ * doc/bench-history.md ("Input coalescing" and the two sections after it).
  *
  * The cost is latency while polling: a frame of another flow that the
  * guest sends during a bulk transfer waits for the next poll, at most the

@@ -63,17 +63,14 @@
  * where the kernel stopped. The loop never blocks.
  * Sends once per round, however much is queued (megabytes towards a fast
  * guest), although smaller ones would find the data still in the cache:
- * every send() wakes the reader, and a send() every 256 KiB measured 12 %
- * more CPU per GiB to the kernel guest (bench/ns.sh, stream 65520, with
- * copies); nor did huge pages for the buffers (MADV_HUGEPAGE) change the
- * CPU per GiB then. With sendfile() they do: the file is on a tmpfs of
- * our own with huge pages (hugefile.c; a memfd where that's refused, or
- * with PASST_NO_HUGEFILE=1), whose 2 MiB pages the kernel finds,
- * references and maps as one; but for the file's first 2 MiB, see
- * stream_out_init(). vmsplice() into a pipe and splice() from it into the
- * socket do the same as sendfile() with one more call and pinned pages:
- * sendfile() measured 0.92 and 0.94 of their CPU per GiB to the kernel
- * guest (stream 65520, 8 runs side by side, twice).
+ * every send() wakes the reader, which costs more than the cache saves.
+ * With sendfile() huge pages pay: the file is on a tmpfs of our own with
+ * huge pages (hugefile.c; a memfd where that's refused, or with
+ * PASST_NO_HUGEFILE=1), whose 2 MiB pages the kernel finds, references
+ * and maps as one; but for the file's first 2 MiB, see stream_out_init().
+ * vmsplice() into a pipe and splice() from it into the socket would do
+ * the same as sendfile() with one more call and pinned pages. (Figures:
+ * doc/bench-history.md, "Stream output".)
  * Where the loop waits in the io_uring (uring.c, opt-in) and we copy,
  * that send() is queued there instead and goes with the wait
  * (stream_flush_end()); its callback, which runs before any event is
@@ -115,10 +112,8 @@
 #define STREAM_IN_SIZE (4 + STREAM_FRAME_MAX + 4 * STREAM_READ_ROOM)
 /* The output ring. A ring that never empties (a guest with frames always
  * queued) cycles through all of it, and its pages count in our resident
- * memory: 8 MiB put our peak (VmHWM) at 16 MiB at MTU 1500, above
- * upstream's 15. With 4 MiB, half of it on huge pages, throughput and CPU
- * per GiB to the kernel guest stayed within the runs' spread (bench/ns.sh,
- * stream, both MTUs, 4 runs side by side: the same medians at 65520)
+ * memory: 4 MiB is as fast as 8 and keeps our peak below upstream's
+ * (doc/bench-history.md, "Stream output")
  */
 #define STREAM_OUT_SIZE (4 * 1024 * 1024)
 #define STREAM_SOCKBUF (4 * 1024 * 1024)
