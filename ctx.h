@@ -134,7 +134,7 @@ struct ctx {
 	struct ip4_ctx ip4;
 	struct ip6_ctx ip6;
 	uint8_t our_mac[ETH_ADDR_LEN];	/* source MAC of everything we send */
-	uint8_t guest_mac[ETH_ADDR_LEN];	/* learned from guest frames, or -M */
+	uint8_t guest_mac[ETH_ADDR_LEN]; /* learned from guest frames, or -M */
 	bool guest_mac_set;	/* guest_mac learned or configured */
 	int mtu;		/* MTU announced to the guest, 0: don't announce */
 	struct dns_search search[MAXDNS_SEARCH];

@@ -972,7 +972,8 @@ bool mig_stream_in_equal(const struct mig_stream_in *a,
 	if (memcmp(&a->addrs.addr6, &b->addrs.addr6, 16) ||
 	    memcmp(&a->addrs.addr6_ll, &b->addrs.addr6_ll, 16) ||
 	    a->addrs.addr4.s_addr != b->addrs.addr4.s_addr ||
-	    memcmp(a->addrs.mac, b->addrs.mac, ETH_ADDR_LEN) || a->count != b->count)
+	    memcmp(a->addrs.mac, b->addrs.mac, ETH_ADDR_LEN) ||
+	    a->count != b->count)
 		return false;
 
 	for (i = 0; i < a->count; i++) {

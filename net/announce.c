@@ -95,7 +95,8 @@ size_t announce_frame_rarp(uint8_t *f, size_t cap,
  * Return: frame length (ANNOUNCE_ETH_MIN), 0 if @cap is too small
  */
 size_t announce_frame_garp(uint8_t *f, size_t cap,
-			   const uint8_t mac[ETH_ADDR_LEN], struct in_addr addr)
+			   const uint8_t mac[ETH_ADDR_LEN],
+			   struct in_addr addr)
 {
 	static const uint8_t zero[ETH_ADDR_LEN];
 

@@ -23,7 +23,8 @@
 size_t announce_frame_rarp(uint8_t *f, size_t cap,
 			   const uint8_t mac[ETH_ADDR_LEN]);
 size_t announce_frame_garp(uint8_t *f, size_t cap,
-			   const uint8_t mac[ETH_ADDR_LEN], struct in_addr addr);
+			   const uint8_t mac[ETH_ADDR_LEN],
+			   struct in_addr addr);
 size_t announce_frame_na(uint8_t *f, size_t cap,
 			 const uint8_t mac[ETH_ADDR_LEN],
 			 const struct in6_addr *addr);

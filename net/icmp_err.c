@@ -68,12 +68,12 @@ void icmp_err_unreach(struct ctx *c, int family, uint8_t proto,
 		      const void *gaddr, uint16_t gport, const void *raddr,
 		      uint16_t rport, uint32_t seq, int err)
 {
-	uint8_t msg[8 + 40 + 8];
+	uint8_t msg[ICMP_HDR_LEN + IP6_HDR_LEN + 8];
 	bool port = err == ECONNREFUSED;
 
 	memset(msg, 0, sizeof(msg));
 	if (family == AF_INET) {
-		uint8_t *ip = msg + 8;
+		uint8_t *ip = msg + ICMP_HDR_LEN;
 		struct in_addr src;
 		uint16_t sum;
 
@@ -95,9 +95,10 @@ void icmp_err_unreach(struct ctx *c, int family, uint8_t proto,
 		else
 			src = c->ip4.gw;
 		tap_send_ip4(c, src, *(const struct in_addr *)gaddr,
-			     IPPROTO_ICMP, msg, 8 + 20 + 8);
+			     IPPROTO_ICMP, msg,
+			     ICMP_HDR_LEN + IP4_HDR_LEN + 8);
 	} else {
-		uint8_t *ip = msg + 8;
+		uint8_t *ip = msg + ICMP_HDR_LEN;
 		struct in6_addr src, dst;
 
 		msg[0] = ICMP6_UNREACH;

@@ -43,7 +43,7 @@ static void assert_switches(const struct env_vars *e, bool on)
 	assert_int_equal(e->no_splice, on);
 }
 
-static void test_a_switch_is_on_when_set_to_anything_but_0(void **state)
+static void test_a_switch_is_on_unless_unset_empty_or_0(void **state)
 {
 	(void)state;
 	assert_switches(switches_set(NULL), false);
@@ -55,7 +55,7 @@ static void test_a_switch_is_on_when_set_to_anything_but_0(void **state)
 	switches_set(NULL);
 }
 
-static void test_a_value_is_set_when_not_empty_and_passed_on(void **state)
+static void test_a_value_is_set_when_not_empty_passed_on(void **state)
 {
 	(void)state;
 	unsetenv("PASST_COALESCE_US");
@@ -88,7 +88,7 @@ static void test_read_once_until_read_again(void **state)
 	assert_false(env_get()->no_splice);
 }
 
-static void test_hooks_variables_ignored_without_the_hooks(void **state)
+static void test_hooks_variables_ignored_without_hooks(void **state)
 {
 	(void)state;
 	setenv("PASST_TEST_FORBIDDEN_SYSCALL", "getcwd", 1);
@@ -104,10 +104,10 @@ static void test_hooks_variables_ignored_without_the_hooks(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_a_switch_is_on_when_set_to_anything_but_0),
-		cmocka_unit_test(test_a_value_is_set_when_not_empty_and_passed_on),
+		cmocka_unit_test(test_a_switch_is_on_unless_unset_empty_or_0),
+		cmocka_unit_test(test_a_value_is_set_when_not_empty_passed_on),
 		cmocka_unit_test(test_read_once_until_read_again),
-		cmocka_unit_test(test_hooks_variables_ignored_without_the_hooks),
+		cmocka_unit_test(test_hooks_variables_ignored_without_hooks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
