@@ -9,8 +9,8 @@
 # PATH is a C file or a folder (its *.c files, not recursive). Without PATH,
 # the daemon's sources: the top-level *.c files (passt-repair.c among them)
 # and conf/ tap/ vhost/ net/ fwd/ tcp/ udp/ icmp/ migrate/. test/ is not
-# checked. Paths are taken relative to the current directory, so run it
-# from the top of the tree.
+# checked; those paths are relative to the top of the tree, wherever the
+# script is run from. Given paths are relative to the current directory.
 #
 # A kernel-doc block is a comment opened with "/**" that ends on the line
 # just before the definition, as in STYLE.md and the tree:
@@ -29,7 +29,10 @@
 #  - a block (static function or not) whose first line doesn't name the
 #    function as "name() - summary";
 #  - a parameter without an "@param:" line, and an "@name:" line for no
-#    parameter (variadic functions document "@...:").
+#    parameter (variadic functions document "@...:");
+#  - a function returning a value whose block has no "Return:" line;
+#  - a block naming a function ("name() - ...") that is not right before
+#    a definition (it drifted away from its function).
 #
 # How it reads C: a character scanner that skips comments, strings,
 # character constants and preprocessor lines, and keeps the brace depth.
@@ -44,6 +47,7 @@
 set -u
 
 if [ $# -eq 0 ]; then
+	cd "$(dirname "$0")/../.." || exit 2
 	set -- *.c conf tap vhost net fwd tcp udp icmp migrate
 fi
 
@@ -151,7 +155,7 @@ function report(line, name, msg) {
 }
 
 function check_def(text, line,    s, i, j, c, d, name, plist, np, params,
-		   n, k, have, doc, docname, seen, a) {
+		   n, k, have, doc, docname, seen, a, rtype, static_fn) {
 	s = strip_attr(text)
 	if (index(s, "=") || !index(s, "("))
 		return
@@ -223,6 +227,12 @@ function check_def(text, line,    s, i, j, c, d, name, plist, np, params,
 		if (docname != name)
 			report(line, name, "kernel-doc names " docname "()")
 	}
+
+	# a value returned is described
+	rtype = substr(s, 1, i - 1)
+	if ((rtype !~ /(^|[^A-Za-z0-9_])void[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*$/ ||
+	     index(rtype, "*")) && doc !~ /\n[ \t]*\*[ \t]*Return:/)
+		report(line, name, "returns a value, no \"Return:\" line")
 
 	for (k = 1; k <= n; k++) {
 		c = a[k]
