@@ -184,9 +184,9 @@ void die_perror(const char *fmt, ...)
  * log_open_file() - send messages to a log file too (option -l), from now
  * @path:	file, created (mode 0600) if missing, appended to if not
  *
- * The descriptor is kept for the process's lifetime, so the file is
- * opened before the sandbox hides the file system; a file opened by an
- * earlier call is closed.
+ * The descriptor is kept for the process's lifetime: call this before the
+ * sandbox hides the file system. A file opened by an earlier call is
+ * closed.
  *
  * Return: 0 or -errno from open(); the previous file, if any, stays then
  */
@@ -216,7 +216,7 @@ void log_to_stderr(bool on)
  * log_to_syslog() - start or stop sending messages to syslog
  * @on:		true for a daemon without a log file
  *
- * The first call with @on connects to /dev/log at once (LOG_NDELAY), as
+ * Turning it on connects to /dev/log at once (LOG_NDELAY), as
  * "passt[PID]" with the PID of the calling process: call it after the
  * fork to background, and before the sandbox.
  */
