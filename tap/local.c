@@ -80,14 +80,13 @@ void local_dhcp_input(struct ctx *c, const struct pkt *p)
 {
 	uint8_t buf[UDP_HDR_LEN + DHCP_MAX_REPLY];
 	uint16_t sport, dport, ulen;
-	struct in_addr dst = { 0 };
+	struct in_addr dst = {0};
 	struct pview payload;
 	int n;
 
 	if (c->no_dhcp || !c->ifi4_ok)
 		return;
-	if (pkt_udp(p, &sport, &dport, &payload) ||
-	    dport != DHCP_SERVER_PORT) {
+	if (pkt_udp(p, &sport, &dport, &payload) || dport != DHCP_SERVER_PORT) {
 		debug_rl("DHCP: bad UDP header, dropped");
 		return;
 	}
@@ -95,8 +94,7 @@ void local_dhcp_input(struct ctx *c, const struct pkt *p)
 	n = dhcp_build_reply(c, payload, buf + UDP_HDR_LEN,
 			     sizeof(buf) - UDP_HDR_LEN, &dst);
 	if (n < 0) {
-		debug_rl("DHCP: malformed request (%s), dropped",
-			 strerror(-n));
+		debug_rl("DHCP: malformed request (%s), dropped", strerror(-n));
 		return;
 	}
 	if (!n)
@@ -232,9 +230,9 @@ void local_timer(struct ctx *c, uint64_t now)
  * @seq:	TCP sequence number of the failed segment (0 for UDP)
  * @err:	errno the kernel gave us: selects the ICMP code
  */
-void local_unreach(struct ctx *c, int family, uint8_t proto,
-		   const void *gaddr, uint16_t gport, const void *raddr,
-		   uint16_t rport, uint32_t seq, int err)
+void local_unreach(struct ctx *c, int family, uint8_t proto, const void *gaddr,
+		   uint16_t gport, const void *raddr, uint16_t rport,
+		   uint32_t seq, int err)
 {
 	uint8_t msg[ICMP_ERR_MAX];
 	union {

@@ -17,8 +17,8 @@ void local_dhcpv6_input(struct ctx *c, const struct pkt *p);
 void local_ndp_input(struct ctx *c, const struct pkt *p);
 void local_guest_appeared(struct ctx *c);
 void local_timer(struct ctx *c, uint64_t now);
-void local_unreach(struct ctx *c, int family, uint8_t proto,
-		   const void *gaddr, uint16_t gport, const void *raddr,
-		   uint16_t rport, uint32_t seq, int err);
+void local_unreach(struct ctx *c, int family, uint8_t proto, const void *gaddr,
+		   uint16_t gport, const void *raddr, uint16_t rport,
+		   uint32_t seq, int err);
 
 #endif /* TAP_LOCAL_H */
