@@ -496,12 +496,6 @@ static uint64_t flow_siphash(const void *data, size_t len)
 }
 
 /**
- * flow_hash_bucket() - home bucket of a key
- * @k:		key, built with flow_key_set()
- *
- * Return: bucket index, below FLOW_HASH_SIZE
- */
-/**
  * flow_key_hash() - keyed 64-bit hash of a flow key
  * @k:		key
  *
@@ -513,6 +507,13 @@ uint64_t flow_key_hash(const struct flow_key *k)
 	return flow_siphash(k, sizeof(*k));
 }
 
+/**
+ * flow_hash_bucket() - home bucket of a key: where its probe run starts
+ * @k:		key, built with flow_key_set()
+ *
+ * Return: bucket index, below FLOW_HASH_SIZE: the low bits of
+ *	   flow_key_hash()
+ */
 unsigned flow_hash_bucket(const struct flow_key *k)
 {
 	return (unsigned)(flow_siphash(k, sizeof(*k)) & (FLOW_HASH_SIZE - 1));

@@ -25,11 +25,22 @@ static int log_file_fd = -1;
 static bool log_stderr = true;
 static bool log_syslog;
 
+/**
+ * now_ms() - monotonic time in milliseconds, for timers and rate limits
+ *
+ * Return: CLOCK_MONOTONIC, ms: never goes back, unaffected by changes to
+ *	   the wall clock, and not comparable across boots or hosts
+ */
 uint64_t now_ms(void)
 {
 	return now_ns() / 1000000;
 }
 
+/**
+ * now_ns() - monotonic time in nanoseconds
+ *
+ * Return: CLOCK_MONOTONIC, ns, as now_ms()
+ */
 uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -94,6 +105,18 @@ static void log_vmsg(enum log_level lvl, const char *suffix, const char *fmt,
 	}
 }
 
+/**
+ * log_msg() - log a message if @lvl is enabled: what err(), warn(),
+ *	       info(), debug() and trace() expand to
+ * @lvl:	level; nothing is written above the global log_level
+ * @fmt:	printf() format, without the trailing newline
+ * @...:	its arguments
+ *
+ * The line goes to every active sink (stderr, log file, syslog) in a
+ * single write() each; only the log file's copy is timestamped. Lines
+ * over about 1 KiB are cut. Not rate-limited: guest-triggered messages go
+ * through log_rl() and its _rl wrappers.
+ */
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
 	va_list ap;
@@ -103,6 +126,15 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 	va_end(ap);
 }
 
+/**
+ * log_perror() - log_msg() with ": strerror(errno)" appended
+ * @lvl:	level, as log_msg()
+ * @fmt:	printf() format, without the trailing newline
+ * @...:	its arguments
+ *
+ * errno is read first and restored on return, so the caller can still
+ * act on it.
+ */
 void log_perror(enum log_level lvl, const char *fmt, ...)
 {
 	int e = errno;
@@ -114,6 +146,14 @@ void log_perror(enum log_level lvl, const char *fmt, ...)
 	errno = e;
 }
 
+/**
+ * die() - log an error and exit with EXIT_FAILURE
+ * @fmt:	printf() format, without the trailing newline
+ * @...:	its arguments
+ *
+ * For configuration and start-up errors only: the message should name the
+ * option or resource at fault. Never for anything a guest can cause.
+ */
 void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -124,6 +164,11 @@ void die(const char *fmt, ...)
 	exit(EXIT_FAILURE);
 }
 
+/**
+ * die_perror() - die() with ": strerror(errno)" appended
+ * @fmt:	printf() format, without the trailing newline
+ * @...:	its arguments
+ */
 void die_perror(const char *fmt, ...)
 {
 	int e = errno;
@@ -135,6 +180,16 @@ void die_perror(const char *fmt, ...)
 	exit(EXIT_FAILURE);
 }
 
+/**
+ * log_open_file() - send messages to a log file too (option -l), from now
+ * @path:	file, created (mode 0600) if missing, appended to if not
+ *
+ * The descriptor is kept for the process's lifetime: call this before the
+ * sandbox hides the file system. A file opened by an earlier call is
+ * closed.
+ *
+ * Return: 0 or -errno from open(); the previous file, if any, stays then
+ */
 int log_open_file(const char *path)
 {
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
@@ -147,11 +202,24 @@ int log_open_file(const char *path)
 	return 0;
 }
 
+/**
+ * log_to_stderr() - start or stop writing messages to stderr
+ * @on:		false once a daemon is ready: stderr is the pipe to the
+ *		parent waiting for start-up errors, which stops reading then
+ */
 void log_to_stderr(bool on)
 {
 	log_stderr = on;
 }
 
+/**
+ * log_to_syslog() - start or stop sending messages to syslog
+ * @on:		true for a daemon without a log file
+ *
+ * Turning it on connects to /dev/log at once (LOG_NDELAY), as
+ * "passt[PID]" with the PID of the calling process: call it after the
+ * fork to background, and before the sandbox.
+ */
 void log_to_syslog(bool on)
 {
 	/* "passt[PID]" as LOG_PID would write it, without a getpid() per
@@ -167,6 +235,9 @@ void log_to_syslog(bool on)
 	log_syslog = on;
 }
 
+/**
+ * log_close() - close the log file, if any: later messages skip it
+ */
 void log_close(void)
 {
 	if (log_file_fd >= 0)
@@ -174,6 +245,18 @@ void log_close(void)
 	log_file_fd = -1;
 }
 
+/**
+ * log_rl_ok() - rate limiter behind log_rl(): one message a second per
+ *		 call site
+ * @last:	the call site's time of its last message, ms (now_ms()),
+ *		0 for none yet; updated when the message may go
+ * @suppressed:	the call site's count of messages held back since then:
+ *		incremented if not, reset to 0 if so
+ *
+ * Return: true if a message may be logged now (the caller reports the
+ *	   count of suppressed ones it read before the call), false if one
+ *	   went less than a second ago
+ */
 bool log_rl_ok(uint64_t *last, unsigned *suppressed)
 {
 	uint64_t now = now_ms();

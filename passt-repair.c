@@ -670,6 +670,20 @@ static bool repair_handle(int s)
 	return true;
 }
 
+/**
+ * main() - lock down, connect to the daemon, serve its requests
+ * @argc:	argument count: 2, or a usage error
+ * @argv:	PATH (the repair socket, or a directory to wait in), or
+ *		-h, --help, --version
+ *
+ * Locks down in the order of the file's head comment, before any input;
+ * then connects (repair_dir_wait() or repair_connect()) and answers
+ * requests (repair_handle()) until the daemon closes the connection.
+ * Failures after the command line end in repair_die(): status 1.
+ *
+ * Return: 0 when the daemon closes the connection, or after --help or
+ *	   --version; 1 on a usage error
+ */
 int main(int argc, char **argv)
 {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];

@@ -55,6 +55,7 @@
 #include "loop.h"
 #include "tap/coalesce.h"
 #include "tap/listen.h"
+#include "tap/local.h"
 #include "tap/pcap.h"
 #include "tap/stream.h"
 #include "tap/tap.h"
@@ -62,7 +63,6 @@
 #include "tcp/tcp.h"
 #include "udp/udp.h"
 #include "icmp/icmp.h"
-#include "net/ndp.h"
 #include "migrate/announce.h"
 #include "migrate/migrate.h"
 #include "migrate/repair.h"
@@ -107,7 +107,7 @@ static void main_timer(struct ctx *c)
 	if (!loop_timer_read())
 		return;
 	icmp_timer(c, now);
-	ndp_timer(c, now);
+	local_timer(c, now);
 	tcp_timer(c, now);
 	udp_timer(c, now);
 	migrate_timer(c, now);

@@ -43,11 +43,25 @@
 #include "loop.h"
 #include "util.h"
 
+/**
+ * sockaddr_len() - length to pass with a socket address to bind(),
+ *		    connect() or sendto()
+ * @sa:		socket address, AF_INET or AF_INET6
+ *
+ * Return: sizeof(struct sockaddr_in) for AF_INET, else that of struct
+ *	   sockaddr_in6
+ */
 socklen_t sockaddr_len(const union sockaddr_inany *sa)
 {
 	return sa->sa.sa_family == AF_INET ? sizeof(sa->sa4) : sizeof(sa->sa6);
 }
 
+/**
+ * sockaddr_port() - port of a socket address
+ * @sa:		socket address, AF_INET or AF_INET6
+ *
+ * Return: the port, host order
+ */
 uint16_t sockaddr_port(const union sockaddr_inany *sa)
 {
 	return ntohs(sa->sa.sa_family == AF_INET ? sa->sa4.sin_port

@@ -23,15 +23,13 @@
  *
  * The request is read through a bounds-checked view only; the reply is built
  * by arp_build_reply(), a pure function, so unit tests see exactly what would
- * go on the wire.
+ * go on the wire. tap/local.c hands it the request and sends the reply.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "ctx.h"
-#include "log.h"
 #include "net/arp.h"
-#include "tap/tap.h"
 
 #define ARP_HRD_ETHER  1
 #define ARP_OP_REQUEST 1
@@ -122,29 +120,4 @@ int arp_build_reply(const struct ctx *c, struct pview req, uint8_t *frame,
 	memcpy(arp + ARP_OFF_TPA, spa, 4);
 
 	return ARP_FRAME_LEN;
-}
-
-/**
- * arp_input() - handle an ARP packet from the guest
- * @c:		execution context
- * @p:		parsed frame, ethertype ETHTYPE_ARP, @p->l3 the ARP packet
- */
-void arp_input(struct ctx *c, const struct pkt *p)
-{
-	uint8_t frame[ARP_FRAME_LEN];
-	int len;
-
-	if (!c->ifi4_ok)
-		return;
-
-	len = arp_build_reply(c, p->l3, frame, sizeof(frame));
-	if (len == -EINVAL) {
-		debug_rl("ARP: ignoring malformed or non-request packet");
-		return;
-	}
-	if (len < 0)
-		return;
-
-	if (tap_send_frame(c, frame, (size_t)len) < 0)
-		debug_rl("ARP: failed to queue reply");
 }

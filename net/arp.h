@@ -17,6 +17,5 @@ struct ctx;
 
 int arp_build_reply(const struct ctx *c, struct pview req, uint8_t *frame,
 		    size_t cap);
-void arp_input(struct ctx *c, const struct pkt *p);
 
 #endif /* NET_ARP_H */

@@ -36,10 +36,11 @@
  * debug message; they never reach an assertion.
  *
  * Replies are built by dhcp_build_reply(), which does no I/O so that unit
- * tests can call it; dhcp_input() adds the UDP header and hands the datagram
- * to tap_send_ip4(). Replies respect the client's maximum message size
- * (option 57, at least 576 bytes per RFC 2131) by dropping optional options
- * that do not fit, and are padded to the 300-byte BOOTP minimum.
+ * tests can call it; local_dhcp_input() (tap/local.c) adds the UDP header
+ * and hands the datagram to tap_send_ip4(). Replies respect the client's
+ * maximum message size (option 57, at least 576 bytes per RFC 2131) by
+ * dropping optional options that do not fit, and are padded to the
+ * 300-byte BOOTP minimum.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -49,7 +50,6 @@
 #include "ctx.h"
 #include "log.h"
 #include "util.h"
-#include "tap/tap.h"
 #include "dhcp.h"
 
 #define BOOTREQUEST 1
@@ -510,42 +510,4 @@ int dhcp_build_reply(const struct ctx *c, struct pview req, uint8_t *out,
 		dst->s_addr = htonl(INADDR_BROADCAST);
 
 	return (int)MAX((size_t)DHCP_MIN_REPLY, DHCP_OPTS_OFF + b.len);
-}
-
-/**
- * dhcp_input() - handle a DHCP request from the guest
- * @c:		execution context
- * @p:		parsed frame: IPv4, UDP, destination port 67
- */
-void dhcp_input(struct ctx *c, const struct pkt *p)
-{
-	uint8_t buf[UDP_HDR_LEN + DHCP_MAX_REPLY];
-	uint16_t sport, dport, ulen;
-	struct in_addr dst = { 0 };
-	struct pview payload;
-	int n;
-
-	if (c->no_dhcp || !c->ifi4_ok)
-		return;
-	if (pkt_udp(p, &sport, &dport, &payload) ||
-	    dport != DHCP_SERVER_PORT) {
-		debug_rl("DHCP: bad UDP header, dropped");
-		return;
-	}
-
-	n = dhcp_build_reply(c, payload, buf + UDP_HDR_LEN,
-			     sizeof(buf) - UDP_HDR_LEN, &dst);
-	if (n < 0) {
-		debug_rl("DHCP: malformed request (%s), dropped",
-			 strerror(-n));
-		return;
-	}
-	if (!n)
-		return;
-
-	ulen = (uint16_t)(UDP_HDR_LEN + n);
-	udp_hdr_set(buf, DHCP_SERVER_PORT, DHCP_CLIENT_PORT, (size_t)n);
-
-	if (tap_send_ip4(c, dhcp_server_id(c), dst, IPPROTO_UDP, buf, ulen))
-		debug_rl("DHCP: failed to send reply");
 }

@@ -64,6 +64,5 @@ int dhcp_dns_name_encode(const char *name, uint8_t *out, size_t cap);
 struct in_addr dhcp_server_id(const struct ctx *c);
 int dhcp_build_reply(const struct ctx *c, struct pview req, uint8_t *out,
 		     size_t cap, struct in_addr *dst);
-void dhcp_input(struct ctx *c, const struct pkt *p);
 
 #endif /* NET_DHCP_H */

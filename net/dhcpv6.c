@@ -35,9 +35,10 @@
  * else looks at the message. An option that lies about its length makes
  * the whole message malformed: no reply, a rate-limited debug message.
  *
- * dhcpv6_build_reply() does no I/O, for the unit tests; dhcpv6_input()
- * sends its result from our link-local address (c->ip6.our_ll) to the
- * client's source address, port 546, through tap_send_ip6().
+ * dhcpv6_build_reply() does no I/O, for the unit tests; local_dhcpv6_input()
+ * (tap/local.c) sends its result from our link-local address
+ * (c->ip6.our_ll) to the client's source address, port 546, through
+ * tap_send_ip6().
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -45,9 +46,7 @@
 #include <string.h>
 
 #include "ctx.h"
-#include "log.h"
 #include "util.h"
-#include "tap/tap.h"
 #include "dhcp.h"
 #include "dhcpv6.h"
 
@@ -540,50 +539,4 @@ int dhcpv6_build_reply(const struct ctx *c, struct pview req, uint8_t *out,
 	if (b.full)
 		return -ENOSPC;
 	return (int)b.len;
-}
-
-/**
- * dhcpv6_input() - handle a DHCPv6 message from the guest
- * @c:		execution context
- * @p:		parsed frame: IPv6, UDP, destination port 547
- */
-void dhcpv6_input(struct ctx *c, const struct pkt *p)
-{
-	uint8_t buf[UDP_HDR_LEN + DHCPV6_MAX_REPLY];
-	uint16_t sport, dport, ulen;
-	struct pview payload;
-	int n;
-
-	if (c->no_dhcpv6 || !c->ifi6_ok)
-		return;
-	if (pkt_udp(p, &sport, &dport, &payload) ||
-	    dport != DHCPV6_SERVER_PORT) {
-		debug_rl("DHCPv6: bad UDP header, dropped");
-		return;
-	}
-	if (IN6_IS_ADDR_UNSPECIFIED(&p->src6) ||
-	    IN6_IS_ADDR_MULTICAST(&p->src6)) {
-		debug_rl("DHCPv6: bad source address, dropped");
-		return;
-	}
-	if (IN6_IS_ADDR_UNSPECIFIED(&c->ip6.our_ll)) {
-		debug_rl("DHCPv6: no link-local address to reply from");
-		return;
-	}
-
-	n = dhcpv6_build_reply(c, payload, buf + UDP_HDR_LEN,
-			       sizeof(buf) - UDP_HDR_LEN);
-	if (n < 0) {
-		debug_rl("DHCPv6: malformed message (%s), dropped",
-			 strerror(-n));
-		return;
-	}
-	if (!n)
-		return;
-
-	ulen = (uint16_t)(UDP_HDR_LEN + n);
-	udp_hdr_set(buf, DHCPV6_SERVER_PORT, DHCPV6_CLIENT_PORT, (size_t)n);
-
-	if (tap_send_ip6(c, &c->ip6.our_ll, &p->src6, IPPROTO_UDP, buf, ulen))
-		debug_rl("DHCPv6: failed to send reply");
 }

@@ -69,6 +69,5 @@ enum dhcpv6_status {
 
 int dhcpv6_build_reply(const struct ctx *c, struct pview req, uint8_t *out,
 		       size_t cap);
-void dhcpv6_input(struct ctx *c, const struct pkt *p);
 
 #endif /* NET_DHCPV6_H */

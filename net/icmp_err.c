@@ -13,6 +13,9 @@
  *
  * Port unreachable comes from the destination itself; host and network
  * unreachable from the gateway, as a router would send them.
+ *
+ * icmp_err_build() only builds the message and says where it comes from;
+ * tap/local.c (local_unreach()) sends it.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -21,7 +24,6 @@
 #include "ctx.h"
 #include "net/checksum.h"
 #include "net/icmp_err.h"
-#include "tap/tap.h"
 
 #define ICMP4_UNREACH 3
 #define ICMP4_NET 0
@@ -53,8 +55,8 @@ static void icmp_err_l4(uint8_t *l4, uint8_t proto, uint16_t gport,
 }
 
 /**
- * icmp_err_unreach() - send a destination-unreachable message to the guest
- * @c:		execution context
+ * icmp_err_build() - build a destination-unreachable message for the guest
+ * @c:		execution context (our gateway and link-local addresses)
  * @family:	AF_INET or AF_INET6
  * @proto:	protocol of the failed packet (TCP or UDP)
  * @gaddr:	guest address (source of the failed packet)
@@ -63,18 +65,22 @@ static void icmp_err_l4(uint8_t *l4, uint8_t proto, uint16_t gport,
  * @rport:	its port
  * @seq:	TCP sequence number of the failed segment (0 for UDP)
  * @err:	errno the kernel gave us: selects the ICMP code
+ * @msg:	buffer for the ICMP or ICMPv6 message, checksum left zero
+ * @src:	set to the address to send it from: a struct in_addr for
+ *		AF_INET, a struct in6_addr for AF_INET6 (it goes to @gaddr)
+ *
+ * Return: length of the message
  */
-void icmp_err_unreach(struct ctx *c, int family, uint8_t proto,
+size_t icmp_err_build(const struct ctx *c, int family, uint8_t proto,
 		      const void *gaddr, uint16_t gport, const void *raddr,
-		      uint16_t rport, uint32_t seq, int err)
+		      uint16_t rport, uint32_t seq, int err,
+		      uint8_t msg[ICMP_ERR_MAX], void *src)
 {
-	uint8_t msg[ICMP_HDR_LEN + IP6_HDR_LEN + 8];
 	bool port = err == ECONNREFUSED;
 
-	memset(msg, 0, sizeof(msg));
+	memset(msg, 0, ICMP_ERR_MAX);
 	if (family == AF_INET) {
 		uint8_t *ip = msg + ICMP_HDR_LEN;
-		struct in_addr src;
 		uint16_t sum;
 
 		msg[0] = ICMP4_UNREACH;
@@ -91,15 +97,12 @@ void icmp_err_unreach(struct ctx *c, int family, uint8_t proto,
 		memcpy(ip + 10, &sum, 2);
 		icmp_err_l4(ip + IP4_HDR_LEN, proto, gport, rport, seq);
 		if (port || !c->ip4.gw.s_addr)
-			memcpy(&src, raddr, 4);
+			memcpy(src, raddr, 4);
 		else
-			src = c->ip4.gw;
-		tap_send_ip4(c, src, *(const struct in_addr *)gaddr,
-			     IPPROTO_ICMP, msg,
-			     ICMP_HDR_LEN + IP4_HDR_LEN + 8);
+			memcpy(src, &c->ip4.gw, 4);
+		return ICMP_HDR_LEN + IP4_HDR_LEN + 8;
 	} else {
 		uint8_t *ip = msg + ICMP_HDR_LEN;
-		struct in6_addr src, dst;
 
 		msg[0] = ICMP6_UNREACH;
 		msg[1] = port ? ICMP6_PORT : err == ENETUNREACH ? ICMP6_NOROUTE :
@@ -113,10 +116,9 @@ void icmp_err_unreach(struct ctx *c, int family, uint8_t proto,
 		memcpy(ip + 24, raddr, 16);
 		icmp_err_l4(ip + IP6_HDR_LEN, proto, gport, rport, seq);
 		if (port)
-			memcpy(&src, raddr, 16);
+			memcpy(src, raddr, 16);
 		else
-			src = c->ip6.our_ll;
-		memcpy(&dst, gaddr, 16);
-		tap_send_ip6(c, &src, &dst, IPPROTO_ICMPV6, msg, sizeof(msg));
+			memcpy(src, &c->ip6.our_ll, 16);
+		return ICMP_ERR_MAX;
 	}
 }

@@ -32,8 +32,8 @@
  *   that would push the RA beyond NDP_RA_MAX are left out.
  * RDNSS and DNSSL lifetimes are three RA intervals (RFC 8106 recommends at
  * least that), and unsolicited RAs go to all-nodes when a guest attaches and
- * every NDP_RA_INTERVAL_MS, so neither router nor DNS entries ever expire
- * while we run. --no-ra turns all RAs off, --no-ndp all of NDP.
+ * every NDP_RA_INTERVAL_MS (tap/local.c), so neither router nor DNS entries
+ * ever expire while we run. --no-ra turns all RAs off, --no-ndp all of NDP.
  *
  * Validation (RFC 4861, sections 6.1.1 and 7.1.1): hop limit 255 (so the
  * message cannot have been forwarded), code 0, correct ICMPv6 checksum, the
@@ -43,8 +43,10 @@
  * ignored.
  *
  * We learn the guest's link-local address from the source of its RS and NS.
- * Message builders are pure functions (ndp_build_ra(), ndp_build_na()); the
- * ICMPv6 checksum is left zero for tap_send_ip6() to fill in.
+ * Nothing here sends: ndp_reply() checks a message and builds the answer,
+ * ndp_ra() an unsolicited RA, with the addresses each goes between, from
+ * the pure builders ndp_build_ra() and ndp_build_na(); tap/local.c sends
+ * them, and the ICMPv6 checksum is left zero for tap_send_ip6() to fill in.
  */
 #include <errno.h>
 #include <string.h>
@@ -54,7 +56,6 @@
 #include "net/checksum.h"
 #include "net/ndp.h"
 #include "net/packet.h"
-#include "tap/tap.h"
 #include "util.h"
 
 #define ND_RS 133
@@ -88,8 +89,6 @@
 
 static const struct in6_addr ndp_all_nodes = {
 	.s6_addr = {0xff, 0x02, [15] = 0x01}};
-
-static uint64_t ndp_next_ra_ms; /* next unsolicited RA, 0: not armed */
 
 /* Writer over an output buffer: stops writing, and says so, once full */
 struct ndp_buf {
@@ -390,138 +389,113 @@ static void ndp_learn_guest_ll(struct ctx *c, const struct in6_addr *src)
 	}
 }
 
-static void ndp_send_ra(struct ctx *c, const struct in6_addr *dst)
+/**
+ * ndp_ra() - a Router Advertisement, with the addresses it goes between
+ * @c:		execution context
+ * @to:		destination, NULL for all-nodes
+ * @out:	buffer for the ICMPv6 message, checksum left zero
+ * @cap:	size of @out; at most NDP_RA_MAX bytes are used
+ * @src:	set to our router address (ndp_router_addr())
+ * @dst:	set to @to, or all-nodes
+ *
+ * Return: length of the message, 0 if @cap cannot hold the mandatory part
+ */
+size_t ndp_ra(const struct ctx *c, const struct in6_addr *to, uint8_t *out,
+	      size_t cap, struct in6_addr *src, struct in6_addr *dst)
 {
-	uint8_t ra[NDP_RA_MAX];
-	struct in6_addr src;
-	size_t len;
-
-	len = ndp_build_ra(c, ra, sizeof(ra));
-	if (!len)
-		return;
-	ndp_router_addr(c, &src);
-	if (tap_send_ip6(c, &src, dst, IPPROTO_ICMPV6, ra, len) < 0)
-		debug_rl("NDP: failed to queue Router Advertisement");
+	ndp_router_addr(c, src);
+	*dst = to ? *to : ndp_all_nodes;
+	return ndp_build_ra(c, out, cap);
 }
 
-static void ndp_rs(struct ctx *c, const struct pkt *p)
+static size_t ndp_rs(struct ctx *c, const struct pkt *p, uint8_t *out,
+		     size_t cap, struct in6_addr *src, struct in6_addr *dst)
 {
 	bool slla;
 
 	if (p->l4.len < ND_RS_LEN ||
 	    ndp_opts_check(pv_tail(p->l4, ND_RS_LEN), &slla)) {
 		debug_rl("NDP: malformed Router Solicitation dropped");
-		return;
+		return 0;
 	}
 	if (IN6_IS_ADDR_UNSPECIFIED(&p->src6) && slla) {
 		debug_rl("NDP: Router Solicitation from :: with SLLA dropped");
-		return;
+		return 0;
 	}
 
 	ndp_learn_guest_ll(c, &p->src6);
 	if (c->no_ra)
-		return;
+		return 0;
 
-	ndp_send_ra(c, IN6_IS_ADDR_UNSPECIFIED(&p->src6) ? &ndp_all_nodes
-							 : &p->src6);
+	return ndp_ra(c, IN6_IS_ADDR_UNSPECIFIED(&p->src6) ? NULL : &p->src6,
+		      out, cap, src, dst);
 }
 
-static void ndp_ns(struct ctx *c, const struct pkt *p)
+static size_t ndp_ns(struct ctx *c, const struct pkt *p, uint8_t *out,
+		     size_t cap, struct in6_addr *src, struct in6_addr *dst)
 {
 	const void *t = pv_at(p->l4, 8, 16);
 	struct in6_addr target;
-	uint8_t na[ND_NA_LEN + 8];
-	size_t len;
 	bool slla;
 
 	if (!t || ndp_opts_check(pv_tail(p->l4, ND_NS_LEN), &slla)) {
 		debug_rl("NDP: malformed Neighbor Solicitation dropped");
-		return;
+		return 0;
 	}
 	memcpy(&target, t, sizeof(target));
 	if (IN6_IS_ADDR_MULTICAST(&target) ||
 	    IN6_IS_ADDR_UNSPECIFIED(&target)) {
 		debug_rl("NDP: Neighbor Solicitation for invalid target");
-		return;
+		return 0;
 	}
 
 	/* Duplicate Address Detection: silence means "address is free" */
 	if (IN6_IS_ADDR_UNSPECIFIED(&p->src6))
-		return;
+		return 0;
 
 	ndp_learn_guest_ll(c, &p->src6);
 
 	if (IN6_ARE_ADDR_EQUAL(&target, &c->ip6.addr) ||
 	    IN6_ARE_ADDR_EQUAL(&target, &c->ip6.guest_ll) ||
 	    IN6_ARE_ADDR_EQUAL(&target, &p->src6))
-		return;
+		return 0;
 
-	len = ndp_build_na(c, &target, na, sizeof(na));
-	if (len &&
-	    tap_send_ip6(c, &target, &p->src6, IPPROTO_ICMPV6, na, len) < 0)
-		debug_rl("NDP: failed to queue Neighbor Advertisement");
+	*src = target;
+	*dst = p->src6;
+	return ndp_build_na(c, &target, out, cap);
 }
 
 /**
- * ndp_input() - handle an NDP message from the guest
- * @c:		execution context
+ * ndp_reply() - check an NDP message from the guest, build our answer
+ * @c:		execution context: the guest's link-local address is learned
+ *		from the source of its RS and NS
  * @p:		parsed IPv6 packet carrying ICMPv6 (types 133 to 137)
+ * @out:	buffer for the answer, an RA or NA, checksum left zero
+ * @cap:	size of @out (NDP_RA_MAX holds any answer)
+ * @src:	set to the address to send the answer from
+ * @dst:	set to the address to send it to
+ *
+ * Return: length of the answer, 0 if none is due or the message was dropped
  */
-void ndp_input(struct ctx *c, const struct pkt *p)
+size_t ndp_reply(struct ctx *c, const struct pkt *p, uint8_t *out, size_t cap,
+		 struct in6_addr *src, struct in6_addr *dst)
 {
 	uint8_t type, code;
 
-	if (c->no_ndp || !c->ifi6_ok)
-		return;
 	if (p->family != AF_INET6 || p->proto != IPPROTO_ICMPV6 || p->frag)
-		return;
+		return 0;
 	if (!pv_u8(p->l4, 0, &type) || !pv_u8(p->l4, 1, &code))
-		return;
+		return 0;
 
 	if (type != ND_RS && type != ND_NS)
-		return; /* RA, NA, Redirect from the guest: ignored */
+		return 0; /* RA, NA, Redirect from the guest: ignored */
 
 	if (p->ttl != 255 || code || !ndp_csum_ok(p)) {
 		debug_rl("NDP: message with bad hop limit, code or checksum");
-		return;
+		return 0;
 	}
 
 	if (type == ND_RS)
-		ndp_rs(c, p);
-	else
-		ndp_ns(c, p);
-}
-
-/**
- * ndp_guest_appeared() - a guest attached: advertise ourselves as router
- * @c:		execution context
- *
- * Sends an unsolicited Router Advertisement to all-nodes and arms the
- * periodic ones, unless RAs are disabled or IPv6 is off.
- */
-void ndp_guest_appeared(struct ctx *c)
-{
-	if (c->no_ndp || c->no_ra || !c->ifi6_ok)
-		return;
-
-	ndp_send_ra(c, &ndp_all_nodes);
-	ndp_next_ra_ms = now_ms() + NDP_RA_INTERVAL_MS;
-}
-
-/**
- * ndp_timer() - periodic work: unsolicited Router Advertisements
- * @c:		execution context
- * @now:	current time, milliseconds (CLOCK_MONOTONIC)
- *
- * Armed by ndp_guest_appeared(); sends one RA every NDP_RA_INTERVAL_MS.
- */
-void ndp_timer(struct ctx *c, uint64_t now)
-{
-	if (!ndp_next_ra_ms || now < ndp_next_ra_ms)
-		return;
-	if (c->no_ndp || c->no_ra || !c->ifi6_ok)
-		return;
-
-	ndp_send_ra(c, &ndp_all_nodes);
-	ndp_next_ra_ms = now + NDP_RA_INTERVAL_MS;
+		return ndp_rs(c, p, out, cap, src, dst);
+	return ndp_ns(c, p, out, cap, src, dst);
 }

@@ -24,8 +24,9 @@ size_t ndp_build_ra(const struct ctx *c, uint8_t *out, size_t cap);
 size_t ndp_build_na(const struct ctx *c, const struct in6_addr *target,
 		    uint8_t *out, size_t cap);
 void ndp_router_addr(const struct ctx *c, struct in6_addr *addr);
-void ndp_input(struct ctx *c, const struct pkt *p);
-void ndp_guest_appeared(struct ctx *c);
-void ndp_timer(struct ctx *c, uint64_t now);
+size_t ndp_ra(const struct ctx *c, const struct in6_addr *to, uint8_t *out,
+	      size_t cap, struct in6_addr *src, struct in6_addr *dst);
+size_t ndp_reply(struct ctx *c, const struct pkt *p, uint8_t *out, size_t cap,
+		 struct in6_addr *src, struct in6_addr *dst);
 
 #endif /* NET_NDP_H */

@@ -10,12 +10,12 @@
  * (net/packet.c) and dispatches on (EtherType, protocol, port/type):
  *
  *	RARP (QEMU's announcement)	-> announce_guest_frame()
- *	ARP				-> arp_input()
- *	IPv4 UDP to port 67		-> dhcp_input()
+ *	ARP				-> local_arp_input()
+ *	IPv4 UDP to port 67		-> local_dhcp_input()
  *	IPv4 ICMP			-> icmp_input()
- *	IPv6 ICMPv6 133..137		-> ndp_input()
+ *	IPv6 ICMPv6 133..137		-> local_ndp_input()
  *	IPv6 ICMPv6 echo request	-> icmp_input()
- *	IPv6 UDP to port 547		-> dhcpv6_input()
+ *	IPv6 UDP to port 547		-> local_dhcpv6_input()
  *	TCP				-> tcp_input()
  *	other UDP			-> udp_input()
  *	anything else			-> dropped and counted
@@ -49,15 +49,12 @@
 
 #include "ctx.h"
 #include "log.h"
-#include "net/arp.h"
 #include "net/checksum.h"
-#include "net/dhcp.h"
-#include "net/dhcpv6.h"
 #include "icmp/icmp.h"
 #include "migrate/announce.h"
-#include "net/ndp.h"
 #include "net/packet.h"
 #include "tap/coalesce.h"
+#include "tap/local.h"
 #include "tap/pcap.h"
 #include "tap/tap.h"
 #include "tcp/tcp.h"
@@ -139,7 +136,7 @@ int tap_connected(const struct ctx *c)
  */
 void tap_guest_appeared(struct ctx *c)
 {
-	ndp_guest_appeared(c);
+	local_guest_appeared(c);
 }
 
 /**
@@ -680,7 +677,7 @@ static bool tap_input_ip4(struct ctx *c, const struct pkt *p)
 			return true;
 		}
 		if (!c->no_dhcp)
-			dhcp_input(c, p);
+			local_dhcp_input(c, p);
 		return true;
 	case IPPROTO_ICMP:
 		if (c->no_icmp)
@@ -713,7 +710,7 @@ static bool tap_input_ip6(struct ctx *c, const struct pkt *p)
 			return false;
 		if (type >= 133 && type <= 137) {
 			if (!c->no_ndp)
-				ndp_input(c, p);
+				local_ndp_input(c, p);
 			return true;
 		}
 		if (type == 128 && !c->no_icmp) {
@@ -729,7 +726,7 @@ static bool tap_input_ip6(struct ctx *c, const struct pkt *p)
 			return true;
 		}
 		if (!c->no_dhcpv6)
-			dhcpv6_input(c, p);
+			local_dhcpv6_input(c, p);
 		return true;
 	default:
 		return false;
@@ -747,7 +744,7 @@ static void tap_dispatch(struct ctx *c, const struct pkt *p)
 
 	switch (p->ethertype) {
 	case ETHTYPE_ARP:
-		arp_input(c, p);
+		local_arp_input(c, p);
 		handled = true;
 		break;
 	case ETHTYPE_IP:

@@ -32,8 +32,8 @@
 #include "fwd/fwd.h"
 #include "log.h"
 #include "loop.h"
-#include "net/icmp_err.h"
 #include "net/packet.h"
+#include "tap/local.h"
 #include "tap/tap.h"
 #include "tcp/migrate.h"
 #include "tcp/tcp.h"
@@ -325,10 +325,10 @@ void tcp_connect_failed(struct ctx *c, struct tcp_conn *conn, int e)
 	debug_rl("TCP flow %u: connect: %s", tcp_idx(conn), strerror(e));
 	if (e == EHOSTUNREACH || e == ENETUNREACH || e == EACCES ||
 	    e == EPERM)
-		icmp_err_unreach(c, conn->f.key.family, IPPROTO_TCP,
-				 tcp_gaddr(conn), conn->f.key.gport,
-				 tcp_raddr(conn), conn->f.key.rport,
-				 conn->seq_from_guest - 1, e);
+		local_unreach(c, conn->f.key.family, IPPROTO_TCP,
+			      tcp_gaddr(conn), conn->f.key.gport,
+			      tcp_raddr(conn), conn->f.key.rport,
+			      conn->seq_from_guest - 1, e);
 	else
 		tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, 0);
 	tcp_close(c, conn, false);

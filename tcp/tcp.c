@@ -98,7 +98,14 @@
 /* One frame for control segments (SYN, ACK, FIN, RST) */
 static uint8_t tcp_ctl_frame[128];
 
-/* Connection at a flow index, NULL if it's gone (closed in this round) */
+/**
+ * tcp_conn_at() - the connection at a flow index, for whoever kept the
+ *		   index across calls (pending ACKs, migration's lists)
+ * @idx:	flow table index, may be out of range
+ *
+ * Return: the connection, NULL if the entry isn't a live TCP flow: free,
+ *	   closing (closed in this round), or reused by another protocol
+ */
 struct tcp_conn *tcp_conn_at(unsigned idx)
 {
 	union flow *flow = flow_live(idx, FLOW_TCP);

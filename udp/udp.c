@@ -56,7 +56,7 @@
  * from the failing recv()/send(), and for port, host and network
  * unreachable (ECONNREFUSED, EHOSTUNREACH, ENETUNREACH) and
  * administrative refusals (EACCES, EPERM) send the guest the matching
- * ICMP/ICMPv6 error with icmp_err_unreach(). A send() that fails that
+ * ICMP/ICMPv6 error with local_unreach(). A send() that fails that
  * way reported an earlier datagram's fate, so it is retried once.
  *
  * Lifetime: a flow with no datagram either way for UDP_IDLE_MS is closed
@@ -82,8 +82,8 @@
 #include "fwd/fwd.h"
 #include "log.h"
 #include "loop.h"
-#include "net/icmp_err.h"
 #include "net/packet.h"
+#include "tap/local.h"
 #include "tap/tap.h"
 #include "udp/udp.h"
 #include "udp/udp_flow.h"
@@ -192,8 +192,8 @@ static void udp_report_unreach(struct ctx *c, const struct udp_flow *uf, int e)
 
 	debug_rl("UDP flow %u: %s, telling the guest", udp_idx(uf),
 		 strerror(e));
-	icmp_err_unreach(c, k->family, IPPROTO_UDP, udp_key_addr(k, &k->gaddr),
-			 k->gport, udp_key_addr(k, &k->raddr), k->rport, 0, e);
+	local_unreach(c, k->family, IPPROTO_UDP, udp_key_addr(k, &k->gaddr),
+		      k->gport, udp_key_addr(k, &k->raddr), k->rport, 0, e);
 }
 
 /* Mark a flow as used now: idle timeout and reclaim order */

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * fuzz_ndp.c - ndp_input() on arbitrary frames, and the RA and NA
+ * fuzz_ndp.c - ndp_reply() on arbitrary frames, and the RA and NA
  * builders with arbitrary buffer sizes.
  *
  * Input: a knob byte (configuration corner, fuzz_common.h), a flags byte
  * (bits 0-2: buffer size for the builders; bit 3: leave the ICMPv6
  * checksum as it is instead of fixing it, so that the fuzzer gets past
  * the checksum check; bit 4: RAs disabled; bit 5: guest link-local address
- * already known), then an Ethernet frame. tap_send_ip6() is replaced here:
- * what NDP sends must be a well-formed RA or NA no larger than
- * NDP_RA_MAX, whose options tile it exactly.
+ * already known), then an Ethernet frame. What ndp_reply() answers must
+ * be a well-formed RA or NA no larger than NDP_RA_MAX, whose options tile
+ * it exactly, between unicast, specified addresses (to multicast for the
+ * RA to all-nodes).
  */
 #include <errno.h>
 #include <sys/socket.h>
@@ -17,7 +18,6 @@
 #include "fuzz_common.h"
 #include "net/checksum.h"
 #include "net/ndp.h"
-#include "tap/tap.h"
 
 static struct ctx c;
 
@@ -38,22 +38,25 @@ static void check_nd(const uint8_t *m, size_t len)
 	}
 }
 
-/* Stand-in for tap.c: what would go to the guest */
-int tap_send_ip6(struct ctx *cx, const struct in6_addr *src,
-		 const struct in6_addr *dst, uint8_t proto, const void *l4,
-		 size_t l4len)
+/* What would go to the guest, through tap/local.c */
+static void reply(const struct pkt *p)
 {
+	struct in6_addr src, dst;
+	uint8_t out[NDP_RA_MAX];
 	uint8_t *copy;
+	size_t n;
 
-	FZ_CHECK(cx == &c && src && dst && proto == IPPROTO_ICMPV6);
-	FZ_CHECK(!IN6_IS_ADDR_MULTICAST(src) && !IN6_IS_ADDR_UNSPECIFIED(src));
-	FZ_CHECK(!IN6_IS_ADDR_UNSPECIFIED(dst));
-	FZ_CHECK(l4len <= NDP_RA_MAX);
-	copy = malloc(l4len ? l4len : 1);
-	memcpy(copy, l4, l4len); /* ASan: all of it must be readable */
-	check_nd(copy, l4len);
+	n = ndp_reply(&c, p, out, sizeof(out), &src, &dst);
+	if (!n)
+		return;
+	FZ_CHECK(!IN6_IS_ADDR_MULTICAST(&src) &&
+		 !IN6_IS_ADDR_UNSPECIFIED(&src));
+	FZ_CHECK(!IN6_IS_ADDR_UNSPECIFIED(&dst));
+	FZ_CHECK(n <= NDP_RA_MAX);
+	copy = malloc(n);
+	memcpy(copy, out, n); /* ASan: exactly what was written */
+	check_nd(copy, n);
 	free(copy);
-	return 0;
 }
 
 static void build(uint8_t flags, const struct in6_addr *target)
@@ -107,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						(uint32_t)p.l4.len));
 			memcpy(m + 2, &sum, 2);
 		}
-		ndp_input(&c, &p);
+		reply(&p);
 		if (p.family == AF_INET6)
 			target = p.dst6;
 	}

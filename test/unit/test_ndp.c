@@ -17,6 +17,7 @@
 #include "net/checksum.h"
 #include "net/ndp.h"
 #include "net/packet.h"
+#include "tap/local.h"
 #include "tap/tap.h"
 #include "util.h"
 
@@ -45,6 +46,22 @@ int tap_send_ip6(struct ctx *c, const struct in6_addr *src,
 	sent.len = l4len;
 	sent.count++;
 	return 0;
+}
+
+/* The rest of tap/local.c sends frames and IPv4: never for NDP */
+int tap_send_frame(struct ctx *c, const void *frame, size_t len)
+{
+	(void)c, (void)frame, (void)len;
+	fail_msg("NDP sent a raw frame");
+	return -EIO;
+}
+
+int tap_send_ip4(struct ctx *c, struct in_addr src, struct in_addr dst,
+		 uint8_t proto, const void *l4, size_t l4len)
+{
+	(void)c, (void)src, (void)dst, (void)proto, (void)l4, (void)l4len;
+	fail_msg("NDP sent an IPv4 packet");
+	return -EIO;
 }
 
 static struct in6_addr a6(const char *s)
@@ -115,7 +132,7 @@ static void input(struct ctx *c, const char *src, const char *dst, uint8_t hlim,
 	size_t len = nd_frame(f, src, dst, hlim, icmp, ilen, bad);
 
 	assert_int_equal(pkt_parse(f, len, &p), 0);
-	ndp_input(c, &p);
+	local_ndp_input(c, &p);
 }
 
 /* Router Solicitation, with a Source Link-Layer Address option if @slla */
@@ -580,14 +597,14 @@ static void test_guest_appearance_triggers_ra_and_timer_repeats(void **state)
 
 	(void)state;
 	ctx_init(&c);
-	ndp_guest_appeared(&c);
+	local_guest_appeared(&c);
 	assert_int_equal(sent.count, 1);
 	assert_int_equal(sent.msg[0], 134);
 	assert_memory_equal(&sent.dst, &all, 16);
 
-	ndp_timer(&c, now_ms() + 1000);
+	local_timer(&c, now_ms() + 1000);
 	assert_int_equal(sent.count, 1);
-	ndp_timer(&c, now_ms() + NDP_RA_INTERVAL_MS + 1000);
+	local_timer(&c, now_ms() + NDP_RA_INTERVAL_MS + 1000);
 	assert_int_equal(sent.count, 2);
 }
 
@@ -598,13 +615,13 @@ static void test_no_unsolicited_ra_when_disabled(void **state)
 	(void)state;
 	ctx_init(&c);
 	c.no_ra = true;
-	ndp_guest_appeared(&c);
+	local_guest_appeared(&c);
 	c.no_ra = false;
 	c.no_ndp = true;
-	ndp_guest_appeared(&c);
+	local_guest_appeared(&c);
 	c.no_ndp = false;
 	c.ifi6_ok = false;
-	ndp_guest_appeared(&c);
+	local_guest_appeared(&c);
 	assert_int_equal(sent.count, 0);
 }
 
