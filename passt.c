@@ -127,13 +127,9 @@ static void main_dispatch(struct ctx *c, union epoll_ref ref, uint32_t events)
 		tap_accept_handler(c);
 		break;
 	case REF_TAP:
-		stream_handler(c, ref, events);
-		break;
 	case REF_VU_CTRL:
-		vu_ctrl_handler(c, ref, events);
-		break;
 	case REF_VU_KICK:
-		vu_kick_handler(c, ref);
+		tap_handler(c, ref, events);
 		break;
 	case REF_ICMP:
 		icmp_sock_handler(c, ref, events);

@@ -935,6 +935,7 @@ const struct tap_frontend stream_frontend = {
 	.name		= "stream",
 	.init		= stream_init,
 	.accept		= stream_listen_handler,
+	.handler	= stream_handler,
 	.cleanup	= stream_cleanup,
 	.connected	= stream_connected,
 	.send		= stream_queue,

@@ -111,6 +111,17 @@ void tap_accept_handler(struct ctx *c)
 }
 
 /**
+ * tap_handler() - an event on one of the front-end's own descriptors
+ * @c:		execution context
+ * @ref:	epoll reference (REF_TAP, REF_VU_CTRL or REF_VU_KICK)
+ * @events:	epoll events
+ */
+void tap_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
+{
+	tap_fe->handler(c, ref, events);
+}
+
+/**
  * tap_cleanup() - close the front-end, remove its socket file
  * @c:		execution context
  */

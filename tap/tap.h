@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "loop.h"
+
 struct ctx;
 struct pkt;
 struct iovec;
@@ -55,6 +57,8 @@ struct tap_seg {
  * @name:	for the log: "stream", "vhost-user"
  * @init:	set up: inherited fd or listening socket; 0 or -errno
  * @accept:	a front-end connects to the listening socket
+ * @handler:	an event on one of the front-end's own descriptors (REF_TAP;
+ *		REF_VU_CTRL, REF_VU_KICK)
  * @cleanup:	close and unmap everything, remove the socket file
  * @connected:	non-zero if frames can be sent to the guest now
  * @send:	queue one Ethernet frame (at least 60 bytes) for the guest;
@@ -85,6 +89,7 @@ struct tap_frontend {
 	const char *name;
 	int (*init)(struct ctx *c);
 	void (*accept)(struct ctx *c);
+	void (*handler)(struct ctx *c, union epoll_ref ref, uint32_t events);
 	void (*cleanup)(struct ctx *c);
 	int (*connected)(const struct ctx *c);
 	int (*send)(struct ctx *c, const void *frame, size_t len);
@@ -114,6 +119,7 @@ void tap_frontend_set(const struct tap_frontend *fe);
 const char *tap_frontend_name(void);
 int tap_init(struct ctx *c);
 void tap_accept_handler(struct ctx *c);
+void tap_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 void tap_cleanup(struct ctx *c);
 void tap_input(struct ctx *c, const uint8_t *frame, size_t len);
 /* Pieces after the head tap_input_part() takes, at most */

@@ -951,6 +951,7 @@ const struct tap_frontend vu_frontend = {
 	.name		= "vhost-user",
 	.init		= vu_init,
 	.accept		= vu_listen_handler,
+	.handler	= vu_handler,
 	.cleanup	= vu_cleanup,
 	.connected	= vu_net_connected,
 	.send		= vu_net_send,

@@ -1236,6 +1236,20 @@ void vu_kick_handler(struct ctx *c, union epoll_ref ref)
 }
 
 /**
+ * vu_handler() - an event on the control socket or a kick fd, for tap.c
+ * @c:		execution context
+ * @ref:	epoll reference: REF_VU_CTRL or REF_VU_KICK
+ * @events:	epoll events
+ */
+void vu_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
+{
+	if (ref.type == REF_VU_CTRL)
+		vu_ctrl_handler(c, ref, events);
+	else if (ref.type == REF_VU_KICK)
+		vu_kick_handler(c, ref);
+}
+
+/**
  * vu_cleanup() - unmap and close everything, remove the socket file
  * @c:		execution context
  */
