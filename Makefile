@@ -9,13 +9,14 @@
 # make demo         boot a real guest through passt (DEMO_OPTS=--vhost-user)
 # make demo-migrate live migration between two QEMUs, a timeline picture
 #                   (build/demo-migrate.png; DEMO_LINGER=no: no linger)
-# make check        unit, lsm, integration, QEMU and libvirt tests, plain
+# make check        unit, lint, lsm, integration, QEMU and libvirt tests, plain
 #                   and under ASan+UBSan, and a short run of every fuzzer
 # make unit         cmocka unit tests (unit-asan: under ASan+UBSan)
 # make integration  namespace tests, the kernel as the guest (-asan: ASan)
 # make e2e          QEMU 10 end-to-end tests, both front-ends (e2e-asan)
 # make libvirt      real libvirt drives the installed daemon; the .deb
 # make libvirt-migrate  libvirt live-migrates it between two "nodes"
+# make lint         kernel-doc on every non-static function of the daemon
 # make lsm          the AppArmor and SELinux profiles in contrib/
 # make fuzz         every libFuzzer harness for FUZZ_SECS seconds
 # make fuzz-long    every fuzzer for FUZZ_RUNS (10 million) executions, and
@@ -59,7 +60,7 @@ TOOL_BINS := $(TOOL_SRCS:test/tools/%.c=$(BUILD)/test/tools/%)
 
 .PHONY: all asan check unit integration unit-asan integration-asan fuzz-long \
         install uninstall libvirt clean format tools guest e2e e2e-asan demo fuzz \
-        demo-migrate help
+        demo-migrate help lint
 
 all: $(BUILD)/passt passt $(BUILD)/passt-repair tools
 
@@ -212,9 +213,16 @@ fuzz-long:
 lsm:
 	test/lsm/run.sh
 
+# kernel-doc on every non-static function of the daemon, and blocks that
+# match their functions (test/lint/kerneldoc-test.sh checks the checker)
+lint:
+	test/lint/kerneldoc-test.sh
+	test/lint/kerneldoc.sh
+
 check: all
 	$(MAKE) unit
 	$(MAKE) unit-asan
+	$(MAKE) lint
 	$(MAKE) lsm
 	$(MAKE) integration
 	$(MAKE) integration-asan

@@ -302,6 +302,16 @@ static void daemon_ready(const struct ctx *c)
 	log_to_stderr(false);
 }
 
+/**
+ * main() - configure, set up the front-end and the sandbox, run the loop
+ * @argc:	argument count
+ * @argv:	options, as passt(1) lists them
+ *
+ * Return: 0 on a clean exit (--print-capabilities; the front-end went
+ *	   away with --one-off; the end of a finished migration's linger;
+ *	   SIGTERM); configuration errors exit non-zero through die() before
+ *	   anything is set up
+ */
 int main(int argc, char **argv)
 {
 	struct ctx *c = &ctx;

@@ -100,6 +100,13 @@ static struct {
 } due[URING_ENTRIES];
 static unsigned ndue;
 
+/**
+ * uring_on() - is the ring in use?
+ *
+ * Return: true if uring_init() set up a ring that works here; false if
+ *	   there is none (PASST_NO_IO_URING, an old kernel, a sandbox that
+ *	   forbids it), and callers take their synchronous paths
+ */
 bool uring_on(void)
 {
 	return ring_ok;

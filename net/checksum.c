@@ -27,6 +27,18 @@ typedef uint32_t csum_vec __attribute__((vector_size(32)));
 #define CSUM_CLONES
 #endif
 
+#define CSUM_BLOCKS 16384
+#define CSUM_AHEAD 1024
+
+/* Add the 32-byte block at @b to the lanes of @acc */
+#define CSUM_BLOCK(acc, b)						\
+	do {								\
+		csum_vec v_;						\
+									\
+		memcpy(&v_, (b), sizeof(v_));				\
+		(acc) += (v_ & lo) + (v_ >> 16);			\
+	} while (0)
+
 /**
  * csum_native() - one's complement sum of 32-byte blocks, native words
  * @b:		data, any alignment
@@ -45,18 +57,6 @@ typedef uint32_t csum_vec __attribute__((vector_size(32)));
  * Return: the sum of the 16-bit words as loaded (host byte order), with
  * carries not yet folded
  */
-#define CSUM_BLOCKS 16384
-#define CSUM_AHEAD 1024
-
-/* Add the 32-byte block at @b to the lanes of @acc */
-#define CSUM_BLOCK(acc, b)						\
-	do {								\
-		csum_vec v_;						\
-									\
-		memcpy(&v_, (b), sizeof(v_));				\
-		(acc) += (v_ & lo) + (v_ >> 16);			\
-	} while (0)
-
 CSUM_CLONES
 static uint64_t csum_native(const uint8_t *b, size_t n)
 {
@@ -135,6 +135,13 @@ uint32_t csum_add(uint32_t sum, const void *buf, size_t len)
 	return (uint32_t)s;
 }
 
+/**
+ * csum_fold() - fold a 32-bit one's complement sum into a checksum field
+ * @sum:	sum of 16-bit words, carries not yet folded (csum_add())
+ *
+ * Return: the one's complement of the folded sum, in network order, ready
+ *	   to be stored in a header
+ */
 uint16_t csum_fold(uint32_t sum)
 {
 	while (sum >> 16)
@@ -142,11 +149,29 @@ uint16_t csum_fold(uint32_t sum)
 	return htons((uint16_t)~sum);
 }
 
+/**
+ * csum() - the Internet checksum of a buffer
+ * @buf:	data
+ * @len:	bytes at @buf, any count (an odd last byte is padded)
+ * @init:	sum to start from: a pseudo-header's (csum_pseudo4(),
+ *		csum_pseudo6()), or 0
+ *
+ * Return: the checksum in network order, ready to be stored in a header
+ */
 uint16_t csum(const void *buf, size_t len, uint32_t init)
 {
 	return csum_fold(csum_add(init, buf, len));
 }
 
+/**
+ * csum_pseudo4() - partial sum of an IPv4 pseudo-header (RFC 768, 793)
+ * @src:	source address
+ * @dst:	destination address
+ * @proto:	layer-4 protocol number
+ * @len:	layer-4 length, header and payload
+ *
+ * Return: the unfolded sum, to start csum() or csum_add() from
+ */
 uint32_t csum_pseudo4(struct in_addr src, struct in_addr dst, uint8_t proto,
 		      uint16_t len)
 {
@@ -161,6 +186,15 @@ uint32_t csum_pseudo4(struct in_addr src, struct in_addr dst, uint8_t proto,
 	return csum_add(0, ph, sizeof(ph));
 }
 
+/**
+ * csum_pseudo6() - partial sum of an IPv6 pseudo-header (RFC 8200, 8.1)
+ * @src:	source address
+ * @dst:	destination address
+ * @proto:	next header: the layer-4 protocol number
+ * @len:	upper-layer packet length, header and payload
+ *
+ * Return: the unfolded sum, to start csum() or csum_add() from
+ */
 uint32_t csum_pseudo6(const struct in6_addr *src, const struct in6_addr *dst,
 		      uint8_t proto, uint32_t len)
 {

@@ -195,6 +195,17 @@ int pkt_parse_part(const void *head, size_t hlen, size_t len,
 	return 0;
 }
 
+/**
+ * pkt_udp() - UDP ports and payload of a parsed packet
+ * @p:		parsed packet
+ * @sport:	set to the source port, host order
+ * @dport:	set to the destination port, host order
+ * @payload:	set to the payload, as the UDP length gives it (trailing
+ *		bytes after it, Ethernet padding, are left out)
+ *
+ * Return: 0, or -EINVAL if @p isn't an unfragmented UDP packet, or its UDP
+ *	   header or length is inconsistent
+ */
 int pkt_udp(const struct pkt *p, uint16_t *sport, uint16_t *dport,
 	    struct pview *payload)
 {

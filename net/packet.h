@@ -142,10 +142,6 @@ int pkt_parse_part(const void *head, size_t hlen, size_t len,
 #define TCP_HDR_LEN 20		/* without options */
 #define ICMP_HDR_LEN 8
 
-/**
- * pkt_udp() - UDP ports and payload of a parsed packet
- * Return: 0, or -EINVAL if the UDP header or its length is inconsistent
- */
 void udp_hdr_set(uint8_t *uh, uint16_t sport, uint16_t dport, size_t plen);
 int pkt_udp(const struct pkt *p, uint16_t *sport, uint16_t *dport,
 	    struct pview *payload);
