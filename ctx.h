@@ -24,6 +24,9 @@
 #define MAXDNS_SEARCH 6
 #define DNS_SEARCH_LEN 254
 
+/* --migrate-linger-timeout, when not given: seconds (migrate/migrate.c) */
+#define MIGRATE_LINGER_DEFAULT_S 30
+
 enum tap_mode {
 	MODE_STREAM = 0, /* qemu -netdev stream / socket: length-prefixed */
 	MODE_VU,         /* vhost-user */

@@ -34,7 +34,6 @@
 #include <unistd.h>
 
 #include "conf/conf.h"
-#include "migrate/migrate.h"
 #include "conf/netlink.h"
 #include "conf/ports.h"
 #include "conf/resolv.h"

@@ -28,7 +28,7 @@
 
 #include "fuzz_common.h"
 #include "conf/conf.h"
-#include "migrate/migrate.h"
+#include "ctx.h"
 
 #define MAX_ARGS 64
 
