@@ -65,6 +65,7 @@
 #include "migrate/announce.h"
 #include "migrate/migrate.h"
 #include "migrate/repair.h"
+#include "rmfile.h"
 #include "uring.h"
 #include "util.h"
 
@@ -374,7 +375,7 @@ int main(int argc, char **argv)
 	if (c->mode == MODE_VU)
 		repair_cleanup(c);
 	if (c->pid_file[0])
-		isolation_unlink(c->pid_file);
+		rmfile_unlink(c->pid_file);
 	log_close();
 	return EXIT_SUCCESS;
 }

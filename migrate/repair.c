@@ -55,6 +55,7 @@
 #include "log.h"
 #include "loop.h"
 #include "migrate/repair.h"
+#include "rmfile.h"
 #include "util.h"
 
 #define REPAIR_TIMEOUT_MS 2000
@@ -381,6 +382,6 @@ void repair_cleanup(struct ctx *c)
 		close(repair_listen_fd);
 	repair_listen_fd = -1;
 	if (repair_path_ours)
-		isolation_unlink(c->repair_path);
+		rmfile_unlink(c->repair_path);
 	repair_path_ours = false;
 }
