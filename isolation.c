@@ -45,7 +45,8 @@
  *      exception is CAP_NET_ADMIN with --repair-path none while we hold
  *      it at start (direct TCP_REPAIR): then it stays in the effective,
  *      permitted and bounding sets, and the log says so. With a helper
- *      socket, we clear it and use the helper (repair_direct_off()).
+ *      socket, we clear it and use the helper. conf() and repair_init()
+ *      decided which, before we start (c->repair_mode).
  *   8. no_new_privs, not dumpable.
  *
  *  isolation_seccomp(), once the signal and timer descriptors exist: a
@@ -115,7 +116,6 @@
 #include "flow_common.h"
 #include "isolation.h"
 #include "log.h"
-#include "migrate/repair.h"
 #include "rmfile.h"
 #include "util.h"
 
@@ -661,7 +661,9 @@ void isolation_chown_fd(int fd)
 
 /**
  * isolation_drop() - identity, limits, namespaces, empty root, capabilities
- * @c:		execution context
+ * @c:		execution context; c->repair_mode, as repair_init() left it,
+ *		says whether CAP_NET_ADMIN stays (direct TCP_REPAIR) and
+ *		whether a repair helper socket needs the peer checker
  *
  * Dies if we would go on as root, and if a part of the sandbox can't be
  * set up, unless --sandbox-best-effort (then it says so and goes on).
@@ -681,15 +683,9 @@ void isolation_drop(struct ctx *c)
 		gid = c->runas_gid;
 	}
 
-	/* Direct TCP_REPAIR only without a helper socket, as configured */
-	if (c->mode == MODE_VU && repair_is_direct()) {
-		if (!strcmp(c->repair_path, "none"))
-			iso_keep_net_admin = true;
-		else
-			repair_direct_off();
-	}
-	helper = c->mode == MODE_VU && c->repair_path[0] &&
-		 strcmp(c->repair_path, "none");
+	/* Direct TCP_REPAIR only without a helper socket, as decided */
+	iso_keep_net_admin = c->repair_mode == REPAIR_MODE_DIRECT;
+	helper = c->repair_mode == REPAIR_MODE_HELPER;
 	if (c->mode == MODE_STREAM)
 		iso_profile_sel = ISO_PROFILE_STREAM;
 	else if (iso_keep_net_admin)

@@ -7,8 +7,9 @@
  * Setting or clearing TCP_REPAIR needs CAP_NET_ADMIN; everything else a
  * migration does with a socket in repair mode needs no privilege. So:
  *
- *  - direct: at start-up we try TCP_REPAIR on a scratch socket. If the
- *    kernel lets us, we set the option ourselves from then on.
+ *  - direct: with --repair-path none, at start-up we try TCP_REPAIR on a
+ *    scratch socket. If the kernel lets us, we set the option ourselves
+ *    from then on, and the sandbox keeps CAP_NET_ADMIN for it.
  *  - helper: otherwise (the normal case: libvirt starts us without
  *    capabilities) we listen, in vhost-user mode, on --repair-path, by
  *    default the front-end socket path plus ".repair", and the privileged
@@ -37,7 +38,9 @@
  * for it can't go on without the answer anyway.
  *
  * --repair-path none disables the listener. The listener is only there in
- * vhost-user mode, the only mode that migrates.
+ * vhost-user mode, the only mode that migrates. conf() parses the option
+ * into c->repair_mode, repair_init() settles it (enum repair_mode, ctx.h)
+ * before the sandbox, which follows it.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -63,7 +66,6 @@
 static int repair_listen_fd = -1;
 static int repair_conn_fd = -1;
 static uint32_t repair_gen;
-static bool repair_direct;
 static bool repair_path_ours;
 static unsigned repair_batch = REPAIR_FDS_MAX;	/* see the top of the file */
 
@@ -81,23 +83,38 @@ static bool repair_probe_direct(void)
 }
 
 /**
- * repair_init() - probe for direct TCP_REPAIR, listen for the helper
- * @c:		execution context; c->repair_path defaults to the socket
- *		path plus ".repair"
+ * repair_init() - decide how TCP_REPAIR is set, listen for the helper
+ * @c:		execution context; c->repair_mode as conf() parsed it,
+ *		c->repair_path defaults to the socket path plus ".repair"
+ *
+ * Before the sandbox, which follows c->repair_mode as this leaves it:
+ * REPAIR_MODE_NONE becomes REPAIR_MODE_DIRECT if we hold CAP_NET_ADMIN,
+ * and REPAIR_MODE_HELPER becomes REPAIR_MODE_NONE if the default path is
+ * too long. A helper socket means no direct TCP_REPAIR: the sandbox drops
+ * the capability then.
  *
  * Dies if the helper socket can't be bound: a configuration error.
  */
 void repair_init(struct ctx *c)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	bool direct;
 	int fd;
 
-	repair_direct = repair_probe_direct();
-	if (repair_direct)
-		info("TCP_REPAIR: set directly (CAP_NET_ADMIN held)");
-
-	if (c->mode != MODE_VU || !strcmp(c->repair_path, "none"))
+	if (c->mode != MODE_VU)
 		return;
+	direct = repair_probe_direct();
+	if (c->repair_mode == REPAIR_MODE_NONE) {
+		if (direct) {
+			c->repair_mode = REPAIR_MODE_DIRECT;
+			info("TCP_REPAIR: set directly (CAP_NET_ADMIN held)");
+		}
+		return;
+	}
+	if (c->repair_mode != REPAIR_MODE_HELPER)
+		return;
+	if (direct)
+		info("TCP_REPAIR: through the helper socket, not directly");
 	if (!c->repair_path[0]) {
 		if (snprintf(c->repair_path, sizeof(c->repair_path),
 			     "%s.repair", c->sock_path) >=
@@ -105,6 +122,7 @@ void repair_init(struct ctx *c)
 			warn("%s.repair: path too long, no repair helper "
 			     "socket (use --repair-path)", c->sock_path);
 			c->repair_path[0] = 0;
+			c->repair_mode = REPAIR_MODE_NONE;
 			return;
 		}
 	}
@@ -123,27 +141,6 @@ void repair_init(struct ctx *c)
 		die_perror("--repair-path: epoll_ctl");
 	repair_listen_fd = fd;
 	info("Repair helper socket at %s", c->repair_path);
-}
-
-/**
- * repair_is_direct() - can we set TCP_REPAIR ourselves (CAP_NET_ADMIN)?
- *
- * Return: what repair_init() found
- */
-bool repair_is_direct(void)
-{
-	return repair_direct;
-}
-
-/**
- * repair_direct_off() - go through the helper: the sandbox drops the
- *			 capability (see isolation.c)
- */
-void repair_direct_off(void)
-{
-	if (repair_direct)
-		info("TCP_REPAIR: through the helper socket, not directly");
-	repair_direct = false;
 }
 
 /* Take a helper from the listening socket; refuse a second one, and one
@@ -226,7 +223,7 @@ bool repair_available(struct ctx *c, int wait_ms)
 {
 	struct pollfd pfd = { .fd = repair_listen_fd, .events = POLLIN };
 
-	if (repair_direct || repair_conn_fd >= 0)
+	if (c->repair_mode == REPAIR_MODE_DIRECT || repair_conn_fd >= 0)
 		return true;
 	if (repair_listen_fd < 0)
 		return false;
@@ -347,7 +344,7 @@ int repair_set(struct ctx *c, const int *fds, unsigned n, int cmd)
 
 	if (!n)
 		return 0;
-	if (repair_direct) {
+	if (c->repair_mode == REPAIR_MODE_DIRECT) {
 		for (i = 0; i < n; i++) {
 			if (setsockopt(fds[i], IPPROTO_TCP, TCP_REPAIR, &cmd,
 				       sizeof(cmd))) {

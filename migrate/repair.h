@@ -21,8 +21,6 @@ struct ctx;
 #define REPAIR_FDS_MAX	253
 
 void repair_init(struct ctx *c);
-bool repair_is_direct(void);
-void repair_direct_off(void);
 bool repair_available(struct ctx *c, int wait_ms);
 int repair_set(struct ctx *c, const int *fds, unsigned n, int cmd);
 void repair_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
