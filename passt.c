@@ -342,7 +342,7 @@ int main(int argc, char **argv)
 	tap_frontend_set(c->mode == MODE_VU ? &vu_frontend : &stream_frontend);
 	tap_init(c);
 	if (c->mode == MODE_VU)
-		repair_init(c);
+		repair_init(c, isolation_peer_check);
 	fwd_listen_init(c);
 	/* Needs CAP_NET_RAW, which the sandbox takes away */
 	announce_init(c);

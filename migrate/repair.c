@@ -16,7 +16,7 @@
  *    helper passt-repair(1) connects to it. One helper at a time: another
  *    client is accepted and closed at once, and so is one that runs as
  *    neither root nor our own user (SO_PEERCRED, through the sandbox's
- *    checker: isolation_peer_check()), as it would get our sockets. A
+ *    checker, given to repair_init()), as it would get our sockets. A
  *    request is one sendmsg() of one byte (the command: 1 on, 0 off, -1
  *    off without window probe) with 1 to REPAIR_FDS_MAX sockets attached
  *    (SCM_RIGHTS); the helper applies it to each and echoes the byte. Anything else back (EOF, a different
@@ -54,7 +54,6 @@
 #include <unistd.h>
 
 #include "ctx.h"
-#include "isolation.h"
 #include "log.h"
 #include "loop.h"
 #include "migrate/repair.h"
@@ -67,6 +66,7 @@ static int repair_listen_fd = -1;
 static int repair_conn_fd = -1;
 static uint32_t repair_gen;
 static bool repair_path_ours;
+static repair_peer_fn repair_peer_check;	/* the sandbox's checker */
 static unsigned repair_batch = REPAIR_FDS_MAX;	/* see the top of the file */
 
 /* Can we set TCP_REPAIR ourselves? Try it on a scratch socket */
@@ -86,6 +86,9 @@ static bool repair_probe_direct(void)
  * repair_init() - decide how TCP_REPAIR is set, listen for the helper
  * @c:		execution context; c->repair_mode as conf() parsed it,
  *		c->repair_path defaults to the socket path plus ".repair"
+ * @peer_check:	who may connect as a helper: the sandbox's peer
+ *		credential checker, isolation_peer_check() (passt.c
+ *		passes it, so that repair needs nothing from isolation.c)
  *
  * Before the sandbox, which follows c->repair_mode as this leaves it:
  * REPAIR_MODE_NONE becomes REPAIR_MODE_DIRECT if we hold CAP_NET_ADMIN,
@@ -95,12 +98,13 @@ static bool repair_probe_direct(void)
  *
  * Dies if the helper socket can't be bound: a configuration error.
  */
-void repair_init(struct ctx *c)
+void repair_init(struct ctx *c, repair_peer_fn peer_check)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	bool direct;
 	int fd;
 
+	repair_peer_check = peer_check;
 	if (c->mode != MODE_VU)
 		return;
 	direct = repair_probe_direct();
@@ -159,7 +163,7 @@ static void repair_accept(struct ctx *c)
 		close(fd);
 		return;
 	}
-	if ((rc = isolation_peer_check(fd, &uid))) {
+	if ((rc = repair_peer_check(fd, &uid))) {
 		if (rc == -EPERM)
 			warn_rl("Repair helper refused: it runs as user %u, "
 				"neither root nor ours", (unsigned)uid);
