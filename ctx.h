@@ -25,9 +25,26 @@
 #define MAXDNS_SEARCH 6
 #define DNS_SEARCH_LEN 254
 
+/* --migrate-linger-timeout, when not given: seconds (migrate/migrate.c) */
+#define MIGRATE_LINGER_DEFAULT_S 30
+
 enum tap_mode {
 	MODE_STREAM = 0, /* qemu -netdev stream / socket: length-prefixed */
 	MODE_VU,         /* vhost-user */
+};
+
+/*
+ * How TCP_REPAIR is set for a migration: conf() parses --repair-path into
+ * this (the one place that reads "none"), repair_init() may turn
+ * REPAIR_MODE_NONE into REPAIR_MODE_DIRECT, or REPAIR_MODE_HELPER into
+ * REPAIR_MODE_NONE, before the sandbox, which follows it (isolation_drop())
+ */
+enum repair_mode {
+	REPAIR_MODE_HELPER = 0,	/* passt-repair on @repair_path (default) */
+	REPAIR_MODE_NONE,	/* --repair-path none, or no vhost-user: none */
+	REPAIR_MODE_DIRECT,	/* --repair-path none, CAP_NET_ADMIN held: we
+				 * set it ourselves, the sandbox keeps it
+				 */
 };
 
 struct dns_search {
@@ -111,6 +128,7 @@ struct ctx {
 	int fd_tap;		/* connected front-end socket, -1 if none */
 	int fd_inherited;	/* --fd N, -1 if not given */
 	bool one_off;		/* -1: exit when the first client goes */
+	enum repair_mode repair_mode;
 	char repair_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool migrate_exit, migrate_no_linger;
 	unsigned migrate_linger_timeout; /* seconds, --migrate-linger-timeout */

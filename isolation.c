@@ -12,19 +12,14 @@
  *  isolation_drop(), once, right after daemonizing:
  *   1. Kept directories. The files we remove at exit (pid file, front-end
  *      socket, repair helper socket) won't be reachable by path once we
- *      sit in an empty root, so we open each one's directory now
- *      (O_PATH), note the file's identity (device and inode), and
- *      isolation_unlink() later removes the file with unlinkat() on that
- *      descriptor, if it is still the file we noted (not one that another
- *      instance created at the same path since). The seccomp filter
- *      allows unlinkat() on these descriptors only. Unlinking still needs
- *      write and search permission on the directory for the user we
- *      become: when we start as root, the files themselves are handed to
- *      that user (fchownat(); the pid file with isolation_chown_fd()), so
- *      that a sticky directory (/tmp) or one owned by that user
- *      (libvirt's) lets us remove them. The repair helper socket keeps
- *      root's group with mode 0660: passt-repair connects as root but
- *      without CAP_DAC_OVERRIDE.
+ *      sit in an empty root, so rmfile_keep() opens each one's directory
+ *      now and notes the file's identity: their owners remove them later
+ *      with rmfile_unlink() (rmfile.c says how). The seccomp filter
+ *      allows unlinkat() on these directories only. When we start as
+ *      root, the files themselves are handed to the user we become (the
+ *      pid file with isolation_chown_fd()), so that we may remove them.
+ *      The repair helper socket keeps root's group with mode 0660:
+ *      passt-repair connects as root but without CAP_DAC_OVERRIDE.
  *   2. Limits: no core dumps; open files bounded by what is open now
  *      (forwarded listeners included, see fwd_listen_init()) plus one
  *      per flow (FLOW_MAX) plus a small spare for the front-end's own.
@@ -50,7 +45,8 @@
  *      exception is CAP_NET_ADMIN with --repair-path none while we hold
  *      it at start (direct TCP_REPAIR): then it stays in the effective,
  *      permitted and bounding sets, and the log says so. With a helper
- *      socket, we clear it and use the helper (repair_direct_off()).
+ *      socket, we clear it and use the helper. conf() and repair_init()
+ *      decided which, before we start (c->repair_mode).
  *   8. no_new_privs, not dumpable.
  *
  *  isolation_seccomp(), once the signal and timer descriptors exist: a
@@ -121,7 +117,7 @@
 #include "isolation.h"
 #include "env.h"
 #include "log.h"
-#include "migrate/repair.h"
+#include "rmfile.h"
 #include "util.h"
 
 #ifndef IPV6_MINHOPCOUNT
@@ -155,28 +151,6 @@
  */
 #define ISO_PEER_TIMEOUT_MS	5000
 
-/* Directories of the files we remove at exit, kept open across the pivot */
-#define ISO_DIRS_MAX	4
-static struct {
-	char dir[PATH_MAX];
-	int fd;
-} iso_dirs[ISO_DIRS_MAX];
-static int iso_dirs_n;
-
-/* The files themselves: path as given, directory, identity when kept */
-#define ISO_FILES_MAX	4
-static struct {
-	char path[PATH_MAX];
-	int dirfd;
-	bool known;
-	dev_t dev;
-	ino_t ino;
-} iso_files[ISO_FILES_MAX];
-static int iso_files_n;
-
-/* isolation_drop() is done: no more paths, only the kept directories */
-static bool iso_dropped;
-
 /* Set by isolation_check(): started as root, who we'll become */
 static bool iso_root;
 static uid_t iso_uid;
@@ -209,117 +183,6 @@ static void iso_fail(const char *what, int err)
 	     what, err ? ": " : "", err ? strerror(err) : "");
 	snprintf(iso_missing + n, sizeof(iso_missing) - n, "%s%s",
 		 n ? "; " : "", what);
-}
-
-/* Split @path into directory (@dir) and last component; NULL if none */
-static const char *iso_split(const char *path, char *dir, size_t size)
-{
-	const char *slash = strrchr(path, '/');
-	size_t len;
-
-	if (!path[0])
-		return NULL;
-	if (!slash) {
-		snprintf(dir, size, ".");
-		return path;
-	}
-	len = slash == path ? 1 : (size_t)(slash - path);
-	if (len >= size || !slash[1])
-		return NULL;
-	memcpy(dir, path, len);
-	dir[len] = 0;
-	return slash + 1;
-}
-
-/* Keep @path's directory open, note the file's identity; hand the file to
- * @uid/@gid if @chown_it, with mode @mode if not 0
- */
-static void iso_keep(const char *path, bool chown_it, uid_t uid, gid_t gid,
-		     mode_t mode)
-{
-	char dir[PATH_MAX];
-	const char *base = iso_split(path, dir, sizeof(dir));
-	struct stat st;
-	int i, fd = -1;
-
-	if (!base || iso_files_n >= ISO_FILES_MAX)
-		return;
-	for (i = 0; i < iso_dirs_n; i++) {
-		if (!strcmp(iso_dirs[i].dir, dir)) {
-			fd = iso_dirs[i].fd;
-			break;
-		}
-	}
-	if (fd < 0 && iso_dirs_n < ISO_DIRS_MAX) {
-		fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0) {
-			warn_perror("can't keep directory %s for clean-up", dir);
-			return;
-		}
-		snprintf(iso_dirs[iso_dirs_n].dir, PATH_MAX, "%s", dir);
-		iso_dirs[iso_dirs_n++].fd = fd;
-	}
-	if (fd < 0)
-		return;
-
-	snprintf(iso_files[iso_files_n].path, PATH_MAX, "%s", path);
-	iso_files[iso_files_n].dirfd = fd;
-	if (!fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW)) {
-		iso_files[iso_files_n].known = true;
-		iso_files[iso_files_n].dev = st.st_dev;
-		iso_files[iso_files_n].ino = st.st_ino;
-	}
-	iso_files_n++;
-
-	if (!chown_it)
-		return;
-	/* The mode first: a helper may connect at any moment, and between
-	 * the two calls the file must stay writable for it (root's group)
-	 */
-	if (mode && fchmodat(fd, base, mode, 0) && errno != ENOENT)
-		warn_perror("can't set the mode of %s", path);
-	if (fchownat(fd, base, uid, gid, AT_SYMLINK_NOFOLLOW) && errno != ENOENT)
-		warn_perror("can't hand %s to user %u", path, (unsigned)uid);
-}
-
-/**
- * isolation_unlink() - remove a file we created, also from inside the sandbox
- * @path:	path as given at start-up
- *
- * Before isolation_drop(), the path itself. After it, only files kept by
- * it, through their directory's descriptor, and only if the entry is
- * still the file we created (same device and inode): another instance
- * may have replaced a socket file of ours since. Any other path is left
- * alone: the seccomp filter wouldn't allow it anyway.
- *
- * Return: 0 or -errno (-ESTALE: the entry is another file now)
- */
-int isolation_unlink(const char *path)
-{
-	char dir[PATH_MAX];
-	const char *base = iso_split(path, dir, sizeof(dir));
-	struct stat st;
-	int i;
-
-	if (!base)
-		return -EINVAL;
-	for (i = 0; i < iso_files_n; i++) {
-		if (strcmp(iso_files[i].path, path))
-			continue;
-		if (fstatat(iso_files[i].dirfd, base, &st,
-			    AT_SYMLINK_NOFOLLOW))
-			return -errno;
-		if (iso_files[i].known && (st.st_dev != iso_files[i].dev ||
-					   st.st_ino != iso_files[i].ino)) {
-			warn("Not removing %s: another file took its place",
-			     path);
-			return -ESTALE;
-		}
-		return unlinkat(iso_files[i].dirfd, base, 0) ? -errno : 0;
-	}
-	if (iso_dropped)
-		return -EPERM;
-	return unlink(path) ? -errno : 0;
 }
 
 /* Highest open descriptor, from /proc/self/fd; -1 if it can't be read */
@@ -799,7 +662,9 @@ void isolation_chown_fd(int fd)
 
 /**
  * isolation_drop() - identity, limits, namespaces, empty root, capabilities
- * @c:		execution context
+ * @c:		execution context; c->repair_mode, as repair_init() left it,
+ *		says whether CAP_NET_ADMIN stays (direct TCP_REPAIR) and
+ *		whether a repair helper socket needs the peer checker
  *
  * Dies if we would go on as root, and if a part of the sandbox can't be
  * set up, unless --sandbox-best-effort (then it says so and goes on).
@@ -819,15 +684,9 @@ void isolation_drop(struct ctx *c)
 		gid = c->runas_gid;
 	}
 
-	/* Direct TCP_REPAIR only without a helper socket, as configured */
-	if (c->mode == MODE_VU && repair_is_direct()) {
-		if (!strcmp(c->repair_path, "none"))
-			iso_keep_net_admin = true;
-		else
-			repair_direct_off();
-	}
-	helper = c->mode == MODE_VU && c->repair_path[0] &&
-		 strcmp(c->repair_path, "none");
+	/* Direct TCP_REPAIR only without a helper socket, as decided */
+	iso_keep_net_admin = c->repair_mode == REPAIR_MODE_DIRECT;
+	helper = c->repair_mode == REPAIR_MODE_HELPER;
 	if (c->mode == MODE_STREAM)
 		iso_profile_sel = ISO_PROFILE_STREAM;
 	else if (iso_keep_net_admin)
@@ -839,14 +698,14 @@ void isolation_drop(struct ctx *c)
 
 	/* 1. what we remove at exit */
 	if (c->pid_file[0])
-		iso_keep(c->pid_file, root, uid, gid, 0);
+		rmfile_keep(c->pid_file, root, uid, gid, 0);
 	if (c->sock_path[0] && c->fd_listen >= 0)
-		iso_keep(c->sock_path, root, uid, gid, 0);
+		rmfile_keep(c->sock_path, root, uid, gid, 0);
 	/* The helper connects as root, without CAP_DAC_OVERRIDE: root's
 	 * group may write to it, nobody else
 	 */
 	if (helper)
-		iso_keep(c->repair_path, root, uid, getegid(), 0660);
+		rmfile_keep(c->repair_path, root, uid, getegid(), 0660);
 	/* Time zone data and syslog: nothing to open later */
 	tzset();
 
@@ -918,7 +777,7 @@ void isolation_drop(struct ctx *c)
 		iso_fail("can't set no_new_privs", errno);
 	if (!ISO_SAN && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
 		iso_fail("can't make the process not dumpable", errno);
-	iso_dropped = true;
+	rmfile_seal();
 }
 
 /*
@@ -980,15 +839,15 @@ static const struct iso_rule iso_rules[] = {
 	{ "clock_gettime", P_ALL, NOARG,
 	  "now_ms(), log and pcap time stamps, where the vDSO can't" },
 
-	/* isolation_unlink(): in the kept directories only, files only */
+	/* rmfile_unlink(): in the kept directories only, files only */
 	{ "unlinkat", P_ALL, DIRFD(2, 0),
 	  "pid, socket files at exit, in the kept directories" },
 #ifdef __NR_newfstatat
 	{ "newfstatat", P_ST, DIRFD(3, AT_SYMLINK_NOFOLLOW),
-	  "isolation_unlink(): is it still our file? (vhost-user: below)" },
+	  "rmfile_unlink(): is it still our file? (vhost-user: below)" },
 #else
 	{ "fstatat64", P_ST, DIRFD(3, AT_SYMLINK_NOFOLLOW),
-	  "isolation_unlink(): is it still our file? (vhost-user: below)" },
+	  "rmfile_unlink(): is it still our file? (vhost-user: below)" },
 #endif
 
 	/* Sockets for flows: TCP, UDP, ICMP echo; the front-end socket */
@@ -1077,11 +936,11 @@ static const struct iso_rule iso_rules[] = {
 #ifdef __NR_newfstatat
 	{ "newfstatat", P_VUS, NOARG,
 	  "vu_fd_check(): fstat() of a memory region's fd, as glibc makes "
-	  "it; isolation_unlink()" },
+	  "it; rmfile_unlink()" },
 #else
 	{ "fstatat64", P_VUS, NOARG,
 	  "vu_fd_check(): fstat() of a memory region's fd, as glibc makes "
-	  "it; isolation_unlink()" },
+	  "it; rmfile_unlink()" },
 #endif
 	{ "brk", P_VUS, NOARG, "malloc(): migration stream buffers" },
 	{ "mremap", P_VUS, NOARG, "realloc(): migration stream buffers" },
@@ -1235,8 +1094,8 @@ static scmp_filter_ctx iso_filter(enum iso_profile p, uint32_t def)
 			rc = iso_rule_add(f, r, nr, -1);
 		for (d = 0; !rc && r->cmp[0].arg == ISO_DIRFD &&
 			    !(ISO_SAN && iso_san_has(r->name)) &&
-			    d < iso_dirs_n; d++)
-			rc = iso_rule_add(f, r, nr, iso_dirs[d].fd);
+			    rmfile_dirfd(d) >= 0; d++)
+			rc = iso_rule_add(f, r, nr, rmfile_dirfd(d));
 	}
 	for (i = 0; ISO_SAN && !rc && i < ARRAY_SIZE(iso_san_extra); i++) {
 		int nr = seccomp_syscall_resolve_name(iso_san_extra[i]);

@@ -66,6 +66,7 @@
 #include "migrate/announce.h"
 #include "migrate/migrate.h"
 #include "migrate/repair.h"
+#include "rmfile.h"
 #include "uring.h"
 #include "util.h"
 
@@ -349,7 +350,7 @@ int main(int argc, char **argv)
 	tap_frontend_set(c->mode == MODE_VU ? &vu_frontend : &stream_frontend);
 	tap_init(c);
 	if (c->mode == MODE_VU)
-		repair_init(c);
+		repair_init(c, isolation_peer_check);
 	fwd_listen_init(c);
 	/* Needs CAP_NET_RAW, which the sandbox takes away */
 	announce_init(c);
@@ -382,7 +383,7 @@ int main(int argc, char **argv)
 	if (c->mode == MODE_VU)
 		repair_cleanup(c);
 	if (c->pid_file[0])
-		isolation_unlink(c->pid_file);
+		rmfile_unlink(c->pid_file);
 	log_close();
 	return EXIT_SUCCESS;
 }

@@ -34,7 +34,6 @@
 #include <unistd.h>
 
 #include "conf/conf.h"
-#include "migrate/migrate.h"
 #include "conf/netlink.h"
 #include "conf/ports.h"
 #include "conf/resolv.h"
@@ -594,7 +593,8 @@ static int conf_check(struct conf_opt *o, struct ctx *c)
 		if (c->migrate_no_linger)
 			return conf_err(o, "--migrate-no-linger requires "
 					"--vhost-user");
-		if (c->repair_path[0])
+		/* Given, as a path or as "none" */
+		if (c->repair_path[0] || c->repair_mode != REPAIR_MODE_HELPER)
 			return conf_err(o, "--repair-path requires "
 					"--vhost-user");
 		if (c->migrate_linger_timeout != MIGRATE_LINGER_DEFAULT_S)
@@ -868,6 +868,12 @@ static int conf_one(struct conf_opt *o, struct ctx *c, int ch,
 		c->print_capabilities = true;
 		return 0;
 	case OPT_REPAIR_PATH:
+		if (!strcmp(arg, "none")) {
+			c->repair_mode = REPAIR_MODE_NONE;
+			c->repair_path[0] = '\0';
+			return 0;
+		}
+		c->repair_mode = REPAIR_MODE_HELPER;
 		return conf_path(o, arg, c->repair_path,
 				 sizeof(c->repair_path));
 	case OPT_MIGRATE_EXIT:
@@ -950,6 +956,9 @@ int conf_parse(struct ctx *c, int argc, char **argv, char *errbuf,
 
 	if (conf_check(&o, c))
 		return -1;
+	/* Only vhost-user migrates: nothing sets TCP_REPAIR otherwise */
+	if (c->mode != MODE_VU)
+		c->repair_mode = REPAIR_MODE_NONE;
 	if (c->migrate_exit)
 		warn("--migrate-exit is deprecated: the source exits after "
 		     "migration and peers may see resets");

@@ -17,8 +17,9 @@ struct ctx;
 #define MIGRATE_SAVE	0
 #define MIGRATE_LOAD	1
 
-/* Linger bounds: default length, and how long SIGTERM may defer exit */
-#define MIGRATE_LINGER_DEFAULT_S 30
+/* How long SIGTERM may defer exit during the linger (the default length,
+ * MIGRATE_LINGER_DEFAULT_S, is configuration: ctx.h)
+ */
 #define MIGRATE_LINGER_TERM_MS	 2000
 
 /**

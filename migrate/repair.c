@@ -7,15 +7,16 @@
  * Setting or clearing TCP_REPAIR needs CAP_NET_ADMIN; everything else a
  * migration does with a socket in repair mode needs no privilege. So:
  *
- *  - direct: at start-up we try TCP_REPAIR on a scratch socket. If the
- *    kernel lets us, we set the option ourselves from then on.
+ *  - direct: with --repair-path none, at start-up we try TCP_REPAIR on a
+ *    scratch socket. If the kernel lets us, we set the option ourselves
+ *    from then on, and the sandbox keeps CAP_NET_ADMIN for it.
  *  - helper: otherwise (the normal case: libvirt starts us without
  *    capabilities) we listen, in vhost-user mode, on --repair-path, by
  *    default the front-end socket path plus ".repair", and the privileged
  *    helper passt-repair(1) connects to it. One helper at a time: another
  *    client is accepted and closed at once, and so is one that runs as
  *    neither root nor our own user (SO_PEERCRED, through the sandbox's
- *    checker: isolation_peer_check()), as it would get our sockets. A
+ *    checker, given to repair_init()), as it would get our sockets. A
  *    request is one sendmsg() of one byte (the command: 1 on, 0 off, -1
  *    off without window probe) with 1 to REPAIR_FDS_MAX sockets attached
  *    (SCM_RIGHTS); the helper applies it to each and echoes the byte. Anything else back (EOF, a different
@@ -37,7 +38,9 @@
  * for it can't go on without the answer anyway.
  *
  * --repair-path none disables the listener. The listener is only there in
- * vhost-user mode, the only mode that migrates.
+ * vhost-user mode, the only mode that migrates. conf() parses the option
+ * into c->repair_mode, repair_init() settles it (enum repair_mode, ctx.h)
+ * before the sandbox, which follows it.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -51,10 +54,10 @@
 #include <unistd.h>
 
 #include "ctx.h"
-#include "isolation.h"
 #include "log.h"
 #include "loop.h"
 #include "migrate/repair.h"
+#include "rmfile.h"
 #include "util.h"
 
 #define REPAIR_TIMEOUT_MS 2000
@@ -62,8 +65,8 @@
 static int repair_listen_fd = -1;
 static int repair_conn_fd = -1;
 static uint32_t repair_gen;
-static bool repair_direct;
 static bool repair_path_ours;
+static repair_peer_fn repair_peer_check;	/* the sandbox's checker */
 static unsigned repair_batch = REPAIR_FDS_MAX;	/* see the top of the file */
 
 /* Can we set TCP_REPAIR ourselves? Try it on a scratch socket */
@@ -80,23 +83,42 @@ static bool repair_probe_direct(void)
 }
 
 /**
- * repair_init() - probe for direct TCP_REPAIR, listen for the helper
- * @c:		execution context; c->repair_path defaults to the socket
- *		path plus ".repair"
+ * repair_init() - decide how TCP_REPAIR is set, listen for the helper
+ * @c:		execution context; c->repair_mode as conf() parsed it,
+ *		c->repair_path defaults to the socket path plus ".repair"
+ * @peer_check:	who may connect as a helper: the sandbox's peer
+ *		credential checker, isolation_peer_check() (passt.c
+ *		passes it, so that repair needs nothing from isolation.c)
+ *
+ * Before the sandbox, which follows c->repair_mode as this leaves it:
+ * REPAIR_MODE_NONE becomes REPAIR_MODE_DIRECT if we hold CAP_NET_ADMIN,
+ * and REPAIR_MODE_HELPER becomes REPAIR_MODE_NONE if the default path is
+ * too long. A helper socket means no direct TCP_REPAIR: the sandbox drops
+ * the capability then.
  *
  * Dies if the helper socket can't be bound: a configuration error.
  */
-void repair_init(struct ctx *c)
+void repair_init(struct ctx *c, repair_peer_fn peer_check)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	bool direct;
 	int fd;
 
-	repair_direct = repair_probe_direct();
-	if (repair_direct)
-		info("TCP_REPAIR: set directly (CAP_NET_ADMIN held)");
-
-	if (c->mode != MODE_VU || !strcmp(c->repair_path, "none"))
+	repair_peer_check = peer_check;
+	if (c->mode != MODE_VU)
 		return;
+	direct = repair_probe_direct();
+	if (c->repair_mode == REPAIR_MODE_NONE) {
+		if (direct) {
+			c->repair_mode = REPAIR_MODE_DIRECT;
+			info("TCP_REPAIR: set directly (CAP_NET_ADMIN held)");
+		}
+		return;
+	}
+	if (c->repair_mode != REPAIR_MODE_HELPER)
+		return;
+	if (direct)
+		info("TCP_REPAIR: through the helper socket, not directly");
 	if (!c->repair_path[0]) {
 		if (snprintf(c->repair_path, sizeof(c->repair_path),
 			     "%s.repair", c->sock_path) >=
@@ -104,6 +126,7 @@ void repair_init(struct ctx *c)
 			warn("%s.repair: path too long, no repair helper "
 			     "socket (use --repair-path)", c->sock_path);
 			c->repair_path[0] = 0;
+			c->repair_mode = REPAIR_MODE_NONE;
 			return;
 		}
 	}
@@ -124,27 +147,6 @@ void repair_init(struct ctx *c)
 	info("Repair helper socket at %s", c->repair_path);
 }
 
-/**
- * repair_is_direct() - can we set TCP_REPAIR ourselves (CAP_NET_ADMIN)?
- *
- * Return: what repair_init() found
- */
-bool repair_is_direct(void)
-{
-	return repair_direct;
-}
-
-/**
- * repair_direct_off() - go through the helper: the sandbox drops the
- *			 capability (see isolation.c)
- */
-void repair_direct_off(void)
-{
-	if (repair_direct)
-		info("TCP_REPAIR: through the helper socket, not directly");
-	repair_direct = false;
-}
-
 /* Take a helper from the listening socket; refuse a second one, and one
  * that runs as neither root nor our own user (it would get our sockets)
  */
@@ -161,7 +163,7 @@ static void repair_accept(struct ctx *c)
 		close(fd);
 		return;
 	}
-	if ((rc = isolation_peer_check(fd, &uid))) {
+	if ((rc = repair_peer_check(fd, &uid))) {
 		if (rc == -EPERM)
 			warn_rl("Repair helper refused: it runs as user %u, "
 				"neither root nor ours", (unsigned)uid);
@@ -225,7 +227,7 @@ bool repair_available(struct ctx *c, int wait_ms)
 {
 	struct pollfd pfd = { .fd = repair_listen_fd, .events = POLLIN };
 
-	if (repair_direct || repair_conn_fd >= 0)
+	if (c->repair_mode == REPAIR_MODE_DIRECT || repair_conn_fd >= 0)
 		return true;
 	if (repair_listen_fd < 0)
 		return false;
@@ -346,7 +348,7 @@ int repair_set(struct ctx *c, const int *fds, unsigned n, int cmd)
 
 	if (!n)
 		return 0;
-	if (repair_direct) {
+	if (c->repair_mode == REPAIR_MODE_DIRECT) {
 		for (i = 0; i < n; i++) {
 			if (setsockopt(fds[i], IPPROTO_TCP, TCP_REPAIR, &cmd,
 				       sizeof(cmd))) {
@@ -381,6 +383,6 @@ void repair_cleanup(struct ctx *c)
 		close(repair_listen_fd);
 	repair_listen_fd = -1;
 	if (repair_path_ours)
-		isolation_unlink(c->repair_path);
+		rmfile_unlink(c->repair_path);
 	repair_path_ours = false;
 }

@@ -7,6 +7,7 @@
 #define MIGRATE_REPAIR_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "loop.h"
 
@@ -20,9 +21,17 @@ struct ctx;
 /* File descriptors in one helper message: the kernel's SCM_MAX_FD */
 #define REPAIR_FDS_MAX	253
 
-void repair_init(struct ctx *c);
-bool repair_is_direct(void);
-void repair_direct_off(void);
+/**
+ * typedef repair_peer_fn - may the peer of a helper's connection drive us?
+ * @fd:		the helper's connected UNIX domain socket
+ * @uid:	the peer's user, set if it could be told
+ *
+ * Return: 0 if so, -EPERM if it runs as another user, another -errno if
+ *	   that can't be told (the helper is refused then too)
+ */
+typedef int (*repair_peer_fn)(int fd, uid_t *uid);
+
+void repair_init(struct ctx *c, repair_peer_fn peer_check);
 bool repair_available(struct ctx *c, int wait_ms);
 int repair_set(struct ctx *c, const int *fds, unsigned n, int cmd);
 void repair_handler(struct ctx *c, union epoll_ref ref, uint32_t events);

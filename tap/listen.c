@@ -29,9 +29,9 @@
 #include <unistd.h>
 
 #include "ctx.h"
-#include "isolation.h"
 #include "log.h"
 #include "loop.h"
+#include "rmfile.h"
 #include "tap/listen.h"
 
 static bool listen_path_ours;		/* we created c->sock_path */
@@ -128,7 +128,7 @@ int tap_accept(struct ctx *c)
 void tap_listen_cleanup(struct ctx *c)
 {
 	if (listen_path_ours && c->sock_path[0])
-		isolation_unlink(c->sock_path);
+		rmfile_unlink(c->sock_path);
 }
 
 /**

@@ -28,7 +28,7 @@
 
 #include "fuzz_common.h"
 #include "conf/conf.h"
-#include "migrate/migrate.h"
+#include "ctx.h"
 
 #define MAX_ARGS 64
 
@@ -125,8 +125,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FZ_CHECK(memchr(c.pid_file, '\0', sizeof(c.pid_file)));
 		FZ_CHECK(memchr(c.log_file, '\0', sizeof(c.log_file)));
 		FZ_CHECK(memchr(c.hostname, '\0', sizeof(c.hostname)));
+		FZ_CHECK(c.repair_mode != REPAIR_MODE_DIRECT);
+		FZ_CHECK(c.repair_mode != REPAIR_MODE_NONE ||
+			 !c.repair_path[0]);
 		if (c.mode != MODE_VU)
 			FZ_CHECK(!c.repair_path[0] && !c.migrate_exit &&
+				 c.repair_mode == REPAIR_MODE_NONE &&
 				 !c.migrate_no_linger &&
 				 c.migrate_linger_timeout ==
 				 MIGRATE_LINGER_DEFAULT_S);

@@ -529,8 +529,23 @@ static void test_migration_options_are_accepted(void **state)
 	(void)state;
 	assert_ok("--vhost-user");
 	assert_ok("--vhost-user", "--print-capabilities");
+	assert_int_equal(c.repair_mode, REPAIR_MODE_HELPER);
+	assert_string_equal(c.repair_path, "");
 	assert_ok("--vhost-user", "--repair-path", "/tmp/s.repair");
+	assert_int_equal(c.repair_mode, REPAIR_MODE_HELPER);
+	assert_string_equal(c.repair_path, "/tmp/s.repair");
 	assert_ok("--vhost-user", "--repair-path", "none");
+	assert_int_equal(c.repair_mode, REPAIR_MODE_NONE);
+	assert_string_equal(c.repair_path, "");
+	assert_ok("--vhost-user", "--repair-path", "/tmp/s.repair",
+		  "--repair-path", "none");
+	assert_int_equal(c.repair_mode, REPAIR_MODE_NONE);
+	assert_string_equal(c.repair_path, "");
+	assert_ok("--vhost-user", "--repair-path", "none",
+		  "--repair-path", "/tmp/s.repair");
+	assert_int_equal(c.repair_mode, REPAIR_MODE_HELPER);
+	assert_ok(NULL);
+	assert_int_equal(c.repair_mode, REPAIR_MODE_NONE);
 	assert_ok("--vhost-user", "--migrate-exit");
 	assert_true(c.migrate_exit);
 	assert_ok("--vhost-user", "--migrate-no-linger");
@@ -580,6 +595,8 @@ static void test_migration_options_require_vhost_user(void **state)
 		   "--migrate-no-linger");
 	assert_bad("--repair-path requires --vhost-user", "--repair-path",
 		   "/tmp/r");
+	assert_bad("--repair-path requires --vhost-user", "--repair-path",
+		   "none");
 	assert_bad("--migrate-linger-timeout requires --vhost-user",
 		   "--migrate-linger-timeout", "5");
 	assert_bad("--virtio-compat requires --vhost-user", "--virtio-compat");
