@@ -159,8 +159,8 @@ lv_image() {
 # dev=IFNAME (<source dev>: the back-end's --interface); log=FILE (its
 # --log-file)
 lv_xml() {
-	local type=user mem= vcpu=1 drv= uuid= sfx= cpu=yes ports=yes
-	local cmdline= src= log= kv
+	local type=user mem='' vcpu=1 drv='' uuid='' sfx='' cpu=yes ports=yes
+	local cmdline='' src='' log='' kv
 	if [ "$1" = vhost-user ]; then
 		type=vhostuser
 		mem="<memoryBacking><source type='memfd'/><access mode='shared'/></memoryBacking>"
