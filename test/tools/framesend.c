@@ -58,6 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/conn.h"
 #include "common/frame.h"
 
 #define FRAME_MAX 65535
@@ -99,14 +100,6 @@ static size_t rx_consumed;	/* frame handed out by frame_recv() */
 static unsigned rx_arp_skipped;	/* ARP replies rx_compact() let go */
 
 /* ---- small helpers ---------------------------------------------------- */
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* rng() - xorshift64*: reproducible for a given -s seed */
 static uint32_t rng(void)
@@ -892,38 +885,10 @@ static const struct prefix_case prefix_cases[] = {
 
 static int sock_open(void)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	uint64_t deadline = now_ms() + timeout_ms;
-	struct timespec pause = { 0, 20 * 1000 * 1000 };
-	int bufsize = 1 << 20;
-
-	if (strlen(sock_path) >= sizeof(addr.sun_path)) {
-		fprintf(stderr, "framesend: socket path too long\n");
+	sock = unix_connect_retry("framesend", sock_path, (uint64_t)timeout_ms,
+				  1 << 20);
+	if (sock < 0)
 		return -1;
-	}
-	strcpy(addr.sun_path, sock_path);
-
-	for (;;) {
-		sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (sock < 0) {
-			perror("framesend: socket");
-			return -1;
-		}
-		if (!connect(sock, (struct sockaddr *)&addr, sizeof(addr)))
-			break;
-		close(sock);
-		sock = -1;
-		if (now_ms() > deadline) {
-			fprintf(stderr, "framesend: connect %s: %s\n",
-				sock_path, strerror(errno));
-			return -1;
-		}
-		nanosleep(&pause, NULL);
-	}
-
-	setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
-	setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
-	fcntl(sock, F_SETFL, O_NONBLOCK);
 	rx_len = rx_consumed = 0;
 	return 0;
 }

@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/conn.h"
 #include "common/frame.h"
 
 
@@ -146,14 +147,6 @@ static size_t rx_len;
 static uint8_t frame[65536];
 
 /* ---- helpers ---------------------------------------------------------- */
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static uint32_t rng(void)
 {
@@ -305,38 +298,9 @@ static void check_rx(struct conn *c, const uint8_t *buf, size_t len,
 
 static int sock_open(void)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	uint64_t deadline = now_ms() + timeout_ms;
-	int bufsize = 8 << 20;
-
-	if (strlen(sock_path) >= sizeof(addr.sun_path)) {
-		fprintf(stderr, "tcpguest: socket path too long\n");
-		return -1;
-	}
-	strcpy(addr.sun_path, sock_path);
-	for (;;) {
-		struct timespec pause = { 0, 20 * 1000 * 1000 };
-
-		sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (sock < 0) {
-			perror("tcpguest: socket");
-			return -1;
-		}
-		if (!connect(sock, (struct sockaddr *)&addr, sizeof(addr)))
-			break;
-		close(sock);
-		sock = -1;
-		if (now_ms() > deadline) {
-			fprintf(stderr, "tcpguest: connect %s: %s\n",
-				sock_path, strerror(errno));
-			return -1;
-		}
-		nanosleep(&pause, NULL);
-	}
-	setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
-	setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
-	fcntl(sock, F_SETFL, O_NONBLOCK);
-	return 0;
+	sock = unix_connect_retry("tcpguest", sock_path, (uint64_t)timeout_ms,
+				  8 << 20);
+	return sock < 0 ? -1 : 0;
 }
 
 /* sock_read() - append what the daemon sent to rxb, without parsing
