@@ -304,6 +304,19 @@ qm_boot() {
 	[ "$G_IP4" != none ] || fail "guest has no IPv4 address"
 }
 
+# qm_linger_end: the source daemon still lingers; SIGUSR2 ends it, with
+# exit status 0, and it removes its socket
+qm_linger_end() {
+	local st=0
+	alive "$SRC_PID" || fail "the source daemon didn't linger"
+	kill -USR2 "$SRC_PID"
+	wait_for "! alive $SRC_PID" 10 ||
+		fail "the source daemon ignores SIGUSR2"
+	wait "$SRC_PID" || st=$?
+	expect "the source daemon's exit status after SIGUSR2" "$st" 0
+	[ ! -e "$SOCK_SRC" ] || fail "source socket left behind"
+}
+
 # qm_repair_src: passt-repair connected to the source daemon's helper
 # socket (SOCK.repair)
 qm_repair_src() {

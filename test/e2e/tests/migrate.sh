@@ -84,15 +84,9 @@ log "stream: $QS_G_RX bytes to the guest, $QS_G_TX to the peer, in order;" \
 	"0 RSTs from SRC"
 
 # The lifetime-end signal
-alive "$SRC_PID" || fail "the source daemon didn't linger"
-kill -USR2 "$SRC_PID"
-wait_for "! alive $SRC_PID" 10 || fail "the source daemon ignores SIGUSR2"
-st=0
-wait "$SRC_PID" || st=$?
-expect "source daemon's exit status after SIGUSR2" "$st" 0
+qm_linger_end
 grep 'Linger: ended (SIGUSR2' "$T/src/passt.socket.err" >&2 ||
 	fail "no 'Linger: ended (SIGUSR2' line: $(tail -n 3 "$T/src/passt.socket.err")"
-[ ! -e "$SOCK_SRC" ] || fail "source socket left behind"
 [ ! -e "$SOCK_SRC.pid" ] || fail "source pid file left behind"
 sanitizer_check "$T/src/passt.socket.err"
 

@@ -174,13 +174,7 @@ expect "RSTs from the target pod" $(($(mig_rsts "$DST") - rst_dst)) 0
 
 if [ "$CASE" = to ]; then
 	expect "RSTs from the source pod" $(($(mig_rsts "$SRC") - rst_src)) 0
-	alive "$SRC_PID" || fail "our source daemon didn't linger"
-	kill -USR2 "$SRC_PID"
-	wait_for "! alive $SRC_PID" 10 || fail "our source ignores SIGUSR2"
-	st=0
-	wait "$SRC_PID" || st=$?
-	expect "our source's exit status after SIGUSR2" "$st" 0
-	[ ! -e "$SOCK_SRC" ] || fail "source socket left behind"
+	qm_linger_end
 	[ ! -e "$SOCK_SRC.pid" ] || fail "source pid file left behind"
 	sanitizer_check "$T/src/passt.socket.err"
 else
