@@ -196,6 +196,7 @@
 
 #include "common/frame.h"
 #include "common/vring_desc.h"
+#include "common/vu_req.h"
 
 #define VF_Q 256
 #define VF_MEM_SIZE (32ULL << 20)
@@ -221,16 +222,7 @@
 #define VF_TX_SPLIT_PIECE_P 32768
 #define VF_TX_SPLIT_DESCS 6
 
-/* Protocol */
-enum {
-	GET_FEATURES = 1, SET_FEATURES, SET_OWNER, RESET_OWNER, SET_MEM_TABLE,
-	SET_LOG_BASE, SET_LOG_FD, SET_VRING_NUM, SET_VRING_ADDR,
-	SET_VRING_BASE, GET_VRING_BASE, SET_VRING_KICK, SET_VRING_CALL,
-	SET_VRING_ERR, GET_PROTOCOL_FEATURES, SET_PROTOCOL_FEATURES,
-	GET_QUEUE_NUM, SET_VRING_ENABLE, SEND_RARP,
-	SET_DEVICE_STATE_FD = 42, CHECK_DEVICE_STATE,
-};
-#define NEED_REPLY 0x8
+/* Protocol: the requests in common/vu_req.h */
 #define F_CSUM (1ULL << 0)
 #define F_MRG (1ULL << 15)
 #define F_OFFLOADS ((1ULL << 0) | (1ULL << 1) | (1ULL << 7) | (1ULL << 8) | \
@@ -555,7 +547,7 @@ static int msg_send_fds(uint32_t req, uint32_t flags, const void *p,
 		{ hdr, 12 }, { (void *)p, size },
 	};
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = size ? 2 : 1 };
-	uint32_t fl = 1 | flags;
+	uint32_t fl = F_VERSION | flags;
 
 	memcpy(hdr, &req, 4);
 	memcpy(hdr + 4, &fl, 4);
@@ -635,7 +627,7 @@ static int get_u64(uint32_t req, uint64_t *v)
 static int acked(uint32_t req, const void *p, uint32_t size, const int *fds,
 		 unsigned nfds, uint64_t *status)
 {
-	if (msg_send_fds(req, NEED_REPLY, p, size, fds, nfds))
+	if (msg_send_fds(req, F_NEED_REPLY, p, size, fds, nfds))
 		return -1;
 	return reply_u64(req, status);
 }
