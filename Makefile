@@ -108,11 +108,16 @@ $(BUILD)/test/unit/%: test/unit/%.c $(BUILD)/libpasst.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libpasst.a $(LDLIBS) -lcmocka
 
-# sysdeny: system calls that fail on purpose (the sandbox tests)
+# sysdeny: system calls that fail on purpose (the sandbox tests); every tool
+# links the helpers of test/tools/common/ (frame and checksum writers, the
+# clock and the connection to the daemon)
+TOOL_COMMON := $(BUILD)/test/tools/common/frame.o \
+	       $(BUILD)/test/tools/common/conn.o
+.SECONDARY: $(TOOL_COMMON)
 $(BUILD)/test/tools/sysdeny: LDLIBS += -lseccomp -lcap
-$(BUILD)/test/tools/%: test/tools/%.c
+$(BUILD)/test/tools/%: test/tools/%.c $(TOOL_COMMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TOOL_COMMON) $(LDLIBS)
 
 asan:
 	$(MAKE) BUILD=build-asan SAN=1 build-asan/passt tools

@@ -74,12 +74,8 @@ resume_switch() {
 }
 
 mig_setup
-mig_pod_daemon src source
+mig_guest_start
 cur_pod=src cur_sock=$D_SOCK cur_pid=$D_PID
-mig_probe "$cur_sock"
-MIG_SOCK=$cur_sock
-guest_up
-mig_repair_ready src "$cur_sock"
 
 for l in fs fd; do
 	mig_cap_start "$FABRIC" "$l" "resume-$l" out

@@ -289,6 +289,34 @@ qm_daemon() {
 	fi
 }
 
+# qm_boot [OPTION...]: the pods, the source daemon with OPTIONs (checked
+# that it can migrate) and the target's, both QEMUs, and the guest booted
+# on the source with an IPv4 address
+qm_boot() {
+	need_guest
+	qm_pods
+	qm_daemon src "$@"
+	mig_probe "$SOCK_SRC"
+	qm_daemon dst
+	qm_start src
+	qm_start dst
+	guest_wait 200
+	[ "$G_IP4" != none ] || fail "guest has no IPv4 address"
+}
+
+# qm_linger_end: the source daemon still lingers; SIGUSR2 ends it, with
+# exit status 0, and it removes its socket
+qm_linger_end() {
+	local st=0
+	alive "$SRC_PID" || fail "the source daemon didn't linger"
+	kill -USR2 "$SRC_PID"
+	wait_for "! alive $SRC_PID" 10 ||
+		fail "the source daemon ignores SIGUSR2"
+	wait "$SRC_PID" || st=$?
+	expect "the source daemon's exit status after SIGUSR2" "$st" 0
+	[ ! -e "$SOCK_SRC" ] || fail "source socket left behind"
+}
+
 # qm_repair_src: passt-repair connected to the source daemon's helper
 # socket (SOCK.repair)
 qm_repair_src() {
@@ -322,6 +350,24 @@ qm_stream_start() {
 peer_prog() {
 	_v=$(tr ' ' '\n' <"$T/$1.prog" 2>/dev/null | sed -n "s/^$2=//p")
 	echo "${_v:-0}"
+}
+
+# qm_streams_flowing BYTES NAME...: follow each stream NAME (started with
+# qm_stream_start) in the guest's telemetry (tel_start NAME=/tmp/NAME.prog)
+# and wait until the guest and the peer each received BYTES of it (30 s)
+qm_streams_flowing() {
+	local bytes=$1 n tel=()
+	shift
+	for n in "$@"; do
+		tel+=("$n=/tmp/$n.prog")
+	done
+	tel_start "${tel[@]}"
+	for n in "$@"; do
+		wait_for "[ \$(tel_last $n rx) -ge $bytes ]" 30 ||
+			fail "no stream $n to the guest: $(g_run "cat /tmp/$n.err")"
+		wait_for "[ \$(peer_prog $n rx) -ge $bytes ]" 30 ||
+			fail "no stream $n from the guest: $(cat "$T/$n.peer.err")"
+	done
 }
 
 # qm_stream_stop NAME [TIMEOUT]: both ends stop sending, and end at the

@@ -50,18 +50,8 @@ done
 [ $# -gt 0 ] || set -- basic tcp udp reconnect migrate migrate_fail migrate_mq \
 	multiqueue migrate_upstream migrate_from_upstream
 
-# leftovers ID: what a killed test could not remove itself
-leftovers() {
-	for n in "$1-guest" "$1-host" "$1-router" "$1-src" "$1-dst" \
-		"$1-fabric"; do
-		[ -e "/run/netns/$n" ] || continue
-		for pid in $(ip netns pids "$n" 2>/dev/null); do
-			kill -KILL "$pid" 2>/dev/null || :
-		done
-		ip netns del "$n" 2>/dev/null || :
-	done
-	rm -rf "/etc/netns/$1-host" "/etc/netns/$1-src" "/etc/netns/$1-dst"
-}
+# shellcheck source=../leftovers.sh
+. "$TOP/test/leftovers.sh"
 
 t_start=$(date +%s)
 echo "e2e: daemon $PASST, modes: $MODES"

@@ -153,4 +153,16 @@ static inline void fz_log_init(void)
 	log_level = getenv("FUZZ_LOG") ? LOG_LVL_TRACE : LOG_LVL_ERR;
 }
 
+/* FZ_INIT_LOG - LLVMFuzzerInitialize() for a harness whose only set-up is
+ * fz_log_init(): write it once, at file scope
+ */
+#define FZ_INIT_LOG							\
+	int LLVMFuzzerInitialize(int *argc, char ***argv)		\
+	{								\
+		(void)argc;						\
+		(void)argv;						\
+		fz_log_init();						\
+		return 0;						\
+	}
+
 #endif /* TEST_FUZZ_COMMON_H */

@@ -73,6 +73,7 @@
 #include "vhost/net.h"
 #include "tcp/tcp.h"
 #include "test/tools/common/vring_desc.h"
+#include "test/tools/common/vu_req.h"
 #include "util.h"
 
 /* Guest memory and its layout (guest physical = memfd offset) */
@@ -96,17 +97,6 @@
 #define MAX_FDS	     12
 #define MAPS_EVERY   64
 
-/* Requests */
-enum {
-	GET_FEATURES = 1, SET_FEATURES, SET_OWNER, RESET_OWNER, SET_MEM_TABLE,
-	SET_LOG_BASE, SET_LOG_FD, SET_VRING_NUM, SET_VRING_ADDR,
-	SET_VRING_BASE, GET_VRING_BASE, SET_VRING_KICK, SET_VRING_CALL,
-	SET_VRING_ERR, GET_PROTOCOL_FEATURES, SET_PROTOCOL_FEATURES,
-	GET_QUEUE_NUM, SET_VRING_ENABLE, SEND_RARP,
-};
-#define F_VERSION    0x1
-#define F_REPLY	     0x4
-#define F_NEED_REPLY 0x8
 #define NOFD	     0x100
 
 /* Operations beyond the requests (op byte, bits 0-4) */

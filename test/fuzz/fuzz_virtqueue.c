@@ -196,10 +196,4 @@ out:
 	return 0;
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fz_log_init();
-	return 0;
-}
+FZ_INIT_LOG

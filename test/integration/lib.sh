@@ -187,6 +187,19 @@ need() {
 	done
 }
 
+# need_upstream FILE: UP, the directory of upstream passt's binaries that
+# test/upstream/fetch.sh gets (cached after the first fetch); skip if it
+# can't get the package, fail if it fails otherwise or UP has no FILE
+need_upstream() {
+	_st=0
+	UP=$(sh "$TOP/test/upstream/fetch.sh" 2>"$T/fetch.err" |
+		tail -n 1) || _st=$?
+	[ "$_st" -ne 77 ] ||
+		skip "upstream passt unavailable: $(tail -n 1 "$T/fetch.err")"
+	[ "$_st" -eq 0 ] && [ -x "$UP/$1" ] ||
+		fail "test/upstream/fetch.sh failed ($_st): $(tail -n 5 "$T/fetch.err")"
+}
+
 # setup_ns: the three namespaces, addressed and routed, and the resolver
 # configuration the daemon in HOST will read
 setup_ns() {

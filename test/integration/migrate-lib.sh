@@ -679,6 +679,18 @@ mig_pod_daemon() {
 	fi
 }
 
+# mig_guest_start [OPTION...]: the first source, a daemon with OPTIONs in
+# pod src (mig_pod_daemon), checked that it can migrate (mig_probe), the
+# guest up through it (MIG_SOCK) and its repair helper connected. Leaves
+# D_SOCK, D_PID, D_LOG of that daemon
+mig_guest_start() {
+	mig_pod_daemon src source "$@"
+	mig_probe "$D_SOCK"
+	MIG_SOCK=$D_SOCK
+	guest_up
+	mig_repair_ready src "$D_SOCK"
+}
+
 # mig_repair_ready POD SOCK: a helper connected to the daemon at SOCK
 # (start one if none is, e.g. on a former target whose helper left)
 mig_repair_ready() {

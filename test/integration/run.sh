@@ -35,17 +35,8 @@ if [ $# -eq 0 ]; then
 	done
 fi
 
-# leftovers ID: what a killed test could not remove itself
-leftovers() {
-	for n in "$1-guest" "$1-host" "$1-router"; do
-		[ -e "/run/netns/$n" ] || continue
-		for pid in $(ip netns pids "$n" 2>/dev/null); do
-			kill -KILL "$pid" 2>/dev/null || :
-		done
-		ip netns del "$n" 2>/dev/null || :
-	done
-	rm -rf "/etc/netns/$1-host"
-}
+# shellcheck source=../leftovers.sh
+. "$TOP/test/leftovers.sh"
 
 LOGDIR=$(mktemp -d "/tmp/passt-integration.$$.XXXXXX")
 pass=0

@@ -149,20 +149,41 @@ lv_image() {
 	chmod -R a+rX "$T/img"
 }
 
-# lv_xml MODE NAME: domain XML, MODE stream or vhost-user; vhost-user
-# with two vCPUs and two queue pairs (<driver queues='2'/>, as KubeVirt's
-# networkInterfaceMultiqueue asks for one per vCPU)
+# lv_xml MODE NAME [KEY=VALUE...]: domain XML, MODE stream or vhost-user;
+# vhost-user with two vCPUs and two queue pairs (<driver queues='2'/>, as
+# KubeVirt's networkInterfaceMultiqueue asks for one per vCPU). KEYs, for
+# the migration test's domain: uuid=UUID; node=N (console-N.log, cmd-N:
+# one console and command channel per node); queues=1 (one vCPU, one
+# queue pair); cpu=no (no <cpu mode='maximum'/>, which can't migrate);
+# ports=no (no port forwarding); cmdline=ARGS (added to the kernel's);
+# dev=IFNAME (<source dev>: the back-end's --interface); log=FILE (its
+# --log-file)
 lv_xml() {
-	local type=user mem= vcpu=1 drv=
+	local type=user mem='' vcpu=1 drv='' uuid='' sfx='' cpu=yes ports=yes
+	local cmdline='' src='' log='' kv
 	if [ "$1" = vhost-user ]; then
 		type=vhostuser
 		mem="<memoryBacking><source type='memfd'/><access mode='shared'/></memoryBacking>"
 		vcpu=$LV_VU_QUEUES
 		drv="<driver queues='$LV_VU_QUEUES'/>"
 	fi
+	for kv in "${@:3}"; do
+		case $kv in
+		uuid=*)	uuid="<uuid>${kv#*=}</uuid>" ;;
+		node=*)	sfx=-${kv#*=} ;;
+		queues=1) vcpu=1 drv= ;;
+		cpu=no)	cpu= ;;
+		ports=no) ports= ;;
+		cmdline=*) cmdline=" ${kv#*=}" ;;
+		dev=*)	src="<source dev='${kv#*=}'/>" ;;
+		log=*)	log=" logFile='${kv#*=}'" ;;
+		*)	fail "lv_xml: unknown $kv" ;;
+		esac
+	done
 	cat <<-EOF
 	<domain type='qemu'>
 	  <name>$2</name>
+	  ${uuid:+$uuid}
 	  <memory unit='MiB'>$E2E_MEM</memory>
 	  $mem
 	  <vcpu>$vcpu</vcpu>
@@ -170,26 +191,31 @@ lv_xml() {
 	    <type arch='x86_64' machine='pc'>hvm</type>
 	    <kernel>$T/img/vmlinuz</kernel>
 	    <initrd>$T/img/initrd</initrd>
-	    <cmdline>console=ttyS0 panic=-1 quiet</cmdline>
+	    <cmdline>console=ttyS0 panic=-1 quiet$cmdline</cmdline>
 	  </os>
 	  <features><acpi/></features>
-	  <cpu mode='maximum'/>
+	  ${cpu:+<cpu mode='maximum'/>}
 	  <on_reboot>destroy</on_reboot>
 	  <devices>
 	    <serial type='file'>
-	      <source path='$T/console.log'/><target port='0'/>
+	      <source path='$T/console$sfx.log'/><target port='0'/>
 	    </serial>
 	    <serial type='pipe'>
-	      <source path='$T/cmd'/><target port='1'/>
+	      <source path='$T/cmd$sfx'/><target port='1'/>
 	    </serial>
 	    <interface type='$type'>
 	      <mac address='$GUEST_MAC'/>
+	      $src
 	      <model type='virtio'/>
 	      $drv
-	      <backend type='passt'/>
+	      <backend type='passt'$log/>
 	      <rom enabled='no'/>
+	EOF
+	[ -z "$ports" ] || cat <<-EOF
 	      <portForward proto='tcp'><range start='$LV_TCP'/></portForward>
 	      <portForward proto='udp'><range start='$LV_UDP'/></portForward>
+	EOF
+	cat <<-EOF
 	    </interface>
 	    <controller type='usb' model='none'/>
 	    <memballoon model='none'/>

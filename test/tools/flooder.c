@@ -49,6 +49,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/conn.h"
+#include "common/frame.h"
+
 static int secs = 10;
 static unsigned count;
 
@@ -56,33 +59,6 @@ static void die(const char *what)
 {
 	perror(what);
 	exit(1);
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static uint32_t sum16(uint32_t s, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)(b[i] << 8 | b[i + 1]);
-	if (n & 1)
-		s += (uint32_t)(b[n - 1] << 8);
-	return s;
-}
-
-static uint16_t fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
 }
 
 /* Address and family from a string; port set in network order */
@@ -196,10 +172,9 @@ static int mode_syn(const char *src, const char *dst, unsigned port0)
 			ph[9] = IPPROTO_TCP;
 			ph[10] = 0;
 			ph[11] = sizeof(seg);
-			sum = sum16(sum16(0, ph, sizeof(ph)), seg, sizeof(seg));
-			sum = fold(sum);
-			seg[16] = (uint8_t)(sum >> 8);
-			seg[17] = (uint8_t)sum;
+			sum = csum_add(csum_add(0, ph, sizeof(ph)), seg,
+				       sizeof(seg));
+			put_be16(seg + 16, csum_fold(sum));
 			if (sendto(s, seg, sizeof(seg), MSG_DONTWAIT,
 				   (struct sockaddr *)&ss, sl) > 0)
 				sent++;
@@ -243,9 +218,8 @@ static int mode_icmp(const char *dst)
 			msg[6] = (uint8_t)(seq >> 8);
 			msg[7] = (uint8_t)seq;
 			memcpy(msg + 8, "floodfld", 8);
-			sum = fold(sum16(0, msg, sizeof(msg)));
-			msg[2] = (uint8_t)(sum >> 8);
-			msg[3] = (uint8_t)sum;
+			sum = csum_fold(csum_add(0, msg, sizeof(msg)));
+			put_be16(msg + 2, sum);
 			if (sendto(s, msg, sizeof(msg), MSG_DONTWAIT,
 				   (struct sockaddr *)&ss, sl) > 0)
 				sent++;

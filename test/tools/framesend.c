@@ -58,12 +58,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/conn.h"
+#include "common/frame.h"
+
 #define FRAME_MAX 65535
 #define FRAME_MAX_ARP (14 + 28)	/* arp_build(f, 6, 4) */
-#define ETH_HLEN 14
-#define IP4_HLEN 20
-#define IP6_HLEN 40
-#define UDP_HLEN 8
 #define BOOTP_LEN 236
 #define DHCP_MAGIC 0x63825363
 
@@ -102,14 +101,6 @@ static unsigned rx_arp_skipped;	/* ARP replies rx_compact() let go */
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* rng() - xorshift64*: reproducible for a given -s seed */
 static uint32_t rng(void)
 {
@@ -119,99 +110,18 @@ static uint32_t rng(void)
 	return (rng_state * 0x2545f4914f6cdd1dULL) >> 32;
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += get16(p + i);
-	if (len & 1)
-		sum += p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum & 0xffff;
-}
-
 /* ---- frame builders: each returns the offset after what it wrote ------ */
 
 static size_t eth_build(uint8_t *p, const uint8_t *dst, uint16_t type)
 {
-	memcpy(p, dst, 6);
-	memcpy(p + 6, mac_guest, 6);
-	put16(p + 12, type);
-	return ETH_HLEN;
+	return eth_hdr_put(p, dst, mac_guest, type);
 }
 
 /* ip4_build() - IPv4 header; @tot_len is what the header claims */
 static size_t ip4_build(uint8_t *p, uint8_t proto, struct in_addr src,
 			struct in_addr dst, uint16_t tot_len)
 {
-	memset(p, 0, IP4_HLEN);
-	p[0] = 0x45;
-	put16(p + 2, tot_len);
-	put16(p + 4, rng() & 0xffff);
-	p[8] = 64;
-	p[9] = proto;
-	memcpy(p + 12, &src, 4);
-	memcpy(p + 16, &dst, 4);
-	put16(p + 10, csum_fold(csum_add(0, p, IP4_HLEN)));
-	return IP4_HLEN;
-}
-
-static size_t ip6_build(uint8_t *p, uint8_t next, const struct in6_addr *src,
-			const struct in6_addr *dst, uint16_t plen, uint8_t hops)
-{
-	memset(p, 0, IP6_HLEN);
-	p[0] = 0x60;
-	put16(p + 4, plen);
-	p[6] = next;
-	p[7] = hops;
-	memcpy(p + 8, src, 16);
-	memcpy(p + 24, dst, 16);
-	return IP6_HLEN;
-}
-
-/* l4_csum6() - checksum over the IPv6 pseudo-header and @len bytes at @l4 */
-static uint16_t l4_csum6(const uint8_t *ip6, const uint8_t *l4, size_t len,
-			 uint8_t proto)
-{
-	uint32_t sum = csum_add(0, ip6 + 8, 32);
-
-	sum += (uint32_t)(len >> 16) + (len & 0xffff) + proto;
-	return csum_fold(csum_add(sum, l4, len));
-}
-
-static uint16_t l4_csum4(const uint8_t *ip4, const uint8_t *l4, size_t len,
-			 uint8_t proto)
-{
-	uint32_t sum = csum_add(0, ip4 + 12, 8);
-
-	sum += len + proto;
-	return csum_fold(csum_add(sum, l4, len));
+	return ip4_hdr_put(p, proto, &src, &dst, tot_len, rng() & 0xffff, 0);
 }
 
 /* icmp6_fix() - set the ICMPv6 checksum over the bytes actually present */
@@ -219,17 +129,17 @@ static void icmp6_fix(uint8_t *ip6, size_t l4_len)
 {
 	uint8_t *l4 = ip6 + IP6_HLEN;
 
-	put16(l4 + 2, 0);
-	put16(l4 + 2, l4_csum6(ip6, l4, l4_len, 58));
+	put_be16(l4 + 2, 0);
+	put_be16(l4 + 2, csum_l4(AF_INET6, ip6, l4, l4_len, 58));
 }
 
 static size_t udp_build(uint8_t *p, uint16_t sport, uint16_t dport,
 			uint16_t len)
 {
-	put16(p, sport);
-	put16(p + 2, dport);
-	put16(p + 4, len);
-	put16(p + 6, 0);
+	put_be16(p, sport);
+	put_be16(p + 2, dport);
+	put_be16(p + 4, len);
+	put_be16(p + 6, 0);
 	return UDP_HLEN;
 }
 
@@ -238,11 +148,11 @@ static size_t arp_build(uint8_t *f, uint8_t hlen, uint8_t plen)
 	size_t o = eth_build(f, mac_bcast, ETH_P_ARP_);
 	uint8_t *p = f + o;
 
-	put16(p, 1);
-	put16(p + 2, ETH_P_IP_);
+	put_be16(p, 1);
+	put_be16(p + 2, ETH_P_IP_);
 	p[4] = hlen;
 	p[5] = plen;
-	put16(p + 6, 1);
+	put_be16(p + 6, 1);
 	memcpy(p + 8, mac_guest, 6);
 	memcpy(p + 14, &ip4_guest, 4);
 	memset(p + 18, 0, 6);
@@ -264,10 +174,10 @@ static size_t dhcp_build(uint8_t *f, uint32_t xid)
 	b[0] = 1;		/* BOOTREQUEST */
 	b[1] = 1;		/* Ethernet */
 	b[2] = 6;
-	put32(b + 4, xid);
-	put16(b + 10, 0x8000);	/* broadcast */
+	put_be32(b + 4, xid);
+	put_be16(b + 10, 0x8000);	/* broadcast */
 	memcpy(b + 28, mac_guest, 6);
-	put32(b + BOOTP_LEN, DHCP_MAGIC);
+	put_be32(b + BOOTP_LEN, DHCP_MAGIC);
 	return o + BOOTP_LEN + 4;
 }
 
@@ -309,7 +219,7 @@ static size_t icmp6_build(uint8_t *f, const uint8_t *dmac,
 {
 	size_t o = eth_build(f, dmac, ETH_P_IPV6_);
 
-	o += ip6_build(f + o, 58, &ip6_ll, dst, 4 + body_len, hops);
+	o += ip6_hdr_put(f + o, 58, &ip6_ll, dst, 4 + body_len, hops);
 	memset(f + o, 0, 4 + body_len);
 	f[o] = type;
 	return o;
@@ -353,11 +263,11 @@ static size_t dhcp6_build(uint8_t *f, const uint8_t *msg, size_t len)
 	size_t o = eth_build(f, mac, ETH_P_IPV6_);
 	uint8_t *ip = f + o, *udp;
 
-	o += ip6_build(ip, 17, &ip6_ll, &ip6_dhcp, UDP_HLEN + len, 1);
+	o += ip6_hdr_put(ip, 17, &ip6_ll, &ip6_dhcp, UDP_HLEN + len, 1);
 	udp = f + o;
 	o += udp_build(udp, 546, 547, UDP_HLEN + len);
 	memcpy(f + o, msg, len);
-	put16(udp + 6, l4_csum6(ip, udp, UDP_HLEN + len, 17));
+	put_be16(udp + 6, csum_l4(AF_INET6, ip, udp, UDP_HLEN + len, 17));
 	return o + len;
 }
 
@@ -372,11 +282,11 @@ static size_t icmp4_echo(uint8_t *f, size_t icmp_len, uint16_t tot_len)
 	memset(icmp, 0, icmp_len);
 	icmp[0] = 8;
 	if (icmp_len >= 8) {
-		put16(icmp + 4, 0x1234);
-		put16(icmp + 6, 1);
+		put_be16(icmp + 4, 0x1234);
+		put_be16(icmp + 6, 1);
 	}
 	if (icmp_len >= 4)
-		put16(icmp + 2, csum_fold(csum_add(0, icmp, icmp_len)));
+		put_be16(icmp + 2, csum_fold(csum_add(0, icmp, icmp_len)));
 	return o + icmp_len;
 }
 
@@ -385,17 +295,17 @@ static size_t icmp6_echo(uint8_t *f, size_t icmp_len, uint16_t plen)
 	size_t o = eth_build(f, mac_daemon, ETH_P_IPV6_);
 	uint8_t *ip = f + o;
 
-	o += ip6_build(ip, 58, &ip6_ll, &ip6_peer,
+	o += ip6_hdr_put(ip, 58, &ip6_ll, &ip6_peer,
 		       plen ? plen : icmp_len, 64);
 	memset(f + o, 0, icmp_len);
 	f[o] = 128;
 	if (icmp_len >= 8) {
-		put16(f + o + 4, 0x1234);
-		put16(f + o + 6, 1);
+		put_be16(f + o + 4, 0x1234);
+		put_be16(f + o + 6, 1);
 	}
 	if (icmp_len >= 4) {
-		put16(f + o + 2, 0);
-		put16(f + o + 2, l4_csum6(ip, f + o, icmp_len, 58));
+		put_be16(f + o + 2, 0);
+		put_be16(f + o + 2, csum_l4(AF_INET6, ip, f + o, icmp_len, 58));
 	}
 	return o + icmp_len;
 }
@@ -409,18 +319,18 @@ static size_t tcp4_syn(uint8_t *f, uint8_t doff, size_t tcp_len)
 	tcp = f + o;
 	memset(tcp, 0, tcp_len);
 	if (tcp_len >= 4) {
-		put16(tcp, 40000 + (rng() & 0x3ff));
-		put16(tcp + 2, 9);
+		put_be16(tcp, 40000 + (rng() & 0x3ff));
+		put_be16(tcp + 2, 9);
 	}
 	if (tcp_len >= 14) {
-		put32(tcp + 4, rng());
+		put_be32(tcp + 4, rng());
 		tcp[12] = doff << 4;
 		tcp[13] = 0x02;		/* SYN */
 	}
 	if (tcp_len >= 16)
-		put16(tcp + 14, 65535);
+		put_be16(tcp + 14, 65535);
 	if (tcp_len >= 18)
-		put16(tcp + 16, l4_csum4(ip, tcp, tcp_len, 6));
+		put_be16(tcp + 16, csum_l4(AF_INET, ip, tcp, tcp_len, 6));
 	return o + tcp_len;
 }
 
@@ -473,7 +383,7 @@ static size_t case_udp_len_long(uint8_t *f)
 {
 	size_t len = dhcp_discover(f, rng());
 
-	put16(f + ETH_HLEN + IP4_HLEN + 4, 2000);
+	put_be16(f + ETH_HLEN + IP4_HLEN + 4, 2000);
 	return len;
 }
 
@@ -481,7 +391,7 @@ static size_t case_udp_len_short(uint8_t *f)
 {
 	size_t len = dhcp_discover(f, rng());
 
-	put16(f + ETH_HLEN + IP4_HLEN + 4, 3);
+	put_be16(f + ETH_HLEN + IP4_HLEN + 4, 3);
 	return len;
 }
 
@@ -491,8 +401,8 @@ static size_t case_udp_truncated(uint8_t *f)
 	struct in_addr any = { 0 }, bcast = { htonl(0xffffffff) };
 
 	o += ip4_build(f + o, 17, any, bcast, IP4_HLEN + 4);
-	put16(f + o, 68);
-	put16(f + o + 2, 67);
+	put_be16(f + o, 68);
+	put_be16(f + o + 2, 67);
 	return o + 4;
 }
 
@@ -535,7 +445,7 @@ static size_t case_ipv6_ext_oversize(uint8_t *f)
 {
 	size_t o = eth_build(f, mac_daemon, ETH_P_IPV6_);
 
-	o += ip6_build(f + o, 0, &ip6_ll, &ip6_peer, 8, 64);
+	o += ip6_hdr_put(f + o, 0, &ip6_ll, &ip6_peer, 8, 64);
 	memset(f + o, 0, 8);
 	f[o] = 58;
 	f[o + 1] = 255;
@@ -549,7 +459,7 @@ static size_t case_ipv6_ext_chain(uint8_t *f)
 {
 	size_t o = eth_build(f, mac_daemon, ETH_P_IPV6_), i, n = 4000;
 
-	o += ip6_build(f + o, 60, &ip6_ll, &ip6_peer, n * 8, 64);
+	o += ip6_hdr_put(f + o, 60, &ip6_ll, &ip6_peer, n * 8, 64);
 	for (i = 0; i < n; i++, o += 8) {
 		memset(f + o, 0, 8);
 		f[o] = i % 3 ? 60 : 43;	/* dest opts, routing, ... */
@@ -566,7 +476,7 @@ static size_t case_ipv6_ext_loop(uint8_t *f)
 {
 	size_t o = eth_build(f, mac_daemon, ETH_P_IPV6_), i, n = 64;
 
-	o += ip6_build(f + o, 0, &ip6_ll, &ip6_peer, n * 8, 64);
+	o += ip6_hdr_put(f + o, 0, &ip6_ll, &ip6_peer, n * 8, 64);
 	for (i = 0; i < n; i++, o += 8) {
 		memset(f + o, 0, 8);
 		f[o] = i & 1 ? 0 : 44;
@@ -631,7 +541,7 @@ static size_t case_dhcp_bad_msgtype(uint8_t *f)
 
 	f[o++] = 53;
 	f[o++] = 4;		/* wrong length for message type */
-	put32(f + o, 0x01ffffff);
+	put_be32(f + o, 0x01ffffff);
 	o += 4;
 	f[o++] = 255;
 	return dhcp_finish(f, o);
@@ -698,7 +608,7 @@ static size_t case_dhcp_bad_magic(uint8_t *f)
 {
 	size_t len = dhcp_discover(f, rng());
 
-	put32(f + ETH_HLEN + IP4_HLEN + UDP_HLEN + BOOTP_LEN, 0xdeadbeef);
+	put_be32(f + ETH_HLEN + IP4_HLEN + UDP_HLEN + BOOTP_LEN, 0xdeadbeef);
 	return len;
 }
 
@@ -723,18 +633,18 @@ static size_t case_dhcpv6_ia_lie(uint8_t *f)
 	uint8_t m[128] = { 1, 0x12, 0x34, 0x56 };
 	size_t o = 4;
 
-	put16(m + o, 1);		/* client ID: DUID-LL */
-	put16(m + o + 2, 10);
-	put16(m + o + 4, 3);
-	put16(m + o + 6, 1);
+	put_be16(m + o, 1);		/* client ID: DUID-LL */
+	put_be16(m + o + 2, 10);
+	put_be16(m + o + 4, 3);
+	put_be16(m + o + 6, 1);
 	memcpy(m + o + 8, mac_guest, 6);
 	o += 14;
-	put16(m + o, 3);		/* IA_NA */
-	put16(m + o + 2, 12 + 4 + 24);
-	put32(m + o + 4, 1);
+	put_be16(m + o, 3);		/* IA_NA */
+	put_be16(m + o + 2, 12 + 4 + 24);
+	put_be32(m + o + 4, 1);
 	o += 16;
-	put16(m + o, 5);		/* IAADDR, length lies */
-	put16(m + o + 2, 500);
+	put_be16(m + o, 5);		/* IAADDR, length lies */
+	put_be16(m + o + 2, 500);
 	o += 4 + 24;
 	return dhcp6_build(f, m, o);
 }
@@ -745,9 +655,9 @@ static size_t case_dhcpv6_ia_long(uint8_t *f)
 	uint8_t m[64] = { 1, 0x12, 0x34, 0x57 };
 	size_t o = 4;
 
-	put16(m + o, 3);
-	put16(m + o + 2, 0xfff0);
-	put32(m + o + 4, 1);
+	put_be16(m + o, 3);
+	put_be16(m + o + 2, 0xfff0);
+	put_be32(m + o + 4, 1);
 	o += 16;
 	return dhcp6_build(f, m, o);
 }
@@ -756,8 +666,8 @@ static size_t case_dhcpv6_opt_lie(uint8_t *f)
 {
 	uint8_t m[16] = { 1, 0x12, 0x34, 0x58 };
 
-	put16(m + 4, 1);
-	put16(m + 6, 0xffff);
+	put_be16(m + 4, 1);
+	put_be16(m + 6, 0xffff);
 	return dhcp6_build(f, m, 10);
 }
 
@@ -775,8 +685,8 @@ static size_t case_dhcpv6_ia_short(uint8_t *f)
 {
 	uint8_t m[16] = { 3, 0x12, 0x34, 0x59 };
 
-	put16(m + 4, 3);
-	put16(m + 6, 0);
+	put_be16(m + 4, 3);
+	put_be16(m + 6, 0);
 	return dhcp6_build(f, m, 8);
 }
 
@@ -831,8 +741,8 @@ static size_t case_vlan(uint8_t *f)
 {
 	size_t o = eth_build(f, mac_daemon, 0x8100);
 
-	put16(f + o, 1);
-	put16(f + o + 2, ETH_P_IP_);
+	put_be16(f + o, 1);
+	put_be16(f + o + 2, ETH_P_IP_);
 	return o + 4;
 }
 
@@ -975,38 +885,10 @@ static const struct prefix_case prefix_cases[] = {
 
 static int sock_open(void)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	uint64_t deadline = now_ms() + timeout_ms;
-	struct timespec pause = { 0, 20 * 1000 * 1000 };
-	int bufsize = 1 << 20;
-
-	if (strlen(sock_path) >= sizeof(addr.sun_path)) {
-		fprintf(stderr, "framesend: socket path too long\n");
+	sock = unix_connect_retry("framesend", sock_path, (uint64_t)timeout_ms,
+				  1 << 20);
+	if (sock < 0)
 		return -1;
-	}
-	strcpy(addr.sun_path, sock_path);
-
-	for (;;) {
-		sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (sock < 0) {
-			perror("framesend: socket");
-			return -1;
-		}
-		if (!connect(sock, (struct sockaddr *)&addr, sizeof(addr)))
-			break;
-		close(sock);
-		sock = -1;
-		if (now_ms() > deadline) {
-			fprintf(stderr, "framesend: connect %s: %s\n",
-				sock_path, strerror(errno));
-			return -1;
-		}
-		nanosleep(&pause, NULL);
-	}
-
-	setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
-	setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
-	fcntl(sock, F_SETFL, O_NONBLOCK);
 	rx_len = rx_consumed = 0;
 	return 0;
 }
@@ -1023,8 +905,8 @@ static void rx_compact(void)
 
 	if (rx_len > sizeof(rx_buf) / 2) {
 		while (rx_len - off >= 4) {
-			uint32_t len = (uint32_t)get16(rx_buf + off) << 16 |
-				       get16(rx_buf + off + 2);
+			uint32_t len = (uint32_t)get_be16(rx_buf + off) << 16 |
+				       get_be16(rx_buf + off + 2);
 
 			if (rx_len - off < 4 + (size_t)len)
 				break;
@@ -1096,7 +978,7 @@ static int frame_send(const uint8_t *f, size_t len)
 {
 	uint8_t prefix[4];
 
-	put32(prefix, len);
+	put_be32(prefix, len);
 	if (sock_send(prefix, 4))
 		return -1;
 	return sock_send(f, len);
@@ -1116,8 +998,8 @@ static ssize_t frame_recv(const uint8_t **f, uint64_t deadline)
 		int gone;
 
 		if (rx_len >= 4) {
-			uint32_t len = (uint32_t)get16(rx_buf) << 16 |
-				       get16(rx_buf + 2);
+			uint32_t len = (uint32_t)get_be16(rx_buf) << 16 |
+				       get_be16(rx_buf + 2);
 
 			if (len > FRAME_MAX) {
 				fprintf(stderr, "framesend: daemon sent a "
@@ -1137,8 +1019,8 @@ static ssize_t frame_recv(const uint8_t **f, uint64_t deadline)
 		if (gone && rx_len < 4)
 			return -1;
 		if (gone) {
-			uint32_t len = (uint32_t)get16(rx_buf) << 16 |
-				       get16(rx_buf + 2);
+			uint32_t len = (uint32_t)get_be16(rx_buf) << 16 |
+				       get_be16(rx_buf + 2);
 
 			if (rx_len < 4 + len)
 				return -1;
@@ -1150,8 +1032,8 @@ static ssize_t frame_recv(const uint8_t **f, uint64_t deadline)
 
 static bool is_arp_reply(const uint8_t *f, size_t len)
 {
-	return len >= ETH_HLEN + 28 && get16(f + 12) == ETH_P_ARP_ &&
-	       get16(f + ETH_HLEN + 6) == 2 &&
+	return len >= ETH_HLEN + 28 && get_be16(f + 12) == ETH_P_ARP_ &&
+	       get_be16(f + ETH_HLEN + 6) == 2 &&
 	       !memcmp(f + ETH_HLEN + 14, &ip4_gw, 4);
 }
 
@@ -1160,7 +1042,7 @@ static bool is_dhcp_offer(const uint8_t *f, size_t len, uint32_t xid)
 	const uint8_t *ip = f + ETH_HLEN, *udp, *b;
 	size_t ihl;
 
-	if (len < ETH_HLEN + IP4_HLEN || get16(f + 12) != ETH_P_IP_ ||
+	if (len < ETH_HLEN + IP4_HLEN || get_be16(f + 12) != ETH_P_IP_ ||
 	    ip[9] != 17)
 		return false;
 	ihl = (ip[0] & 0xf) * 4;
@@ -1168,8 +1050,8 @@ static bool is_dhcp_offer(const uint8_t *f, size_t len, uint32_t xid)
 		return false;
 	udp = ip + ihl;
 	b = udp + UDP_HLEN;
-	return get16(udp) == 67 && get16(udp + 2) == 68 && b[0] == 2 &&
-	       ((uint32_t)get16(b + 4) << 16 | get16(b + 6)) == xid;
+	return get_be16(udp) == 67 && get_be16(udp + 2) == 68 && b[0] == 2 &&
+	       ((uint32_t)get_be16(b + 4) << 16 | get_be16(b + 6)) == xid;
 }
 
 /* probe() - send a request every 500 ms until an answer arrives
@@ -1238,7 +1120,7 @@ static uint8_t *arp_batch(size_t *len)
 	for (i = 0; i < garbage_count; i++) {
 		size_t n = arp_build(buf + off + 4, 6, 4);
 
-		put32(buf + off, n);
+		put_be32(buf + off, n);
 		off += 4 + n;
 	}
 	*len = off;
@@ -1343,7 +1225,7 @@ static int hold_unread(void)
 			"replies\n", queued, want);
 		return 1;
 	}
-	put32(bad, 5);
+	put_be32(bad, 5);
 	if (send(sock, bad, sizeof(bad), MSG_NOSIGNAL) != sizeof(bad)) {
 		perror("framesend: hold-unread: send");
 		return 1;
@@ -1389,8 +1271,8 @@ static int check_held(void)
 	close(held);
 	held = -1;
 	while (len - off >= 4) {
-		uint32_t flen = (uint32_t)get16(q + off) << 16 |
-				get16(q + off + 2);
+		uint32_t flen = (uint32_t)get_be16(q + off) << 16 |
+				get_be16(q + off + 2);
 		const uint8_t *f = q + off + 4;
 
 		if (flen < ETH_HLEN || len - off - 4 < flen)
@@ -1497,11 +1379,11 @@ static size_t rarp_build(uint8_t *f)
 	size_t o = eth_build(f, mac_bcast, 0x8035);
 
 	memset(f + o, 0, 60 - o);
-	put16(f + o, 1);		/* Ethernet */
-	put16(f + o + 2, 0x0800);	/* IPv4 */
+	put_be16(f + o, 1);		/* Ethernet */
+	put_be16(f + o + 2, 0x0800);	/* IPv4 */
 	f[o + 4] = 6;
 	f[o + 5] = 4;
-	put16(f + o + 6, 3);		/* reverse request */
+	put_be16(f + o + 6, 3);		/* reverse request */
 	memcpy(f + o + 8, mac_guest, 6);
 	memcpy(f + o + 18, mac_guest, 6);
 	return 60;
@@ -1562,7 +1444,7 @@ static int run_case(const char *name)
 			fprintf(stderr, "framesend: %s\n", name);
 
 		/* The daemon may reset while we send: that's expected */
-		put32(hdr, pc->len);
+		put_be32(hdr, pc->len);
 		if (sock_send(hdr, 4))
 			return 0;
 		memset(frame, 0xa5, sizeof(frame));

@@ -46,10 +46,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ETH_HLEN 14
-#define IP4_HLEN 20
-#define IP6_HLEN 40
-#define TCP_HLEN 20
+#include "common/conn.h"
+#include "common/frame.h"
+
 
 #define F_FIN 0x01
 #define F_SYN 0x02
@@ -149,63 +148,12 @@ static uint8_t frame[65536];
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static uint32_t rng(void)
 {
 	rng_state ^= rng_state >> 12;
 	rng_state ^= rng_state << 25;
 	rng_state ^= rng_state >> 27;
 	return (uint32_t)((rng_state * 0x2545f4914f6cdd1dULL) >> 32);
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = (v >> 16) & 0xff;
-	p[2] = (v >> 8) & 0xff;
-	p[3] = v & 0xff;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += get16(p + i);
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)(~sum & 0xffff);
 }
 
 static const char *fam_name(int family)
@@ -350,38 +298,9 @@ static void check_rx(struct conn *c, const uint8_t *buf, size_t len,
 
 static int sock_open(void)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	uint64_t deadline = now_ms() + timeout_ms;
-	int bufsize = 8 << 20;
-
-	if (strlen(sock_path) >= sizeof(addr.sun_path)) {
-		fprintf(stderr, "tcpguest: socket path too long\n");
-		return -1;
-	}
-	strcpy(addr.sun_path, sock_path);
-	for (;;) {
-		struct timespec pause = { 0, 20 * 1000 * 1000 };
-
-		sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (sock < 0) {
-			perror("tcpguest: socket");
-			return -1;
-		}
-		if (!connect(sock, (struct sockaddr *)&addr, sizeof(addr)))
-			break;
-		close(sock);
-		sock = -1;
-		if (now_ms() > deadline) {
-			fprintf(stderr, "tcpguest: connect %s: %s\n",
-				sock_path, strerror(errno));
-			return -1;
-		}
-		nanosleep(&pause, NULL);
-	}
-	setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
-	setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
-	fcntl(sock, F_SETFL, O_NONBLOCK);
-	return 0;
+	sock = unix_connect_retry("tcpguest", sock_path, (uint64_t)timeout_ms,
+				  8 << 20);
+	return sock < 0 ? -1 : 0;
 }
 
 /* sock_read() - append what the daemon sent to rxb, without parsing
@@ -425,7 +344,7 @@ static void frame_queue(const uint8_t *f, size_t len)
 		cfail(NULL, "transmit batch overflow");
 		return;
 	}
-	put32(txb + tx_len, (uint32_t)len);
+	put_be32(txb + tx_len, (uint32_t)len);
 	memcpy(txb + tx_len + 4, f, len);
 	tx_len += 4 + len;
 	tx_frames++;
@@ -471,28 +390,6 @@ static int tx_flush(void)
 
 /* ---- frame building --------------------------------------------------- */
 
-static size_t eth_hdr(uint8_t *f, const uint8_t *dst, uint16_t type)
-{
-	memcpy(f, dst, 6);
-	memcpy(f + 6, mac_guest, 6);
-	put16(f + 12, type);
-	return ETH_HLEN;
-}
-
-/* tcp_csum() - checksum of the TCP segment at @l4 in the packet at @ip */
-static uint16_t tcp_csum(int family, const uint8_t *ip, const uint8_t *l4,
-			 size_t len)
-{
-	uint32_t sum;
-
-	if (family == AF_INET)
-		sum = csum_add(0, ip + 12, 8);
-	else
-		sum = csum_add(0, ip + 8, 32);
-	sum += (uint32_t)(len >> 16) + (uint32_t)(len & 0xffff) + 6;
-	return csum_fold(csum_add(sum, l4, len));
-}
-
 /* g_seg() - queue a segment from the guest on @c
  * @seq:	sequence number
  * @flags:	TCP flags (SYN adds our MSS and, if offered, window scale)
@@ -501,8 +398,8 @@ static uint16_t tcp_csum(int family, const uint8_t *ip, const uint8_t *l4,
 static void g_seg(struct conn *c, uint32_t seq, uint8_t flags,
 		  const uint8_t *data, size_t len)
 {
-	size_t o = eth_hdr(frame, mac_daemon, c->family == AF_INET ?
-			   0x0800 : 0x86dd);
+	size_t o = eth_hdr_put(frame, mac_daemon, mac_guest,
+			       c->family == AF_INET ? 0x0800 : 0x86dd);
 	size_t thl = TCP_HLEN, l4len;
 	uint8_t *ip = frame + o, *th;
 	uint32_t wnd = c->rcv_wnd;
@@ -511,42 +408,27 @@ static void g_seg(struct conn *c, uint32_t seq, uint8_t flags,
 		thl += c->ws_offer ? 8 : 4;
 	l4len = thl + len;
 
-	if (c->family == AF_INET) {
-		memset(ip, 0, IP4_HLEN);
-		ip[0] = 0x45;
-		put16(ip + 2, (uint16_t)(IP4_HLEN + l4len));
-		put16(ip + 4, (uint16_t)rng());
-		ip[6] = 0x40;		/* DF */
-		ip[8] = 64;
-		ip[9] = 6;
-		memcpy(ip + 12, &ip4_guest, 4);
-		memcpy(ip + 16, &ip4_peer, 4);
-		put16(ip + 10, csum_fold(csum_add(0, ip, IP4_HLEN)));
-		th = ip + IP4_HLEN;
-	} else {
-		memset(ip, 0, IP6_HLEN);
-		ip[0] = 0x60;
-		put16(ip + 4, (uint16_t)l4len);
-		ip[6] = 6;
-		ip[7] = 64;
-		memcpy(ip + 8, &ip6_guest, 16);
-		memcpy(ip + 24, &ip6_peer, 16);
-		th = ip + IP6_HLEN;
-	}
+	if (c->family == AF_INET)
+		th = ip + ip4_hdr_put(ip, 6, &ip4_guest, &ip4_peer,
+				      (uint16_t)(IP4_HLEN + l4len),
+				      (uint16_t)rng(), IP4_DF);
+	else
+		th = ip + ip6_hdr_put(ip, 6, &ip6_guest, &ip6_peer,
+				      (uint16_t)l4len, 64);
 
-	put16(th, c->sport);
-	put16(th + 2, c->dport);
-	put32(th + 4, seq);
-	put32(th + 8, (flags & F_ACK) ? c->rcv_nxt : 0);
+	put_be16(th, c->sport);
+	put_be16(th + 2, c->dport);
+	put_be32(th + 4, seq);
+	put_be32(th + 8, (flags & F_ACK) ? c->rcv_nxt : 0);
 	th[12] = (uint8_t)((thl / 4) << 4);
 	th[13] = flags;
-	put16(th + 14, (uint16_t)MIN(wnd, 65535U));
-	put16(th + 16, 0);
-	put16(th + 18, 0);
+	put_be16(th + 14, (uint16_t)MIN(wnd, 65535U));
+	put_be16(th + 16, 0);
+	put_be16(th + 18, 0);
 	if (flags & F_SYN) {
 		th[20] = 2;
 		th[21] = 4;
-		put16(th + 22, c->mss);
+		put_be16(th + 22, c->mss);
 		if (c->ws_offer) {
 			th[24] = 1;
 			th[25] = 3;
@@ -556,7 +438,7 @@ static void g_seg(struct conn *c, uint32_t seq, uint8_t flags,
 	}
 	if (len)
 		memcpy(th + thl, data, len);
-	put16(th + 16, tcp_csum(c->family, ip, th, l4len));
+	put_be16(th + 16, csum_l4(c->family, ip, th, l4len, 6));
 
 	if ((flags & F_ACK) && !(flags & F_RST) &&
 	    SEQ_GT(c->rcv_nxt + MIN(wnd, 65535U), c->rcv_adv))
@@ -596,14 +478,14 @@ static void g_rst(struct conn *c)
 static void arp_request(void)
 {
 	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	size_t o = eth_hdr(frame, bcast, 0x0806);
+	size_t o = eth_hdr_put(frame, bcast, mac_guest, 0x0806);
 	uint8_t *a = frame + o;
 
-	put16(a, 1);
-	put16(a + 2, 0x0800);
+	put_be16(a, 1);
+	put_be16(a + 2, 0x0800);
 	a[4] = 6;
 	a[5] = 4;
-	put16(a + 6, 1);
+	put_be16(a + 6, 1);
 	memcpy(a + 8, mac_guest, 6);
 	memcpy(a + 14, &ip4_guest, 4);
 	memset(a + 18, 0, 6);
@@ -877,7 +759,7 @@ static void parse_syn_opts(struct conn *c, const uint8_t *o, size_t len)
 		if (i + 1 >= len || o[i + 1] < 2 || i + o[i + 1] > len)
 			return;
 		if (o[i] == 2 && o[i + 1] == 4)
-			c->synack_mss = get16(o + i + 2);
+			c->synack_mss = get_be16(o + i + 2);
 		if (o[i] == 3 && o[i + 1] == 3)
 			c->synack_ws = o[i + 2];
 		i += o[i + 1];
@@ -887,9 +769,9 @@ static void parse_syn_opts(struct conn *c, const uint8_t *o, size_t len)
 static void tcp_from_daemon(struct conn *c, const uint8_t *th, size_t l4len)
 {
 	size_t thl = (size_t)(th[12] >> 4) * 4, len;
-	uint32_t seq = get32(th + 4), ack = get32(th + 8);
+	uint32_t seq = get_be32(th + 4), ack = get_be32(th + 8);
 	uint8_t flags = th[13];
-	uint32_t wnd = get16(th + 14);
+	uint32_t wnd = get_be16(th + 14);
 	const uint8_t *data;
 
 	if (thl < TCP_HLEN || thl > l4len) {
@@ -1074,8 +956,8 @@ static void frame_from_daemon(const uint8_t *f, size_t len)
 
 	if (len < ETH_HLEN)
 		return;
-	type = get16(f + 12);
-	if (type == 0x0806 && len >= ETH_HLEN + 28 && get16(ip + 6) == 2 &&
+	type = get_be16(f + 12);
+	if (type == 0x0806 && len >= ETH_HLEN + 28 && get_be16(ip + 6) == 2 &&
 	    !memcmp(ip + 14, &ip4_gw, 4)) {
 		memcpy(mac_daemon, ip + 8, 6);
 		mac_known = true;
@@ -1083,7 +965,7 @@ static void frame_from_daemon(const uint8_t *f, size_t len)
 	}
 	if (type == 0x0800 && len >= ETH_HLEN + IP4_HLEN && ip[9] == 6) {
 		size_t ihl = (size_t)(ip[0] & 0xf) * 4;
-		size_t tot = get16(ip + 2);
+		size_t tot = get_be16(ip + 2);
 
 		if (ihl < IP4_HLEN || tot < ihl || ETH_HLEN + tot > len) {
 			cfail(NULL, "malformed IPv4 frame from the daemon");
@@ -1099,7 +981,7 @@ static void frame_from_daemon(const uint8_t *f, size_t len)
 		l4len = tot - ihl;
 	} else if (type == 0x86dd && len >= ETH_HLEN + IP6_HLEN &&
 		   ip[6] == 6) {
-		l4len = get16(ip + 4);
+		l4len = get_be16(ip + 4);
 		if (ETH_HLEN + IP6_HLEN + l4len > len) {
 			cfail(NULL, "malformed IPv6 frame from the daemon");
 			return;
@@ -1113,12 +995,12 @@ static void frame_from_daemon(const uint8_t *f, size_t len)
 		cfail(NULL, "truncated TCP segment from the daemon");
 		return;
 	}
-	if (tcp_csum(family, ip, th, l4len)) {
+	if (csum_l4(family, ip, th, l4len, 6)) {
 		cfail(NULL, "bad TCP checksum from the daemon");
 		return;
 	}
-	sport = get16(th);
-	dport = get16(th + 2);
+	sport = get_be16(th);
+	dport = get_be16(th + 2);
 	c = by_port[dport];
 	if (!c || c->family != family || c->dport != sport) {
 		vlog("segment for unknown port %u from %u, flags 0x%02x",
@@ -1134,7 +1016,7 @@ static void rx_process(void)
 	size_t off = 0;
 
 	while (rx_len - off >= 4) {
-		uint32_t flen = get32(rxb + off);
+		uint32_t flen = get_be32(rxb + off);
 
 		if (flen > 65535 || flen < ETH_HLEN) {
 			cfail(NULL, "the daemon sent a frame of %u bytes",

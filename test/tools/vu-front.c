@@ -194,6 +194,10 @@
 
 #include <linux/if_tun.h>
 
+#include "common/frame.h"
+#include "common/vring_desc.h"
+#include "common/vu_req.h"
+
 #define VF_Q 256
 #define VF_MEM_SIZE (32ULL << 20)
 #define VF_RX_RING 0x0ULL
@@ -218,16 +222,7 @@
 #define VF_TX_SPLIT_PIECE_P 32768
 #define VF_TX_SPLIT_DESCS 6
 
-/* Protocol */
-enum {
-	GET_FEATURES = 1, SET_FEATURES, SET_OWNER, RESET_OWNER, SET_MEM_TABLE,
-	SET_LOG_BASE, SET_LOG_FD, SET_VRING_NUM, SET_VRING_ADDR,
-	SET_VRING_BASE, GET_VRING_BASE, SET_VRING_KICK, SET_VRING_CALL,
-	SET_VRING_ERR, GET_PROTOCOL_FEATURES, SET_PROTOCOL_FEATURES,
-	GET_QUEUE_NUM, SET_VRING_ENABLE, SEND_RARP,
-	SET_DEVICE_STATE_FD = 42, CHECK_DEVICE_STATE,
-};
-#define NEED_REPLY 0x8
+/* Protocol: the requests in common/vu_req.h */
 #define F_CSUM (1ULL << 0)
 #define F_MRG (1ULL << 15)
 #define F_OFFLOADS ((1ULL << 0) | (1ULL << 1) | (1ULL << 7) | (1ULL << 8) | \
@@ -437,17 +432,11 @@ static uint32_t get32(const uint8_t *p)
 	return le32toh(v);
 }
 
+/* desc_set() - descriptor @i of @r, as vring_desc_put() writes one */
 static void desc_set(struct ring *r, unsigned i, uint64_t addr, uint32_t len,
 		     uint16_t flags, uint16_t next)
 {
-	uint8_t *d = r->desc + 16 * i;
-
-	addr = htole64(addr);
-	len = htole32(len);
-	memcpy(d, &addr, 8);
-	memcpy(d + 8, &len, 4);
-	put16(d + 12, flags);
-	put16(d + 14, next);
+	vring_desc_put(r->desc + 16 * i, addr, len, flags, next);
 }
 
 static void ring_init(struct ring *r, uint64_t gpa)
@@ -558,7 +547,7 @@ static int msg_send_fds(uint32_t req, uint32_t flags, const void *p,
 		{ hdr, 12 }, { (void *)p, size },
 	};
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = size ? 2 : 1 };
-	uint32_t fl = 1 | flags;
+	uint32_t fl = F_VERSION | flags;
 
 	memcpy(hdr, &req, 4);
 	memcpy(hdr + 4, &fl, 4);
@@ -638,7 +627,7 @@ static int get_u64(uint32_t req, uint64_t *v)
 static int acked(uint32_t req, const void *p, uint32_t size, const int *fds,
 		 unsigned nfds, uint64_t *status)
 {
-	if (msg_send_fds(req, NEED_REPLY, p, size, fds, nfds))
+	if (msg_send_fds(req, F_NEED_REPLY, p, size, fds, nfds))
 		return -1;
 	return reply_u64(req, status);
 }
@@ -1138,30 +1127,14 @@ static bool is_arp_reply(const uint8_t *f, size_t len, uint32_t arg)
 	       !memcmp(f, mac_guest, 6);
 }
 
-static uint16_t csum(const uint8_t *p, size_t len)
-{
-	uint32_t sum = 0;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 static size_t dhcp_discover(uint8_t *f, uint32_t xid)
 {
+	static const uint8_t any[4], bcast[4] = { 255, 255, 255, 255 };
 	uint8_t *ip = f + 14, *udp = ip + 20, *b = udp + 8;
 	size_t o = 240, l4;
-	uint16_t s;
 
 	memset(f, 0, 14 + 20 + 8 + 300);
-	memcpy(f, mac_bcast, 6);
-	memcpy(f + 6, mac_guest, 6);
-	f[12] = 0x08;
+	eth_hdr_put(f, mac_bcast, mac_guest, 0x0800);
 	b[0] = 1;
 	b[1] = 1;
 	b[2] = 6;
@@ -1178,14 +1151,7 @@ static size_t dhcp_discover(uint8_t *f, uint32_t xid)
 	b[o++] = 1;
 	b[o++] = 255;
 	l4 = 8 + o;
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)((20 + l4) >> 8);
-	ip[3] = (uint8_t)(20 + l4);
-	ip[8] = 64;
-	ip[9] = 17;
-	memset(ip + 16, 0xff, 4);
-	s = htons(csum(ip, 20));
-	memcpy(ip + 10, &s, 2);
+	ip4_hdr_put(ip, 17, &any, &bcast, (uint16_t)(20 + l4), 0, 0);
 	udp[1] = 68;
 	udp[3] = 67;
 	udp[4] = (uint8_t)(l4 >> 8);

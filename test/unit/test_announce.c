@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "arp_check.h"
 
 #include <arpa/inet.h>
 #include <string.h>
@@ -18,18 +19,6 @@
 
 static const uint8_t mac[6] = {0x0a, 0x58, 0xc0, 0x00, 0x02, 0x02};
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-
-/* Ethernet/IPv4 ARP header fields at @a: hardware 1, IPv4, 6, 4, @op */
-static void check_arp_head(const uint8_t *a, uint16_t op)
-{
-	assert_int_equal(a[0], 0);
-	assert_int_equal(a[1], 1);
-	assert_int_equal(a[2], 0x08);
-	assert_int_equal(a[3], 0x00);
-	assert_int_equal(a[4], 6);
-	assert_int_equal(a[5], 4);
-	assert_int_equal(a[6] << 8 | a[7], op);
-}
 
 static void test_rarp_is_a_padded_reverse_request_for_the_mac(void **state)
 {

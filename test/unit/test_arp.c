@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "arp_check.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -98,6 +99,21 @@ static int build(const struct ctx *c, const uint8_t *f, size_t len,
 			       out, ARP_FRAME_LEN);
 }
 
+/* reply_to() - what arp_build_reply() returns for the ARP packet with these
+ * fields (as arp_frame() takes them), with ctx_init()'s context
+ */
+static int reply_to(uint16_t hrd, uint16_t pro, uint8_t hln, uint8_t pln,
+		    uint16_t op, const char *spa, const char *tpa)
+{
+	uint8_t f[64], r[ARP_FRAME_LEN];
+	struct ctx c;
+	size_t len;
+
+	ctx_init(&c);
+	len = arp_frame(f, hrd, pro, hln, pln, op, spa, tpa);
+	return build(&c, f, len, r);
+}
+
 static void test_request_for_gateway_gets_reply_with_our_mac(void **state)
 {
 	uint8_t f[64], r[ARP_FRAME_LEN], ip[4];
@@ -116,14 +132,7 @@ static void test_request_for_gateway_gets_reply_with_our_mac(void **state)
 	assert_int_equal(r[13], 0x06);
 
 	/* ARP: Ethernet/IPv4 reply, we hold 10.0.2.2, they hold .15 */
-	assert_int_equal(r[14], 0);
-	assert_int_equal(r[15], 1);
-	assert_int_equal(r[16], 0x08);
-	assert_int_equal(r[17], 0x00);
-	assert_int_equal(r[18], 6);
-	assert_int_equal(r[19], 4);
-	assert_int_equal(r[20], 0);
-	assert_int_equal(r[21], 2);
+	check_arp_head(r + 14, 2);
 	assert_memory_equal(r + 22, our_mac, 6);
 	inet_pton(AF_INET, "10.0.2.2", ip);
 	assert_memory_equal(r + 28, ip, 4);
@@ -134,64 +143,39 @@ static void test_request_for_gateway_gets_reply_with_our_mac(void **state)
 
 static void test_request_for_any_remote_address_gets_reply(void **state)
 {
-	uint8_t f[64], r[ARP_FRAME_LEN];
-	struct ctx c;
-	size_t len;
-
 	(void)state;
-	ctx_init(&c);
-	len = arp_frame(f, 1, 0x0800, 6, 4, 1, "10.0.2.15", "192.0.2.77");
-	assert_int_equal(build(&c, f, len, r), ARP_FRAME_LEN);
+	assert_int_equal(reply_to(1, 0x0800, 6, 4, 1, "10.0.2.15",
+				  "192.0.2.77"), ARP_FRAME_LEN);
 }
 
 static void test_request_for_guest_own_address_gets_no_reply(void **state)
 {
-	uint8_t f[64], r[ARP_FRAME_LEN];
-	struct ctx c;
-	size_t len;
-
 	(void)state;
-	ctx_init(&c);
-	len = arp_frame(f, 1, 0x0800, 6, 4, 1, "10.0.2.99", "10.0.2.15");
-	assert_int_equal(build(&c, f, len, r), -ENOENT);
+	assert_int_equal(reply_to(1, 0x0800, 6, 4, 1, "10.0.2.99",
+				  "10.0.2.15"), -ENOENT);
 }
 
 static void test_gratuitous_arp_gets_no_reply(void **state)
 {
-	uint8_t f[64], r[ARP_FRAME_LEN];
-	struct ctx c;
-	size_t len;
-
 	(void)state;
-	ctx_init(&c);
-	len = arp_frame(f, 1, 0x0800, 6, 4, 1, "10.0.2.77", "10.0.2.77");
-	assert_int_equal(build(&c, f, len, r), -ENOENT);
+	assert_int_equal(reply_to(1, 0x0800, 6, 4, 1, "10.0.2.77",
+				  "10.0.2.77"), -ENOENT);
 }
 
 static void test_probe_from_unspecified_sender_gets_no_reply(void **state)
 {
-	uint8_t f[64], r[ARP_FRAME_LEN];
-	struct ctx c;
-	size_t len;
-
 	(void)state;
-	ctx_init(&c);
-	len = arp_frame(f, 1, 0x0800, 6, 4, 1, "0.0.0.0", "10.0.2.77");
-	assert_int_equal(build(&c, f, len, r), -ENOENT);
+	assert_int_equal(reply_to(1, 0x0800, 6, 4, 1, "0.0.0.0",
+				  "10.0.2.77"), -ENOENT);
 }
 
 static void test_broadcast_or_multicast_target_gets_no_reply(void **state)
 {
-	uint8_t f[64], r[ARP_FRAME_LEN];
-	struct ctx c;
-	size_t len;
-
 	(void)state;
-	ctx_init(&c);
-	len = arp_frame(f, 1, 0x0800, 6, 4, 1, "10.0.2.15", "255.255.255.255");
-	assert_int_equal(build(&c, f, len, r), -ENOENT);
-	len = arp_frame(f, 1, 0x0800, 6, 4, 1, "10.0.2.15", "224.0.0.1");
-	assert_int_equal(build(&c, f, len, r), -ENOENT);
+	assert_int_equal(reply_to(1, 0x0800, 6, 4, 1, "10.0.2.15",
+				  "255.255.255.255"), -ENOENT);
+	assert_int_equal(reply_to(1, 0x0800, 6, 4, 1, "10.0.2.15",
+				  "224.0.0.1"), -ENOENT);
 }
 
 static void test_truncated_request_is_rejected(void **state)
@@ -209,32 +193,22 @@ static void test_truncated_request_is_rejected(void **state)
 
 static void test_wrong_hardware_or_protocol_format_is_rejected(void **state)
 {
-	uint8_t f[64], r[ARP_FRAME_LEN];
-	struct ctx c;
-	size_t len;
-
 	(void)state;
-	ctx_init(&c);
-	len = arp_frame(f, 6, 0x0800, 6, 4, 1, "10.0.2.15", "10.0.2.2");
-	assert_int_equal(build(&c, f, len, r), -EINVAL);
-	len = arp_frame(f, 1, 0x86dd, 6, 4, 1, "10.0.2.15", "10.0.2.2");
-	assert_int_equal(build(&c, f, len, r), -EINVAL);
-	len = arp_frame(f, 1, 0x0800, 8, 4, 1, "10.0.2.15", "10.0.2.2");
-	assert_int_equal(build(&c, f, len, r), -EINVAL);
-	len = arp_frame(f, 1, 0x0800, 6, 16, 1, "10.0.2.15", "10.0.2.2");
-	assert_int_equal(build(&c, f, len, r), -EINVAL);
+	assert_int_equal(reply_to(6, 0x0800, 6, 4, 1, "10.0.2.15",
+				  "10.0.2.2"), -EINVAL);
+	assert_int_equal(reply_to(1, 0x86dd, 6, 4, 1, "10.0.2.15",
+				  "10.0.2.2"), -EINVAL);
+	assert_int_equal(reply_to(1, 0x0800, 8, 4, 1, "10.0.2.15",
+				  "10.0.2.2"), -EINVAL);
+	assert_int_equal(reply_to(1, 0x0800, 6, 16, 1, "10.0.2.15",
+				  "10.0.2.2"), -EINVAL);
 }
 
 static void test_arp_reply_from_guest_is_ignored(void **state)
 {
-	uint8_t f[64], r[ARP_FRAME_LEN];
-	struct ctx c;
-	size_t len;
-
 	(void)state;
-	ctx_init(&c);
-	len = arp_frame(f, 1, 0x0800, 6, 4, 2, "10.0.2.15", "10.0.2.2");
-	assert_int_equal(build(&c, f, len, r), -EINVAL);
+	assert_int_equal(reply_to(1, 0x0800, 6, 4, 2, "10.0.2.15",
+				  "10.0.2.2"), -EINVAL);
 }
 
 static void test_small_output_buffer_is_refused(void **state)

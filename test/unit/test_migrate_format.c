@@ -975,10 +975,23 @@ static void fx_check(const struct fx *f, const char *name)
 	assert_memory_equal(file, f->p, n);
 }
 
+/* fx_rewrites_same() - @s, parsed from @f, written out again is @f, byte
+ * for byte; frees @s
+ */
+static void fx_rewrites_same(const struct fx *f, struct mig_stream_in *s)
+{
+	struct mig_buf out = {0};
+
+	mig_put_stream(&out, s);
+	assert_int_equal(out.len, f->len);
+	assert_memory_equal(out.p, f->p, f->len);
+	mig_buf_free(&out);
+	mig_stream_in_free(s);
+}
+
 static void test_fixtures_parse_as_documented(void **state)
 {
 	struct mig_stream_in s;
-	struct mig_buf out = {0};
 	struct fx f;
 	char why[256];
 
@@ -990,11 +1003,7 @@ static void test_fixtures_parse_as_documented(void **state)
 	assert_int_equal(s.count, 0);
 	assert_int_equal(s.addrs.addr4.s_addr, htonl(0xc000020a));
 	assert_int_equal(s.addrs.mac[5], 0x56);
-	mig_put_stream(&out, &s);
-	assert_int_equal(out.len, f.len);
-	assert_memory_equal(out.p, f.p, f.len);
-	mig_buf_free(&out);
-	mig_stream_in_free(&s);
+	fx_rewrites_same(&f, &s);
 
 	/* v2-one-flow.bin: the size example, 1000 + 200 + 300 bytes */
 	fx_head(&f, 1);
@@ -1014,11 +1023,7 @@ static void test_fixtures_parse_as_documented(void **state)
 	assert_int_equal(s.flows[0].e.timestamp, 0x00c0ffee);
 	assert_memory_equal(s.flows[0].sndq, "abcdef", 6);
 	assert_memory_equal(s.flows[0].rcvq, "ABCDEF", 6);
-	mig_put_stream(&out, &s);
-	assert_int_equal(out.len, f.len);
-	assert_memory_equal(out.p, f.p, f.len);
-	mig_buf_free(&out);
-	mig_stream_in_free(&s);
+	fx_rewrites_same(&f, &s);
 
 	/* v2-truncated.bin: the same, cut in the send queue */
 	f.len = 1000;
@@ -1043,11 +1048,7 @@ static void test_fixtures_parse_as_documented(void **state)
 	assert_memory_equal(s.flows[0].rcvq, "ABCDE", 5);
 	assert_true(s.flows[1].skip);
 	assert_int_equal(s.used, f.len);
-	mig_put_stream(&out, &s);
-	assert_int_equal(out.len, f.len);
-	assert_memory_equal(out.p, f.p, f.len);
-	mig_buf_free(&out);
-	mig_stream_in_free(&s);
+	fx_rewrites_same(&f, &s);
 
 	/* v2-notsent-gt-sndq.bin: 900 never sent of an 800-byte queue */
 	fx_head(&f, 1);

@@ -39,26 +39,14 @@ QM_W=${QM_W:-3}
 QM_RATE=${QM_RATE:-1024}
 PORT=5001
 
-need_guest
-qm_pods
 # The source lingers until SIGUSR2, not until its default timeout
 # shellcheck disable=SC2086
-qm_daemon src --migrate-linger-timeout 300 ${QM_SRC_OPTS:-}
-mig_probe "$SOCK_SRC"
-qm_daemon dst
-qm_start src
-qm_start dst
-guest_wait 200
-[ "$G_IP4" != none ] || fail "guest has no IPv4 address"
+qm_boot --migrate-linger-timeout 300 ${QM_SRC_OPTS:-}
 g_ok '[ -x /bin/sockio ]' >/dev/null || fail "no sockio in the guest image"
 
 # The stream, both ways on one connection; the guest connects
 qm_stream_start s "$PORT" "$QM_RATE"
-tel_start s=/tmp/s.prog
-wait_for "[ \$(tel_last s rx) -ge 262144 ]" 30 ||
-	fail "no stream to the guest: $(g_run 'cat /tmp/s.err')"
-wait_for "[ \$(peer_prog s rx) -ge 262144 ]" 30 ||
-	fail "no stream from the guest: $(cat "$T/s.peer.err")"
+qm_streams_flowing 262144 s
 
 qm_repair_src
 rst0=$(mig_rsts "$SRC")
@@ -96,15 +84,9 @@ log "stream: $QS_G_RX bytes to the guest, $QS_G_TX to the peer, in order;" \
 	"0 RSTs from SRC"
 
 # The lifetime-end signal
-alive "$SRC_PID" || fail "the source daemon didn't linger"
-kill -USR2 "$SRC_PID"
-wait_for "! alive $SRC_PID" 10 || fail "the source daemon ignores SIGUSR2"
-st=0
-wait "$SRC_PID" || st=$?
-expect "source daemon's exit status after SIGUSR2" "$st" 0
+qm_linger_end
 grep 'Linger: ended (SIGUSR2' "$T/src/passt.socket.err" >&2 ||
 	fail "no 'Linger: ended (SIGUSR2' line: $(tail -n 3 "$T/src/passt.socket.err")"
-[ ! -e "$SOCK_SRC" ] || fail "source socket left behind"
 [ ! -e "$SOCK_SRC.pid" ] || fail "source pid file left behind"
 sanitizer_check "$T/src/passt.socket.err"
 

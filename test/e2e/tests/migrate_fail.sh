@@ -34,23 +34,11 @@ QM_RATE=${QM_RATE:-256}
 PORT=5001
 QM_ARGS_SRC="-device virtio-rng-pci"
 
-need_guest
-qm_pods
-qm_daemon src --migrate-linger-timeout 300
-mig_probe "$SOCK_SRC"
-qm_daemon dst
-qm_start src
-qm_start dst
-guest_wait 200
-[ "$G_IP4" != none ] || fail "guest has no IPv4 address"
+qm_boot --migrate-linger-timeout 300
 g_ok '[ -x /bin/sockio ]' >/dev/null || fail "no sockio in the guest image"
 
 qm_stream_start s "$PORT" "$QM_RATE"
-tel_start s=/tmp/s.prog
-wait_for "[ \$(tel_last s rx) -ge 131072 ]" 30 ||
-	fail "no stream to the guest: $(g_run 'cat /tmp/s.err')"
-wait_for "[ \$(peer_prog s rx) -ge 131072 ]" 30 ||
-	fail "no stream from the guest: $(cat "$T/s.peer.err")"
+qm_streams_flowing 131072 s
 
 for r in src dst; do
 	qmp "$r" '{"execute": "migrate-set-capabilities", "arguments": {"capabilities": [{"capability": "return-path", "state": true}]}}' \

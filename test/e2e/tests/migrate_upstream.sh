@@ -48,11 +48,7 @@ CASE=${E2E_UP_CASE:-to}
 QM_W=${QM_W:-2}
 QM_RATE=${QM_RATE:-512}
 
-st=0
-UP=$(sh "$TOP/test/upstream/fetch.sh" 2>"$T/fetch.err" | tail -n 1) || st=$?
-[ "$st" -ne 77 ] || skip "upstream passt unavailable: $(tail -n 1 "$T/fetch.err")"
-[ "$st" -eq 0 ] && [ -x "$UP/passt" ] ||
-	fail "test/upstream/fetch.sh failed ($st): $(tail -n 5 "$T/fetch.err")"
+need_upstream passt
 
 # Our helper: next to the daemon, else the plain build's (e2e-asan)
 OURS_REPAIR=$(dirname "$PASST")/passt-repair
@@ -77,16 +73,8 @@ export PASST_REPAIR=$OURS_REPAIR
 . "$(dirname "$0")/../migrate-lib.sh"
 log "case $CASE: $PASST_SRC in SRC ($SRC_OPTS), $PASST_DST in DST"
 
-need_guest
-qm_pods
 # shellcheck disable=SC2086
-qm_daemon src $SRC_OPTS
-mig_probe "$SOCK_SRC"
-qm_daemon dst
-qm_start src
-qm_start dst
-guest_wait 200
-[ "$G_IP4" != none ] || fail "guest has no IPv4 address"
+qm_boot $SRC_OPTS
 
 # The virtio features the guest negotiated at boot, from its sysfs (one
 # character per bit, bit 0 first)
@@ -104,13 +92,7 @@ esac
 
 qm_stream_start s 5001 "$QM_RATE"
 qm_stream_start t 5002 "$QM_RATE"
-tel_start s=/tmp/s.prog t=/tmp/t.prog
-for n in s t; do
-	wait_for "[ \$(tel_last $n rx) -ge 131072 ]" 30 ||
-		fail "no stream $n to the guest: $(g_run "cat /tmp/$n.err")"
-	wait_for "[ \$(peer_prog $n rx) -ge 131072 ]" 30 ||
-		fail "no stream $n from the guest: $(cat "$T/$n.peer.err")"
-done
+qm_streams_flowing 131072 s t
 
 qm_repair_src
 rst_src=$(mig_rsts "$SRC") rst_dst=$(mig_rsts "$DST")
@@ -192,13 +174,7 @@ expect "RSTs from the target pod" $(($(mig_rsts "$DST") - rst_dst)) 0
 
 if [ "$CASE" = to ]; then
 	expect "RSTs from the source pod" $(($(mig_rsts "$SRC") - rst_src)) 0
-	alive "$SRC_PID" || fail "our source daemon didn't linger"
-	kill -USR2 "$SRC_PID"
-	wait_for "! alive $SRC_PID" 10 || fail "our source ignores SIGUSR2"
-	st=0
-	wait "$SRC_PID" || st=$?
-	expect "our source's exit status after SIGUSR2" "$st" 0
-	[ ! -e "$SOCK_SRC" ] || fail "source socket left behind"
+	qm_linger_end
 	[ ! -e "$SOCK_SRC.pid" ] || fail "source pid file left behind"
 	sanitizer_check "$T/src/passt.socket.err"
 else

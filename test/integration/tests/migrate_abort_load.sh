@@ -33,12 +33,8 @@ set -eu
 need busybox tcpdump
 
 mig_setup
-mig_pod_daemon src source --migrate-linger-timeout 600
+mig_guest_start --migrate-linger-timeout 600
 src_sock=$D_SOCK src_pid=$D_PID src_log=$D_LOG
-mig_probe "$src_sock"
-MIG_SOCK=$src_sock
-guest_up
-mig_repair_ready src "$src_sock"
 
 mig_stream a4 up4 7801 --rate 256
 mig_stream a6 down6 7802 --rate 256

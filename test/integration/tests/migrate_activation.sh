@@ -56,12 +56,8 @@ chmod 0755 "$T/passt-noraw"
 
 mig_setup
 act_cap_start
-mig_pod_daemon src source
+mig_guest_start
 cur_pod=src cur_sock=$D_SOCK cur_pid=$D_PID
-mig_probe "$cur_sock"
-MIG_SOCK=$cur_sock
-guest_up
-mig_repair_ready src "$cur_sock"
 mig_stream down down4 "$DPORT" --rate 1024 -t 600
 mig_stream up up4 "$UPORT" --rate 1024 -t 600
 rst_src=$(mig_rsts "$SRC") rst_dst=$(mig_rsts "$DST")

@@ -30,12 +30,8 @@ mig_setup
 mig_third_setup
 # A long linger: on a loaded machine the checks take a while, and the
 # source must still be holding when it gets SIGUSR2
-mig_pod_daemon src source --migrate-linger-timeout 600
+mig_guest_start --migrate-linger-timeout 600
 a_sock=$D_SOCK a_pid=$D_PID a_log=$D_LOG
-mig_probe "$a_sock"
-MIG_SOCK=$a_sock
-guest_up
-mig_repair_ready src "$a_sock"
 
 mig_stream d4 down4 7301 --rate 512 -t 300
 mig_stream u4 up4 7302 --rate 512 -t 300

@@ -50,12 +50,8 @@ one_end() {
 }
 
 mig_setup
-mig_pod_daemon src source
+mig_guest_start
 a_sock=$D_SOCK a_pid=$D_PID a_log=$D_LOG
-mig_probe "$a_sock"
-MIG_SOCK=$a_sock
-guest_up
-mig_repair_ready src "$a_sock"
 [ -s "$a_sock.pid" ] && [ "$(cat "$a_sock.pid")" = "$a_pid" ] ||
 	fail "pid file $a_sock.pid doesn't name $a_pid"
 

@@ -53,12 +53,8 @@ mig_setup
 ip -n "$SRC" addr add "$ADDR9/32" dev eth0
 ip -n "$FABRIC" route add "$ADDR9/32" dev fs
 # shellcheck disable=SC2086
-mig_pod_daemon src source --migrate-linger-timeout 600 $fwd
+mig_guest_start --migrate-linger-timeout 600 $fwd
 src_sock=$D_SOCK src_pid=$D_PID src_log=$D_LOG
-mig_probe "$src_sock"
-MIG_SOCK=$src_sock
-guest_up
-mig_repair_ready src "$src_sock"
 src_helper=$MIG_RPID
 
 mig_stream k4 down4 7981 --rate 256

@@ -36,11 +36,7 @@ set -eu
 # shellcheck source=vu.sh
 . "$(dirname "$0")/../vu.sh"
 
-st=0
-UP=$(sh "$TOP/test/upstream/fetch.sh" 2>"$T/fetch.err" | tail -n 1) || st=$?
-[ "$st" -ne 77 ] || skip "upstream passt unavailable: $(tail -n 1 "$T/fetch.err")"
-[ "$st" -eq 0 ] && [ -x "$UP/passt" ] ||
-	fail "test/upstream/fetch.sh failed ($st): $(tail -n 5 "$T/fetch.err")"
+need_upstream passt
 
 # Ours in SRC, upstream in DST, each with its own helper
 export PASST_DST=$UP/passt PASST_REPAIR_DST=$UP/passt-repair

@@ -83,16 +83,12 @@ set -eu
 . "$(dirname "$0")/../vu.sh"
 
 # Upstream's binaries (cached after the first fetch)
-st=0
 if [ -n "${MIG_INTEROP_OTHER:-}" ]; then
 	UP=$MIG_INTEROP_OTHER
+	[ -x "$UP/passt" ] || fail "no passt in MIG_INTEROP_OTHER=$UP"
 else
-	UP=$(sh "$TOP/test/upstream/fetch.sh" 2>"$T/fetch.err" |
-		tail -n 1) || st=$?
+	need_upstream passt
 fi
-[ "$st" -ne 77 ] || skip "upstream passt unavailable: $(tail -n 1 "$T/fetch.err")"
-[ "$st" -eq 0 ] && [ -x "$UP/passt" ] ||
-	fail "test/upstream/fetch.sh failed ($st): $(tail -n 5 "$T/fetch.err")"
 
 # Our helper: next to the daemon, else the plain build's (ASan runs)
 OUR_REPAIR=$(dirname "$PASST")/passt-repair

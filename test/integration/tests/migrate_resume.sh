@@ -38,12 +38,8 @@ DPORT=7201
 UPORT=7202
 
 mig_setup
-mig_pod_daemon src source
+mig_guest_start
 src_sock=$D_SOCK src_pid=$D_PID
-mig_probe "$src_sock"
-MIG_SOCK=$src_sock
-guest_up
-mig_repair_ready src "$src_sock"
 
 mig_stream down down4 "$DPORT" --rate 2048
 mig_stream up up4 "$UPORT" --rate 2048

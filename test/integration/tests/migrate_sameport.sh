@@ -29,12 +29,8 @@ mig_setup
 ns "$SRC" sysctl -qw net.ipv4.ip_local_port_range="40000 40000"
 # A long linger: on a loaded machine the checks take a while, and the
 # source must still be holding when it gets SIGUSR2
-mig_pod_daemon src source --migrate-linger-timeout 600
+mig_guest_start --migrate-linger-timeout 600
 src_sock=$D_SOCK src_pid=$D_PID
-mig_probe "$src_sock"
-MIG_SOCK=$src_sock
-guest_up
-mig_repair_ready src "$src_sock"
 
 mig_stream a down4 7401 --rate 256 -t 300
 mig_stream b up4 7402 --rate 256 -t 300

@@ -51,12 +51,8 @@ DZPORT=7004
 mig_setup
 # A long linger: on a loaded machine the checks take a while, and the
 # source must still be holding when it gets SIGUSR2
-mig_pod_daemon src source --migrate-linger-timeout 600
+mig_guest_start --migrate-linger-timeout 600
 src_sock=$D_SOCK src_pid=$D_PID src_log=$D_LOG
-mig_probe "$src_sock"
-MIG_SOCK=$src_sock
-guest_up
-mig_repair_ready src "$src_sock"
 
 mig_stream down down4 "$DPORT" --rate 1024
 mig_stream up up4 "$UPORT" --rate 1024

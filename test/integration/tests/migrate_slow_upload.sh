@@ -103,12 +103,8 @@ if [ "$MIG_SLOW_DIR" = down ]; then
 			burst 32k latency 2s
 	done
 fi
-mig_pod_daemon src source --migrate-linger-timeout 600
+mig_guest_start --migrate-linger-timeout 600
 cur=src cur_sock=$D_SOCK cur_pid=$D_PID
-mig_probe "$cur_sock"
-MIG_SOCK=$cur_sock
-guest_up
-mig_repair_ready src "$cur_sock"
 
 mig_stream u4 "${MIG_SLOW_DIR}4" 7501 --rate "$MIG_UP_RATE"
 mig_stream u6 "${MIG_SLOW_DIR}6" 7502 --rate "$MIG_UP_RATE"

@@ -137,12 +137,8 @@ for p in "$SRC" "$DST"; do
 	ns "$p" tc qdisc replace dev eth0 root tbf rate 4mbit burst 32k \
 		latency 2s
 done
-mig_pod_daemon src source --migrate-linger-timeout 600
+mig_guest_start --migrate-linger-timeout 600
 cur=src cur_sock=$D_SOCK cur_pid=$D_PID cur_log=$D_LOG
-mig_probe "$cur_sock"
-MIG_SOCK=$cur_sock
-guest_up
-mig_repair_ready src "$cur_sock"
 mig_stream u4 up4 7501 --rate 1024
 mig_stream u6 up6 7502 --rate 1024
 mig_all_flowing 65536 20 u4 u6 || fail "uploads not flowing: $MIG_LAGGING"

@@ -43,12 +43,8 @@ need busybox
 fwd="-t 7950,7951"
 mig_setup
 # shellcheck disable=SC2086
-mig_pod_daemon src source --migrate-linger-timeout 600 $fwd
+mig_guest_start --migrate-linger-timeout 600 $fwd
 src_sock=$D_SOCK src_pid=$D_PID src_log=$D_LOG
-mig_probe "$src_sock"
-MIG_SOCK=$src_sock
-guest_up
-mig_repair_ready src "$src_sock"
 
 # The guest listens on 7950 (fw); a stream keeps the migration busy
 bg "$GUEST" fw.l /dev/null /dev/null "$SOCKIO" -t 120 --report \

@@ -33,11 +33,7 @@ set -eu
 . "$(dirname "$0")/../lib.sh"
 # shellcheck source=vu.sh
 . "$(dirname "$0")/../vu.sh"
-st=0
-UP=$(sh "$TOP/test/upstream/fetch.sh" 2>"$T/fetch.err" | tail -n 1) || st=$?
-[ "$st" -ne 77 ] || skip "upstream passt unavailable: $(tail -n 1 "$T/fetch.err")"
-[ "$st" -eq 0 ] && [ -x "$UP/passt-repair" ] ||
-	fail "test/upstream/fetch.sh failed ($st): $(tail -n 5 "$T/fetch.err")"
+need_upstream passt-repair
 PASST_REPAIR=$UP/passt-repair
 MIG_DIRECT=0
 # shellcheck source=migrate-lib.sh
@@ -48,12 +44,8 @@ names="d4 u4 d6 u6"
 
 mig_setup
 mig_third_setup
-mig_pod_daemon src source --migrate-linger-timeout 600
+mig_guest_start --migrate-linger-timeout 600
 a_sock=$D_SOCK a_pid=$D_PID
-mig_probe "$a_sock"
-MIG_SOCK=$a_sock
-guest_up
-mig_repair_ready src "$a_sock"
 
 # Senders put everything in at once; receivers read only at the end
 mig_stream d4 down4 7401 --bytes "$BYTES" --pause-rx --rcvbuf 4096

@@ -152,40 +152,9 @@ lvm_down() {
 
 # lvm_xml N: the domain, with node N's console and command channel
 lvm_xml() {
-	cat <<-EOF
-	<domain type='qemu'>
-	  <name>$NAME</name>
-	  <uuid>$LVM_UUID</uuid>
-	  <memory unit='MiB'>$E2E_MEM</memory>
-	  <memoryBacking><source type='memfd'/><access mode='shared'/></memoryBacking>
-	  <vcpu>1</vcpu>
-	  <os>
-	    <type arch='x86_64' machine='pc'>hvm</type>
-	    <kernel>$T/img/vmlinuz</kernel>
-	    <initrd>$T/img/initrd</initrd>
-	    <cmdline>console=ttyS0 panic=-1 quiet no_timer_check guest.noslaac</cmdline>
-	  </os>
-	  <features><acpi/></features>
-	  <on_reboot>destroy</on_reboot>
-	  <devices>
-	    <serial type='file'>
-	      <source path='$T/console-$1.log'/><target port='0'/>
-	    </serial>
-	    <serial type='pipe'>
-	      <source path='$T/cmd-$1'/><target port='1'/>
-	    </serial>
-	    <interface type='vhostuser'>
-	      <mac address='$GUEST_MAC'/>
-	      <source dev='eth0'/>
-	      <model type='virtio'/>
-	      <backend type='passt' logFile='$T/passt-$1.log'/>
-	      <rom enabled='no'/>
-	    </interface>
-	    <controller type='usb' model='none'/>
-	    <memballoon model='none'/>
-	  </devices>
-	</domain>
-	EOF
+	lv_xml vhost-user "$NAME" uuid="$LVM_UUID" node="$1" queues=1 \
+		cpu=no ports=no cmdline="no_timer_check guest.noslaac" \
+		dev=eth0 log="$T/passt-$1.log"
 }
 
 # lvm_follow N: the guest's command channel (g_run) goes to node N's
