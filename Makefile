@@ -82,7 +82,7 @@ $(BUILD)/passt: LDLIBS += -lseccomp -lcap -luring
 $(BUILD)/passt: $(BUILD)/passt.o $(BUILD)/libpasst.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Test flavour, never installed: isolation.c, tap/stream.c and env.c with
+# Test flavour, never installed: isolation.c, tap/stream_out.c and env.c with
 # PASST_TEST_HOOKS (the sandbox tests make it call a forbidden syscall,
 # stream_splice makes a sendfile() fail; env.c reads the variables that
 # ask for it); the plain build has none
@@ -92,7 +92,7 @@ $(BUILD)/test/%-hooks.o: %.c
 
 $(BUILD)/test/passt-hooks: LDLIBS += -lseccomp -lcap -luring
 $(BUILD)/test/passt-hooks: $(BUILD)/passt.o $(BUILD)/test/isolation-hooks.o \
-			   $(BUILD)/test/tap/stream-hooks.o \
+			   $(BUILD)/test/tap/stream_out-hooks.o \
 			   $(BUILD)/test/env-hooks.o \
 			   $(BUILD)/libpasst.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -134,7 +134,7 @@ integration: $(BUILD)/passt tools $(BUILD)/test/passt-hooks
 
 # The sanitizer runs take the plain system calls instead of io_uring
 # (uring.c), and the stream front-end copies instead of splicing, from a
-# memfd instead of a file on huge pages (tap/stream.c, hugefile.c): so
+# memfd instead of a file on huge pages (tap/stream_out.c, hugefile.c): so
 # both paths pass the whole suite (tests/io_uring.sh and
 # tests/stream_splice.sh check that each daemon is on the path it says)
 integration-asan:

@@ -921,7 +921,7 @@ static const struct iso_rule iso_rules[] = {
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IPV6, IPV6_MINHOPCOUNT),
 	  "tcp/migrate.c: ...the same for IPv6" },
 
-	/* The stream front-end's output, by reference (tap/stream.c) */
+	/* The stream front-end's output, by reference (tap/stream_out.c) */
 	{ "sendfile", P_ST, NOARG,
 	  "frames from the output buffer's memfd into the socket" },
 	{ "ioctl", P_ST, ARG(1, SIOCOUTQ),

@@ -36,73 +36,23 @@
  * if its socket buffer fills, which the socket's smaller target keeps
  * rare.
  *
- * Output: frames are appended, prefix and all, to one output buffer, a
- * ring (STREAM_OUT_SIZE) of a shared memory file mapped twice back to
- * back, so that a frame, or a whole batch of frames built in place, is
- * contiguous wherever it starts. Frames go to the socket once per read
- * batch and once per event-loop round (tap_flush()), and not by copy:
- * sendfile() from the file hands the ring's pages to the socket, and the
- * front-end's recv() copies out of them. That saves the copy a send()
- * makes (about a quarter of the CPU time of a transfer to the guest),
- * but the kernel now holds references to the ring, and what the
- * front-end hasn't read must not be overwritten: the
- * ring only reuses bytes once SIOCOUTQ (what the socket still holds, in
- * memory charged, so at least its bytes) says they were read. The socket
- * holds at most half the ring (SO_SNDBUF), and EPOLLOUT is armed while
- * bytes are queued or the ring runs low on room. An empty ring starts
- * again at its origin. Fewer than STREAM_ZC_MIN queued bytes go with
- * one send() instead, as do all where sendfile() from the file isn't
- * allowed (tried at start-up) or with PASST_NO_SPLICE=1, and all after
- * a sendfile() refused later on (what the socket still holds by
- * reference is reclaimed as ever). If the
- * front-end goes with bytes unread, the ring gets new pages (a hole
- * punched in the file: the old ones live on for the old socket), so the
- * next front-end's frames never reach it. A frame is never split
- * between buffer and socket by us: if the socket takes only part of what
- * is queued, the rest stays and EPOLLOUT wakes us to resume exactly
- * where the kernel stopped. The loop never blocks.
- * Sends once per round, however much is queued (megabytes towards a fast
- * guest), although smaller ones would find the data still in the cache:
- * every send() wakes the reader, which costs more than the cache saves.
- * With sendfile() huge pages pay: the file is on a tmpfs of our own with
- * huge pages (hugefile.c; a memfd where that's refused, or with
- * PASST_NO_HUGEFILE=1), whose 2 MiB pages the kernel finds, references
- * and maps as one; but for the file's first 2 MiB, see stream_out_init().
- * vmsplice() into a pipe and splice() from it into the socket would do
- * the same as sendfile() with one more call and pinned pages. (Figures:
- * doc/bench-history.md, "Stream output".)
- * Where the loop waits in the io_uring (uring.c, opt-in) and we copy,
- * that send() is queued there instead and goes with the wait
- * (stream_flush_end()); its callback, which runs before any event is
- * handled, frees what the socket took and puts back what it didn't.
- * If the buffer has no room for a frame (the guest stopped reading), the
- * frame is dropped and counted, and the count is logged, rate-limited.
+ * Output: tap/stream_out.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/sockios.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "ctx.h"
-#include "env.h"
-#include "hugefile.h"
 #include "log.h"
 #include "loop.h"
 #include "tap/coalesce.h"
 #include "tap/listen.h"
-#include "tap/pcap.h"
 #include "tap/stream.h"
+#include "tap/stream_internal.h"
 #include "tap/tap.h"
-#include "uring.h"
 #include "util.h"
 
 /* Room for one read, at least: a sender's default socket buffer holds
@@ -110,12 +60,6 @@
  */
 #define STREAM_READ_ROOM (256 * 1024)
 #define STREAM_IN_SIZE (4 + STREAM_FRAME_MAX + 4 * STREAM_READ_ROOM)
-/* The output ring. A ring that never empties (a guest with frames always
- * queued) cycles through all of it, and its pages count in our resident
- * memory: 4 MiB is as fast as 8 and keeps our peak below upstream's
- * (doc/bench-history.md, "Stream output")
- */
-#define STREAM_OUT_SIZE (4 * 1024 * 1024)
 #define STREAM_SOCKBUF (4 * 1024 * 1024)
 
 static uint8_t in_buf[STREAM_IN_SIZE];
@@ -127,34 +71,7 @@ static struct coalesce in_co;		/* input coalescing (coalesce.c) */
 static uint64_t in_poll_at;		/* EPOLLIN off, poll then; or 0 */
 static uint32_t ep_events;		/* what epoll watches now */
 
-/* The output ring: STREAM_OUT_SIZE bytes of a file, mapped twice back to
- * back, so that whatever starts in the first mapping runs on contiguously.
- * Positions count bytes queued since the ring was last empty, and
- *   out_free <= out_sock <= out_tail:
- * before out_free, the front-end has read everything (or holds no
- * reference to it): free; before out_sock, in the socket; before
- * out_tail, queued. A position's byte is at offset (position +
- * STREAM_OUT_ORIGIN) % STREAM_OUT_SIZE of the file.
- */
-static uint8_t *out_ring;
-static int out_file = -1;
-static size_t out_free, out_sock, out_tail;
-static bool out_waiting;		/* EPOLLOUT requested */
-static bool zc;				/* that's how we write (see above) */
-
-/* Frames being built in place: stream_seg_reserve() hands out pointers from
- * where out_tail was then, and stream_seg_commit() takes them back
- */
-static uint8_t *resv_ptr;
-static size_t resv_pos;
-
-static uint64_t stream_dropped;		/* frames dropped: buffer full */
-static uint32_t stream_gen;		/* generation of the connection */
-static size_t uring_start;		/* send() queued on the io_uring */
-static bool uring_busy;			/* ...and not completed yet */
-#ifdef PASST_TEST_HOOKS
-static long hook_sendfile_ok = -1;	/* sendfile() calls left to succeed */
-#endif
+uint32_t stream_gen;			/* generation of the connection */
 
 /* Frames taken from the front-end in one loop round, at most: this bounds
  * the flows a flood of small frames can open, and close, in one round,
@@ -162,143 +79,14 @@ static long hook_sendfile_ok = -1;	/* sendfile() calls left to succeed */
  */
 #define STREAM_ROUND_FRAMES 2048
 
-/* Where an empty ring starts again: past the file's first 2 MiB, which
- * have small pages (see stream_out_init()), so that what's queued in a
- * round lies on huge pages, unless it's more than the rest of the ring
- */
-#define STREAM_OUT_ORIGIN	HUGEFILE_ALIGN
-
-#define OUT_OFF(pos)	(((pos) + STREAM_OUT_ORIGIN) % STREAM_OUT_SIZE)
-#define OUT_AT(pos)	(out_ring + OUT_OFF(pos))
-
-/* Fewer queued bytes than this go out with send() (a copy): the page
- * references cost more than copying a few frames
- */
-#define STREAM_ZC_MIN (16 * 1024)
-
-static void stream_flush(struct ctx *c);
 static bool stream_backlog(const struct ctx *c);
 
 static void stream_reset_buffers(void)
 {
 	in_start = in_end = 0;
-	if (out_free != out_sock) {
-		/* A front-end gone with bytes unread may still hold them in
-		 * its socket (by reference, also if we copy since a failed
-		 * sendfile()): give the ring new pages, so that it never sees
-		 * what we queue for the next one
-		 */
-		if (fallocate(out_file,
-			      FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			      0, STREAM_OUT_SIZE))
-			die_perror("stream output buffer: new pages");
-	}
-	out_free = out_sock = out_tail = 0;
-	out_waiting = false;
-	uring_busy = false;
+	stream_out_reset();
 	in_poll_at = 0;
 	coalesce_reset(&in_co, COALESCE_TARGET_SOCKET);
-}
-
-/* Can we sendfile() from the file into a UNIX stream socket? Tried on a
- * socket pair, with bytes written at the start of the file read back
- */
-static bool stream_zc_probe(void)
-{
-	static const uint8_t pat[4] = { 'p', 'a', 's', 't' };
-	off_t off = 0;
-	uint8_t back[4];
-	bool ok;
-	int sv[2];
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
-		return false;
-	memcpy(out_ring, pat, sizeof(pat));
-	ok = sendfile(sv[0], out_file, &off, sizeof(pat)) == sizeof(pat) &&
-	     recv(sv[1], back, sizeof(back), MSG_DONTWAIT) == sizeof(back) &&
-	     !memcmp(back, pat, sizeof(pat));
-	close(sv[0]);
-	close(sv[1]);
-	return ok;
-}
-
-/**
- * stream_out_init() - map the output buffer, and choose how it's written
- *
- * Before the sandbox: memfd_create(), mmap() and socketpair()
- * aren't allowed after it. Dies if the buffer can't be mapped.
- */
-void stream_out_init(void)
-{
-	const char *why, *huge_why;
-	size_t slack;
-	uint8_t *base;
-	int fd;
-
-	if (out_ring)
-		return;
-	fd = hugefile_open(STREAM_OUT_SIZE, &huge_why);
-	if (fd < 0) {
-		fd = memfd_create("passt-stream-out", MFD_CLOEXEC);
-		if (fd < 0 || ftruncate(fd, STREAM_OUT_SIZE))
-			die_perror("stream output buffer");
-	}
-	/* Two mappings back to back, the first aligned for huge pages */
-	base = mmap(NULL, 2 * STREAM_OUT_SIZE + HUGEFILE_ALIGN, PROT_NONE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (base == MAP_FAILED)
-		die_perror("stream output buffer: mapping");
-	slack = (HUGEFILE_ALIGN - (uintptr_t)base % HUGEFILE_ALIGN) %
-		HUGEFILE_ALIGN;
-	if (slack)
-		munmap(base, slack);
-	munmap(base + slack + 2 * STREAM_OUT_SIZE, HUGEFILE_ALIGN - slack);
-	base += slack;
-	if (mmap(base, STREAM_OUT_SIZE, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
-	    mmap(base + STREAM_OUT_SIZE, STREAM_OUT_SIZE,
-		 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
-	    MAP_FAILED)
-		die_perror("stream output buffer: mapping");
-	/* Frames only run on into the second mapping, past the ring's end,
-	 * and only there would a page of the file be mapped twice, and
-	 * counted twice in our RSS. The kernel maps a huge page whole at its
-	 * first touch, whichever the mapping: so the file's first 2 MiB get
-	 * small pages, as both mappings of them have huge pages off (which
-	 * also keeps khugepaged from merging them later), and so does the
-	 * second mapping, whatever it touches. An empty ring starts again
-	 * past them (STREAM_OUT_ORIGIN), where the pages are huge.
-	 */
-	madvise(base, HUGEFILE_ALIGN, MADV_NOHUGEPAGE);
-	madvise(base + STREAM_OUT_SIZE, STREAM_OUT_SIZE, MADV_NOHUGEPAGE);
-	/* Volatile: to the compiler, these are two different bytes */
-	((volatile uint8_t *)base)[STREAM_OUT_SIZE] = 1;
-	if (((volatile uint8_t *)base)[0] != 1)
-		die("stream output buffer: mappings don't alias");
-	out_ring = base;
-	out_file = fd;
-	if (huge_why)
-		info("stream: output buffer in a memfd (no huge pages: %s)",
-		     huge_why);
-	else
-		info("stream: output buffer on huge pages (a tmpfs of our own)");
-
-#ifdef PASST_TEST_HOOKS
-	if (env_get()->test_sendfile_ok)
-		hook_sendfile_ok = atol(env_get()->test_sendfile_ok);
-#endif
-	if (env_get()->no_splice) {
-		why = "PASST_NO_SPLICE";
-	} else {
-		zc = stream_zc_probe();
-		why = zc ? NULL : "sendfile() refused";
-	}
-	if (zc)
-		info("stream: frames to the front-end spliced from the "
-		     "output buffer (sendfile), not copied");
-	else
-		info("stream: frames to the front-end copied with send() "
-		     "(zero-copy not used: %s)", why);
 }
 
 static int stream_listen(struct ctx *c)
@@ -487,13 +275,16 @@ static bool stream_read(struct ctx *c)
 	}
 }
 
-/* What epoll should watch: EPOLLIN unless we poll (coalescing), EPOLLOUT
- * while we wait for the front-end to read
+/**
+ * stream_epoll_update() - what epoll should watch: EPOLLIN unless we poll
+ *			   (coalescing), EPOLLOUT while we wait for the
+ *			   front-end to read
+ * @c:		execution context
  */
-static void stream_epoll_update(struct ctx *c)
+void stream_epoll_update(struct ctx *c)
 {
 	uint32_t ev = (in_poll_at ? 0 : EPOLLIN) | EPOLLRDHUP |
-		      (out_waiting ? EPOLLOUT : 0);
+		      (stream_out_waiting() ? EPOLLOUT : 0);
 
 	if (c->fd_tap < 0 || ev == ep_events)
 		return;
@@ -594,326 +385,16 @@ void stream_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 		stream_disconnect(c);
 }
 
-/* Room in the ring, as far as we know (stream_reclaim() knows better) */
-static size_t stream_out_room(void)
-{
-	return STREAM_OUT_SIZE - (out_tail - out_free);
-}
-
-/* Learn what the front-end has read: what its socket still holds is at
- * most what SIOCOUTQ says (the memory charged for it, overhead included)
- */
-static void stream_reclaim(const struct ctx *c)
-{
-	int outq;
-
-	if (out_free < out_sock && c->fd_tap >= 0 &&
-	    !ioctl(c->fd_tap, SIOCOUTQ, &outq) && outq >= 0 &&
-	    (size_t)outq < out_sock - out_free)
-		out_free = out_sock - (size_t)outq;
-}
-
-/* Before queueing: an empty ring starts again at its beginning, which
- * the cache may still hold
- */
-static void stream_out_rewind(void)
-{
-	if (out_free == out_tail)
-		out_free = out_sock = out_tail = 0;
-}
-
 /**
- * stream_queue() - queue one frame for the guest
+ * stream_round_end() - end of a loop round: the next round takes a new
+ *			frame budget; queued frames are written
+ *			(stream_flush_end())
  * @c:		execution context
- * @frame:	Ethernet frame
- * @len:	its length, at most STREAM_FRAME_MAX
- *
- * Return: 0, -ENOTCONN without a client, -ENOBUFS if dropped (counted)
  */
-static int stream_queue(struct ctx *c, const void *frame, size_t len)
+static void stream_round_end(struct ctx *c)
 {
-	uint32_t prefix = htonl((uint32_t)len);
-	uint8_t *p;
-
-	if (c->fd_tap < 0)
-		return -ENOTCONN;
-
-	if (stream_out_room() < len + 4) {
-		stream_flush(c);
-		stream_reclaim(c);
-	}
-	stream_out_rewind();
-	if (stream_out_room() < len + 4) {
-		stream_dropped++;
-		warn_rl("Front-end not reading: %llu frame(s) dropped so far",
-			(unsigned long long)stream_dropped);
-		return -ENOBUFS;
-	}
-	p = OUT_AT(out_tail);
-	memcpy(p, &prefix, 4);
-	memcpy(p + 4, frame, len);
-	out_tail += len + 4;
-	return 0;
-}
-
-/**
- * stream_seg_reserve() - reserve frames in the output buffer, to be built
- *			  in place (see tap_seg_reserve())
- * @c:		execution context
- * @hlen:	header bytes per frame
- * @plen:	payload bytes per frame, at most
- * @n:		frames wanted
- * @seg:	filled with the frames
- * @iov:	filled with one payload piece per frame
- * @iov_max:	room in @iov
- *
- * Frames are laid out back to back, each after room for its prefix, so
- * that frames sent in order, all full but the last, end up exactly where
- * stream_queue() would have put them. The ring's second mapping makes
- * the whole reservation contiguous.
- *
- * Return: number of frames reserved
- */
-static unsigned stream_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
-				   unsigned n, struct tap_seg *seg,
-				   struct iovec *iov, unsigned iov_max)
-{
-	size_t slot = 4 + MAX(hlen + plen, (size_t)FRAME_MIN_LEN);
-	unsigned i;
-
-	if (c->fd_tap < 0 || hlen + plen > STREAM_FRAME_MAX)
-		return 0;
-	if (out_sock == out_tail || stream_out_room() < slot * n)
-		stream_reclaim(c);
-	stream_out_rewind();
-	n = MIN(n, (unsigned)(stream_out_room() / slot));
-	n = MIN(n, iov_max);
-	resv_ptr = OUT_AT(out_tail);
-	resv_pos = out_tail;
-	for (i = 0; i < n; i++) {
-		seg[i].l2 = resv_ptr + i * slot + 4;
-		seg[i].hlen = hlen;
-		seg[i].iov = i;
-		seg[i].niov = 1;
-		seg[i].cap = plen;
-		iov[i].iov_base = seg[i].l2 + hlen;
-		iov[i].iov_len = plen;
-	}
-	return n;
-}
-
-/**
- * stream_seg_commit() - queue a frame built in place
- * @c:		execution context
- * @seg:	frame from stream_seg_reserve()
- * @iov:	unused: the payload is in the frame already
- * @len:	its length, from the Ethernet header on
- * @csum_start:	unused, 0: we compute every checksum
- * @csum_off:	unused, 0
- * @gso_size:	unused, 0: frames never carry more than the MSS
- * @family:	unused
- *
- * Return: 0, or -EINVAL if frames weren't sent in order
- */
-static int stream_seg_commit(struct ctx *c, struct tap_seg *seg,
-			     const struct iovec *iov, size_t len,
-			     uint16_t csum_start, uint16_t csum_off,
-			     uint16_t gso_size, int family)
-{
-	uint8_t *tail = resv_ptr + (out_tail - resv_pos);
-	uint32_t prefix;
-
-	(void)iov;
-	(void)csum_start;
-	(void)csum_off;
-	(void)gso_size;
-	(void)family;
-	if (c->fd_tap < 0)
-		return -ENOTCONN;
-	if (out_tail < resv_pos || seg->l2 < tail + 4)
-		return -EINVAL;
-	if (seg->l2 != tail + 4)	/* after a short frame */
-		memmove(tail + 4, seg->l2, len);
-	if (len < FRAME_MIN_LEN) {
-		memset(tail + 4 + len, 0, FRAME_MIN_LEN - len);
-		len = FRAME_MIN_LEN;
-	}
-	prefix = htonl((uint32_t)len);
-	memcpy(tail, &prefix, 4);
-	pcap_frame(tail + 4, len);
-	out_tail += 4 + len;
-	return 0;
-}
-
-/**
- * stream_room() - how much more can be queued without dropping
- * @c:		execution context
- *
- * Return: free bytes in the output buffer, 0 without a client
- */
-static size_t stream_room(const struct ctx *c)
-{
-	if (c->fd_tap < 0)
-		return 0;
-	if (stream_out_room() < STREAM_OUT_SIZE / 2)
-		stream_reclaim(c);
-	return stream_out_room();
-}
-
-/* Arm or disarm EPOLLOUT on the front-end socket */
-static void stream_out_wait(struct ctx *c, bool want_out)
-{
-	out_waiting = want_out;
-	stream_epoll_update(c);
-}
-
-/* @n bytes queued from position @at were copied into the socket, which
- * now has everything before @at + @n: they're free at once, unless bytes
- * before them are still held by reference (sent with sendfile() before a
- * failed one turned us to copying): stream_reclaim() frees those and these
- * together, once the front-end has read them
- */
-static void stream_copied(size_t at, size_t n)
-{
-	if (out_free == at)
-		out_free += n;
-	out_sock = at + n;
-}
-
-/* Copy what's queued into the socket with send(); false on an error */
-static bool stream_push_copy(struct ctx *c)
-{
-	while (out_sock < out_tail) {
-		ssize_t n = send(c->fd_tap, OUT_AT(out_sock),
-				 out_tail - out_sock,
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
-				debug("Front-end write: %s", strerror(errno));
-			return errno == EAGAIN;
-		}
-		stream_copied(out_sock, (size_t)n);
-	}
-	return true;
-}
-
-/* sendfile() from the ring's file; the test build's hook
- * (PASST_TEST_SENDFILE_OK=N) fails it with EINVAL after N calls, as a
- * kernel refusing it after the start-up probe would
- */
-static ssize_t stream_sendfile(int fd, off_t *off, size_t len)
-{
-#ifdef PASST_TEST_HOOKS
-	if (hook_sendfile_ok >= 0 && !hook_sendfile_ok--) {
-		errno = EINVAL;
-		return -1;
-	}
-#endif
-	return sendfile(fd, out_file, off, len);
-}
-
-/* Hand what's queued to the socket by reference: sendfile() gives it
- * the file's pages, and the front-end's recv() copies from them: they're
- * reused only once stream_reclaim() knows it has. In at most two calls,
- * as the file ends where the first mapping does. False on an error.
- */
-static bool stream_push_zc(struct ctx *c)
-{
-	while (out_sock < out_tail) {
-		off_t off = (off_t)OUT_OFF(out_sock);
-		size_t len = MIN(out_tail - out_sock,
-				 STREAM_OUT_SIZE - (size_t)off);
-		ssize_t n = stream_sendfile(c->fd_tap, &off, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
-				return true;
-			if (errno == EINVAL || errno == ENOSYS ||
-			    errno == EPERM) {
-				warn("stream: sendfile(): %s, copying with "
-				     "send() from now on", strerror(errno));
-				zc = false;
-				return stream_push_copy(c);
-			}
-			debug("Front-end write: %s", strerror(errno));
-			return false;
-		}
-		out_sock += (size_t)n;
-		if ((size_t)n < len)		/* the socket is full */
-			return true;
-	}
-	return true;
-}
-
-/**
- * stream_flush() - write queued frames; arm EPOLLOUT for what's left
- * @c:		execution context
- *
- * Also while the ring is low on room with nothing queued (bytes the
- * front-end hasn't read yet), so that we learn when it has.
- */
-static void stream_flush(struct ctx *c)
-{
-	/* A send() on the io_uring goes first: its completion flushes */
-	if (c->fd_tap < 0 || uring_busy)
-		return;
-
-	if (!zc || out_tail - out_sock < STREAM_ZC_MIN)
-		stream_push_copy(c);
-	else
-		stream_push_zc(c);
-
-	stream_reclaim(c);
-	stream_out_wait(c, out_sock != out_tail ||
-			   stream_out_room() < STREAM_OUT_SIZE / 4);
-}
-
-/* The queued send() completed: what the socket took was copied
- * (stream_copied()), what it didn't take is queued again, where it was,
- * and EPOLLOUT armed. Errors also surface as EPOLLHUP/ERR.
- */
-static void stream_uring_sent(struct ctx *c, uint64_t gen, int res)
-{
-	size_t sent = res > 0 ? (size_t)res : 0;
-
-	if (c->fd_tap < 0 || gen != stream_gen || !uring_busy)
-		return;
-	uring_busy = false;
-	if (res < 0 && res != -EAGAIN)
-		debug("Front-end write: %s", strerror(-res));
-	stream_copied(uring_start, sent);
-	if (out_sock < out_tail)
-		stream_flush(c);
-}
-
-/**
- * stream_flush_end() - end of a loop round: write queued frames, with the
- *			loop's wait where it waits in the io_uring; the next
- *			round takes a new frame budget
- * @c:		execution context
- *
- * The queued send() copies, so it isn't used to splice. Until it
- * completes, what it sends stays in the ring.
- */
-static void stream_flush_end(struct ctx *c)
-{
-	size_t len = out_tail - out_sock;
-
 	round_frames = 0;
-	if (c->fd_tap < 0 || !len || out_waiting || zc || uring_busy ||
-	    uring_send(c->fd_tap, OUT_AT(out_sock), (uint32_t)len,
-		       stream_uring_sent, stream_gen)) {
-		stream_flush(c);
-		return;
-	}
-	uring_start = out_sock;
-	uring_busy = true;
-	out_sock = out_tail;
+	stream_flush_end(c);
 }
 
 /**
@@ -946,5 +427,5 @@ const struct tap_frontend stream_frontend = {
 	.resume		= stream_resume,
 	.poll_at	= stream_poll_at,
 	.poll		= stream_poll,
-	.flush		= stream_flush_end,
+	.flush		= stream_round_end,
 };

@@ -583,7 +583,7 @@ void tap_queue_out(const struct ctx *c, uint8_t pair)
  * @waiting:	true while something does
  *
  * vhost-user: the guest is asked to kick us for new RX buffers only then
- * (the stream front-end has EPOLLOUT for this, see stream.c).
+ * (the stream front-end has EPOLLOUT for this, see stream_out.c).
  *
  * Return: true if that just changed to asking: look at tap_tx_room() again
  */
