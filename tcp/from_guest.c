@@ -10,8 +10,9 @@
  * frames with a single sendmsg() (tcp_flush_pending()); we ACK to the
  * guest exactly what the kernel took into its send queue, never more. The
  * window we advertise is the room the kernel is sure to have (SO_MEMINFO:
- * buffer size minus queued memory, less a margin for overhead), so the
- * guest practically never sends what can't be taken; if it does, the rest
+ * buffer size minus queued memory, scaled by the queue's ratio of payload
+ * to memory, less a margin), so the guest practically never sends what
+ * can't be taken (tcp_sock_room()); if it does, the rest
  * isn't ACKed, and once there is room a window update and three duplicate
  * ACKs make the guest retransmit it at once. Out-of-order segments are
  * dropped with a duplicate ACK.
@@ -22,7 +23,9 @@
  */
 #include <errno.h>
 #include <linux/sock_diag.h>
+#include <linux/sockios.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -39,6 +42,8 @@
 
 #define TCP_WND_KEEP (256 * 1024)	/* measure the room below this left */
 #define TCP_LIMITED_ROOM (64 * 1024)	/* less window left: the guest waits */
+#define TCP_RATIO_BYTES (16 * 1024)	/* queued payload that tells its ratio */
+#define TCP_RATIO_PRIOR (1U << 15)	/* ratio until one is measured: half */
 
 /*
  * Guest data not yet written: consecutive in-order segments of one
@@ -74,21 +79,35 @@ void tcp_pend_forget(const struct tcp_conn *conn)
  * @conn:	connection
  * @low:	set if the kernel finds the socket short of room, or NULL
  * @idle:	set if the socket's send queue is empty, or NULL
+ * @ratio:	updated connection ratio, if the queue held enough, or NULL
  *
  * The kernel accepts data while the memory it has queued (payload plus
- * overhead) is below the buffer size, so this much payload is always
- * taken. *@low says the kernel itself considers the socket not writable,
- * which is also when it grows the buffer (autotuning) and signals EPOLLOUT
- * once there is room again.
+ * overhead) is below the buffer size, but the window is payload: the free
+ * memory is scaled by the queue's own ratio of payload (SIOCOUTQ) to
+ * memory. That overhead is a few percent with large segments, but the
+ * kernel bounds its segments to half the peer's largest window, and
+ * behind a peer with a tiny receive buffer a segment of 2 kB costs as
+ * much again. (With a fixed margin, the guest then sent what the socket
+ * refused, each retransmission after its RTO was refused again, and the
+ * RTO doubled to a stall of a minute.) The ratio differs between segments
+ * (the first ones of a connection, or those coalesced, are large), so the
+ * connection keeps one: TCP_RATIO_PRIOR until the first measurement, then
+ * that measurement, then it falls to a lower one at once and rises towards
+ * a higher one slowly; the window takes the lower of it and the queue's.
+ * A queue holding too little to tell leaves the connection's. *@low says
+ * the kernel itself considers the socket not writable, which is also when
+ * it grows the buffer (autotuning) and signals EPOLLOUT once there is
+ * room again.
  *
  * Return: room, bytes
  */
 uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low,
-		       bool *idle)
+		       bool *idle, uint16_t *ratio)
 {
 	uint32_t mi[SK_MEMINFO_VARS];
+	uint32_t sndbuf, queued, room, r;
 	socklen_t sl = sizeof(mi);
-	uint32_t sndbuf, queued, room;
+	int outq = 0;
 
 	if (getsockopt(conn->sock, SOL_SOCKET, SO_MEMINFO, mi, &sl) ||
 	    sl < (SK_MEMINFO_WMEM_QUEUED + 1) * sizeof(uint32_t)) {
@@ -105,8 +124,24 @@ uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low,
 		*low = room < queued / 2;
 	if (idle)
 		*idle = !queued;
-	/* Segments cost the kernel more than their payload: keep a margin,
-	 * or the last segment of a window would be refused
+
+	r = conn->wnd_ratio ? conn->wnd_ratio : TCP_RATIO_PRIOR;
+	if (room && queued > TCP_RATIO_BYTES &&
+	    !ioctl(conn->sock, SIOCOUTQ, &outq) &&
+	    outq >= TCP_RATIO_BYTES && (uint32_t)outq < queued) {
+		uint32_t m = (uint32_t)(((uint64_t)outq << 16) / queued);
+
+		/* A few large segments can hide behind many small ones:
+		 * believe a lower ratio at once, a higher one slowly
+		 */
+		if (ratio)
+			*ratio = (uint16_t)(!conn->wnd_ratio || m < r ?
+					    m : r + (m - r) / 8);
+		r = conn->wnd_ratio ? MIN(r, m) : m;
+	}
+	room = (uint32_t)(((uint64_t)room * r) >> 16);
+	/* Keep a margin: the next segment's overhead, or a ratio from a
+	 * queue of other segments, would have the last one refused
 	 */
 	room -= room / 4;
 	return MIN(room, (uint32_t)65535 << conn->ws_ours);
@@ -123,7 +158,8 @@ uint16_t tcp_wnd_offered(const struct tcp_conn *conn)
 {
 	if (conn->flags & TCP_F_TAIL)
 		return 0;
-	return (uint16_t)MIN(tcp_sock_room(conn, NULL, NULL) >> conn->ws_ours,
+	return (uint16_t)MIN(tcp_sock_room(conn, NULL, NULL, NULL) >>
+			     conn->ws_ours,
 			     65535U);
 }
 
@@ -170,7 +206,7 @@ uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 
 	if (!conn->wnd_span || SEQ_GT(conn->seq_from_guest, conn->wnd_edge) ||
 	    (!keep && room < MAX(conn->wnd_span / 2, TCP_WND_KEEP))) {
-		room = tcp_sock_room(conn, &low, &idle);
+		room = tcp_sock_room(conn, &low, &idle, &conn->wnd_ratio);
 		if (low && conn->f.state == TCP_ST_ESTABLISHED)
 			tcp_out_wait(c, conn);
 		conn->wnd_span = room;

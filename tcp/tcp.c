@@ -256,7 +256,8 @@ int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 			hlen += 4;
 		/* The window in a SYN is never scaled */
 		w16 = (uint16_t)MIN(conn->sock >= 0 ?
-				    tcp_sock_room(conn, NULL, NULL) : 65535U,
+				    tcp_sock_room(conn, NULL, NULL, NULL) :
+				    65535U,
 				    65535U);
 	} else if (!(flags & TCP_RST) && conn->sock >= 0) {
 		w16 = tcp_wnd_to_guest(c, conn);

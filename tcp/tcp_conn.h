@@ -67,6 +67,8 @@ enum tcp_state {
  * @retries:		retransmissions without progress
  * @dup_acks:		duplicate ACKs seen at @seq_acked
  * @mss:		largest payload we send to the guest in one segment
+ * @wnd_ratio:		payload per 64 kiB of memory in the socket's send
+ *			queue, last measured (0: not yet, see tcp_sock_room())
  * @seq_to_guest:	next sequence number we send (snd_nxt)
  * @seq_acked:		oldest unacknowledged sequence number (snd_una)
  * @acked_unread:	bytes the guest ACKed that are still at the head of
@@ -90,6 +92,7 @@ struct tcp_conn {
 	uint8_t retries;
 	uint8_t dup_acks;
 	uint16_t mss;
+	uint16_t wnd_ratio;
 	uint32_t seq_to_guest;
 	uint32_t seq_acked;
 	uint32_t acked_unread;

@@ -91,7 +91,8 @@ int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn);
 int tcp_rewind(struct ctx *c, struct tcp_conn *conn);
 
 /* from_guest.c: guest -> socket, and the window we offer */
-uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low, bool *idle);
+uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low, bool *idle,
+		       uint16_t *ratio);
 uint16_t tcp_wnd_offered(const struct tcp_conn *conn);
 uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn);
 void tcp_window_update(struct ctx *c, struct tcp_conn *conn);
