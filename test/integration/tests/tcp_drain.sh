@@ -12,7 +12,7 @@
 # connection with the end of the upload missing (4 runs in 5 failed so:
 # "connection reset after 7872600 bytes in").
 #
-# And the daemon never offers the guest a window its socket then refuses:
+# And the daemon doesn't offer the guest windows its socket then refuses:
 # behind such a small receive buffer the kernel's segments are small, their
 # overhead large, and a window from the buffer's free memory less a fixed
 # margin had the socket refuse part of what the guest sent; each
@@ -59,5 +59,11 @@ for peer in "$PEER4" "$PEER6" "$PEER4" "$PEER6"; do
 	passt_check_alive
 	log "$n: $bytes bytes to the peer, then its EOF"
 done
-expect "data the socket refused after offering the guest a window for it" \
-	"$(grep -c 'socket took' "$PASST_ERR")" 0
+# At most once per connection: its first window comes before the socket's
+# overhead can be measured (tcp_sock_room()); the stall took many
+most=$(awk 'match($0, /TCP flow [0-9]+: /) { f = substr($0, RSTART, RLENGTH) }
+	/TCP flow [0-9]+: established/ { n[f] = 0 }
+	/TCP flow [0-9]+: socket took/ { if (++n[f] > m) m = n[f] }
+	END { print m + 0 }' "$PASST_ERR")
+expect "refusals on one connection (of data inside the window offered)" \
+	"$([ "$most" -le 1 ] && echo "at most 1" || echo "$most")" "at most 1"
