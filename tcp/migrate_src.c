@@ -236,6 +236,23 @@ static void tcpm_unhold(struct ctx *c, struct tcp_conn *conn)
 }
 
 /*
+ * A held connection goes back to the loop, unless its socket is still in
+ * repair mode (no helper to clear it): that one can't move data and is
+ * reset (closed in repair mode, it sends the peer nothing). Return: true
+ * if it went back to the loop (where loop_add() may still have reset it)
+ */
+static bool tcpm_take_back(struct ctx *c, struct tcp_conn *conn)
+{
+	if (tcpm_in_repair(conn->sock)) {
+		conn->flags &= ~TCP_F_MIGRATED;
+		tcp_rst(c, conn);
+		return false;
+	}
+	tcpm_unhold(c, conn);
+	return true;
+}
+
+/*
  * Close the send window of each held socket (see the top of the file),
  * keeping the peer's value in tcpm_wnds
  */
@@ -416,17 +433,8 @@ rollback:
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 
-		if (!tcpm_is_held(conn))
-			continue;
-		/* Still in repair mode (no helper any more): it can't move
-		 * data; closed in repair mode, it sends the peer nothing
-		 */
-		if (tcpm_in_repair(conn->sock)) {
-			conn->flags &= ~TCP_F_MIGRATED;
-			tcp_rst(c, conn);
-			continue;
-		}
-		tcpm_unhold(c, conn);
+		if (tcpm_is_held(conn))
+			tcpm_take_back(c, conn);
 	}
 	return rc;
 }
@@ -466,17 +474,8 @@ unsigned tcp_migrate_source_resume(struct ctx *c)
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 
-		if (!tcpm_is_held(conn))
+		if (!tcpm_is_held(conn) || !tcpm_take_back(c, conn))
 			continue;
-		if (tcpm_in_repair(conn->sock)) {
-			/* Can't move data: reset it (nothing to the peer
-			 * from a socket in repair mode)
-			 */
-			conn->flags &= ~TCP_F_MIGRATED;
-			tcp_rst(c, conn);
-			continue;
-		}
-		tcpm_unhold(c, conn);
 		conn = tcp_conn_at(i);
 		if (!conn)
 			continue;
