@@ -130,14 +130,18 @@ uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low,
 	    !ioctl(conn->sock, SIOCOUTQ, &outq) &&
 	    outq >= TCP_RATIO_BYTES && (uint32_t)outq < queued) {
 		uint32_t m = (uint32_t)(((uint64_t)outq << 16) / queued);
+		uint32_t next = m;
 
 		/* A few large segments can hide behind many small ones:
-		 * believe a lower ratio at once, a higher one slowly
+		 * believe the first ratio and a lower one at once, a higher
+		 * one slowly (this window keeps the lower)
 		 */
+		if (conn->wnd_ratio && m > r)
+			next = r + (m - r) / 8;
+		else
+			r = m;
 		if (ratio)
-			*ratio = (uint16_t)(!conn->wnd_ratio || m < r ?
-					    m : r + (m - r) / 8);
-		r = conn->wnd_ratio ? MIN(r, m) : m;
+			*ratio = (uint16_t)next;
 	}
 	room = (uint32_t)(((uint64_t)room * r) >> 16);
 	/* Keep a margin: the next segment's overhead, or a ratio from a
