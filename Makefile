@@ -98,8 +98,9 @@ $(BUILD)/test/passt-hooks: $(BUILD)/passt.o $(BUILD)/test/isolation-hooks.o \
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The privileged TCP_REPAIR helper: stand-alone, nothing from the library
+# but what a denied system call says (sigsys.c)
 $(BUILD)/passt-repair: LDLIBS += -lseccomp -lcap
-$(BUILD)/passt-repair: $(BUILD)/passt-repair.o
+$(BUILD)/passt-repair: $(BUILD)/passt-repair.o $(BUILD)/sigsys.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # isolation.o (the sandbox) comes with listen.o and repair.o

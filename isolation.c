@@ -118,6 +118,7 @@
 #include "env.h"
 #include "log.h"
 #include "rmfile.h"
+#include "sigsys.h"
 #include "util.h"
 
 #ifndef IPV6_MINHOPCOUNT
@@ -142,10 +143,18 @@
 #define SO_PEEK_OFF		42
 #endif
 
+/* Exit status after a denied system call (sigsys.c): what a shell shows
+ * for a process that SIGSYS killed, as SCMP_ACT_KILL_PROCESS did
+ */
+#define ISO_SIGSYS_STATUS	(128 + SIGSYS)
 /* The user we become when started as root without --runas */
 #define ISO_NOBODY	65534
 /* Descriptors beyond the ones open now and one per flow */
 #define ISO_FD_SPARE	128
+/* PASST_TEST_FORBIDDEN_SYSCALL for the peer credential checker */
+#define ISO_TEST_CHECKER	"checker/"
+/* The peer credential checker's seccomp profile, by name */
+#define ISO_PEER_PROFILE	"peer-credential-checker"
 /* How long the peer credential checker may take to start or to answer:
  * milliseconds, normally, but the machine may be busy
  */
@@ -387,6 +396,46 @@ static bool iso_san_has(const char *name)
 	return false;
 }
 
+#ifdef PASST_TEST_HOOKS
+/* Make the call PASST_TEST_FORBIDDEN_SYSCALL names (NAME[:ARG...]), now;
+ * @say: log before and after (not in the checker: it has no log)
+ */
+static void iso_test_call(const char *spec, bool say)
+{
+	long long a[6] = { 0 };
+	char name[64], *p;
+	int nr, n = 0;
+
+	snprintf(name, sizeof(name), "%s", spec);
+	p = strchr(name, ':');
+	if (p)
+		*p++ = '\0';
+	while (p && n < 6) {
+		a[n++] = strtoll(p, &p, 0);
+		p = *p == ':' ? p + 1 : NULL;
+	}
+	nr = seccomp_syscall_resolve_name(name);
+	if (say)
+		info("Test hook: calling %s (%i)", spec, nr);
+	errno = 0;
+	syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (say)
+		err("Test hook: %s returned (%s)", spec, strerror(errno));
+}
+
+/* The daemon's hook, right after its filter: the value, unless it starts
+ * with "checker/" (then the peer credential checker makes the call, at
+ * its first request: iso_peer_serve())
+ */
+static void iso_test_hook(void)
+{
+	const char *s = env_get()->test_forbidden_syscall;
+
+	if (s && strncmp(s, ISO_TEST_CHECKER, strlen(ISO_TEST_CHECKER)))
+		iso_test_call(s, true);
+}
+#endif
+
 /*
  * The peer credential checker
  *
@@ -416,6 +465,10 @@ struct iso_peer_reply {
 __attribute__((noreturn))
 static void iso_peer_serve(void)
 {
+#ifdef PASST_TEST_HOOKS
+	const char *test = env_get()->test_forbidden_syscall;
+#endif
+
 	for (;;) {
 		union {
 			char buf[CMSG_SPACE(sizeof(int))];
@@ -438,6 +491,11 @@ static void iso_peer_serve(void)
 		n = recvmsg(3, &mh, MSG_CMSG_CLOEXEC);
 		if (n <= 0)
 			_exit(0);
+#ifdef PASST_TEST_HOOKS
+		if (test && !strncmp(test, ISO_TEST_CHECKER,
+				     strlen(ISO_TEST_CHECKER)))
+			iso_test_call(test + strlen(ISO_TEST_CHECKER), false);
+#endif
 		cm = CMSG_FIRSTHDR(&mh);
 		if (cm && cm->cmsg_level == SOL_SOCKET &&
 		    cm->cmsg_type == SCM_RIGHTS &&
@@ -459,6 +517,18 @@ static void iso_peer_serve(void)
 		if (sendmsg(3, &mh, MSG_NOSIGNAL) != sizeof(r))
 			_exit(0);
 	}
+}
+
+/* The checker's line about a call its filter denied (sigsys.c): to the
+ * daemon, which logs it (the checker keeps no log of its own)
+ */
+static void iso_peer_sigsys(const char *line, size_t len)
+{
+	struct iovec iov = { (void *)line, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n = sendmsg(3, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	(void)n;
 }
 
 /* The checker: sheds everything, then serves on descriptor 3 */
@@ -494,8 +564,10 @@ static void iso_peer_child(int sk, pid_t parent, bool keep_stderr)
 	/* Freeing the context after the load could trim the heap, with
 	 * calls not on the list: it stays, reachable from @f
 	 */
-	f = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	if (!f)
+	if (sigsys_arm("Sandbox", ISO_PEER_PROFILE, iso_peer_sigsys, 1))
+		_exit(1);
+	f = seccomp_init(sigsys_action());
+	if (!f || seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH, sigsys_action()))
 		_exit(1);
 	rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 0) ||
 	     seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 0) ||
@@ -569,6 +641,10 @@ static int iso_peer_ask(int fd, struct iso_peer_reply *r)
 			     .msg_control = u.buf,
 			     .msg_controllen = sizeof(u.buf) };
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	union {
+		struct iso_peer_reply r;
+		char line[256];
+	} a;
 	ssize_t n;
 
 	memset(u.buf, 0, sizeof(u.buf));
@@ -581,9 +657,15 @@ static int iso_peer_ask(int fd, struct iso_peer_reply *r)
 		return -errno;
 	if (poll(&pfd, 1, ISO_PEER_TIMEOUT_MS) <= 0)
 		return -ETIMEDOUT;
-	n = recv(iso_peer_fd, r, sizeof(*r), MSG_DONTWAIT);
+	n = recv(iso_peer_fd, &a, sizeof(a), MSG_DONTWAIT);
+	if (n > 0 && n != sizeof(*r) && a.line[n - 1] == '\n') {
+		/* Its filter denied a call: its last words (sigsys.c) */
+		err("%.*s", (int)n - 1, a.line);
+		return -EPIPE;
+	}
 	if (n != sizeof(*r))
 		return n < 0 ? -errno : -EPIPE;
+	*r = a.r;
 	return 0;
 }
 
@@ -853,7 +935,6 @@ static const struct iso_rule iso_rules[] = {
 	/* Sockets for flows: TCP, UDP, ICMP echo; the front-end socket */
 	{ "socket", P_ALL, ARG(0, AF_INET), "flow sockets, IPv4" },
 	{ "socket", P_ALL, ARG(0, AF_INET6), "flow sockets, IPv6" },
-	{ "socket", P_ALL, ARG(0, AF_UNIX), "syslog(3) reconnecting" },
 	{ "bind", P_ALL, NOARG, "-o/--outbound source, UDP and ICMP flows" },
 	{ "connect", P_ALL, NOARG, "TCP and UDP flows to the host side" },
 	{ "accept4", P_ALL, NOARG,
@@ -870,7 +951,7 @@ static const struct iso_rule iso_rules[] = {
 	  "TCP data, stream frames, vhost-user replies, repair requests" },
 	{ "recvfrom", P_ALL, NOARG, "recv(): ICMP replies, front-end, helper" },
 	{ "sendto", P_ALL, NOARG,
-	  "UDP and ICMP to the host, syslog(3), send() of the announcement "
+	  "UDP and ICMP to the host, syslog (log.c), send() of the announcement "
 	  "after a migration (migrate/announce.c: a packet socket opened "
 	  "before the sandbox, nothing else is needed for it)" },
 	{ "recvmmsg", P_ALL, NOARG, "UDP datagrams in batches" },
@@ -1073,14 +1154,16 @@ static int iso_rule_add(scmp_filter_ctx f, const struct iso_rule *r, int nr,
 }
 
 /* Build the filter for @p; NULL on failure */
-static scmp_filter_ctx iso_filter(enum iso_profile p, uint32_t def)
+static scmp_filter_ctx iso_filter(enum iso_profile p)
 {
-	scmp_filter_ctx f = seccomp_init(def);
+	scmp_filter_ctx f = seccomp_init(sigsys_action());
 	unsigned i;
-	int rc = 0, d;
+	int rc, d;
 
 	if (!f)
 		return NULL;
+	/* Calls through another architecture's entry point: the same */
+	rc = seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH, sigsys_action());
 	for (i = 0; !rc && i < ARRAY_SIZE(iso_rules); i++) {
 		const struct iso_rule *r = &iso_rules[i];
 		int nr = seccomp_syscall_resolve_name(r->name);
@@ -1111,33 +1194,6 @@ static scmp_filter_ctx iso_filter(enum iso_profile p, uint32_t def)
 	return f;
 }
 
-#ifdef PASST_TEST_HOOKS
-/* PASST_TEST_FORBIDDEN_SYSCALL=NAME[:ARG...]: make that call, now */
-static void iso_test_hook(void)
-{
-	const char *s = env_get()->test_forbidden_syscall;
-	long long a[6] = { 0 };
-	char name[64], *p;
-	int nr, n = 0;
-
-	if (!s)
-		return;
-	snprintf(name, sizeof(name), "%s", s);
-	p = strchr(name, ':');
-	if (p)
-		*p++ = '\0';
-	while (p && n < 6) {
-		a[n++] = strtoll(p, &p, 0);
-		p = *p == ':' ? p + 1 : NULL;
-	}
-	nr = seccomp_syscall_resolve_name(name);
-	info("Test hook: calling %s (%i)", s, nr);
-	errno = 0;
-	syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	err("Test hook: %s returned (%s)", s, strerror(errno));
-}
-#endif
-
 /**
  * isolation_seccomp() - load the allow-list of our mode
  * @c:		execution context (unused: isolation_drop() chose the profile)
@@ -1148,17 +1204,18 @@ static void iso_test_hook(void)
  */
 void isolation_seccomp(const struct ctx *c)
 {
-	uint32_t def = SCMP_ACT_KILL_PROCESS;
 	scmp_filter_ctx f;
 	int rc;
 
 	(void)c;
-#ifdef ISOLATION_SECCOMP_LOG
-	def = SCMP_ACT_LOG;	/* development: find missing entries */
-#endif
-	f = iso_filter(iso_profile_sel, def);
+	f = iso_filter(iso_profile_sel);
 	if (!f) {
 		iso_fail("seccomp: can't build the filter", errno);
+	} else if ((rc = sigsys_arm("Sandbox",
+				    isolation_profile_name(iso_profile_sel),
+				    log_sigsafe, ISO_SIGSYS_STATUS))) {
+		seccomp_release(f);
+		iso_fail("seccomp: can't handle SIGSYS", -rc);
 	} else if ((rc = seccomp_load(f))) {
 		seccomp_release(f);
 		iso_fail("seccomp: can't load the filter", -rc);

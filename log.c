@@ -6,8 +6,18 @@
  * opened once at start-up (libvirt pre-creates it and passes -l), and
  * syslog for a daemon without a log file. A line is written with a single
  * write() so concurrent writers never interleave mid-line.
+ *
+ * Syslog is our own datagram socket, connected to /dev/log before the
+ * sandbox hides it, not syslog(3): one send() per line, never blocking,
+ * never reconnecting (the sandbox has no /dev/log to reconnect to), and
+ * usable from a signal handler. That is what log_sigsafe() needs: the
+ * line of a system call the seccomp filter denied (sigsys.c) goes to
+ * every sink from the SIGSYS handler, with nothing but write(), send()
+ * and the vDSO's clock_gettime().
  */
 #include <errno.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +34,9 @@ enum log_level log_level = LOG_LVL_INFO;
 static int log_file_fd = -1;
 static bool log_stderr = true;
 static bool log_syslog;
+/* Our syslog socket, connected to /dev/log, and "passt[PID]: " */
+static int log_syslog_fd = -1;
+static char log_ident[32];
 
 /**
  * now_ms() - monotonic time in milliseconds, for timers and rate limits
@@ -54,6 +67,20 @@ static const char *const lvl_name[] = { "ERROR", "WARNING", "info",
 static const int lvl_syslog[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG,
 				  LOG_DEBUG };
 
+/* Decimal @v into @buf, no NUL; returns its length. Async-signal-safe */
+static int log_uint(char *buf, unsigned v)
+{
+	char d[12];
+	int i = 0, n = 0;
+
+	do
+		d[i++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (i)
+		buf[n++] = d[--i];
+	return n;
+}
+
 /* Best effort: a log line that can't be written has nowhere else to go */
 static void log_write(int fd, const char *buf, size_t len)
 {
@@ -62,27 +89,110 @@ static void log_write(int fd, const char *buf, size_t len)
 	(void)rc;
 }
 
+/*
+ * An RFC 3339 UTC timestamp with milliseconds and a space,
+ * "2026-11-30T16:30:05.123Z ", into @buf (LOG_STAMP_LEN bytes and a NUL):
+ * by hand (days to a civil date, as in Howard Hinnant's algorithm), so
+ * that a signal handler may call it. Returns its length.
+ */
+#define LOG_STAMP_LEN	25
+static size_t log_stamp(char *buf)
+{
+	struct timespec ts = { 0 };
+	long long days, secs, era, doe, yoe, doy, mp, y, m, d;
+	unsigned v[7];
+	const char *sep = "--T::.";
+	size_t n = 0;
+	int i, k;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	days = ts.tv_sec / 86400;
+	secs = ts.tv_sec % 86400;
+	days += 719468;
+	era = days / 146097;
+	doe = days - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	d = doy - (153 * mp + 2) / 5 + 1;
+	m = mp < 10 ? mp + 3 : mp - 9;
+	y = yoe + era * 400 + (m <= 2);
+
+	v[0] = (unsigned)y;
+	v[1] = (unsigned)m;
+	v[2] = (unsigned)d;
+	v[3] = (unsigned)(secs / 3600);
+	v[4] = (unsigned)(secs / 60 % 60);
+	v[5] = (unsigned)(secs % 60);
+	v[6] = (unsigned)(ts.tv_nsec / 1000000);
+	for (i = 0; i < 7; i++) {
+		int w = i == 0 ? 4 : i == 6 ? 3 : 2;
+
+		for (k = w - 1; k >= 0; k--) {
+			buf[n + k] = (char)('0' + v[i] % 10);
+			v[i] /= 10;
+		}
+		n += w;
+		buf[n++] = i < 6 ? sep[i] : 'Z';
+	}
+	buf[n++] = ' ';
+	buf[n] = '\0';
+	return n;
+}
+
+/*
+ * One line to syslog: "<PRIORITY>passt[PID]: " and @msg (@len bytes, no
+ * newline), one datagram, never waiting for a slow syslog daemon (the
+ * line is dropped then, as a full socket would drop it)
+ */
+static void log_syslog_send(enum log_level lvl, const char *msg, size_t len)
+{
+	char buf[1200];
+	ssize_t rc;
+	int n;
+
+	if (log_syslog_fd < 0)
+		return;
+	n = 0;
+	buf[n++] = '<';
+	n += log_uint(buf + n, (unsigned)(LOG_DAEMON | lvl_syslog[lvl]));
+	buf[n++] = '>';
+	len = MIN(len, sizeof(buf) - (size_t)n - sizeof(log_ident));
+	memcpy(buf + n, log_ident, strlen(log_ident));
+	n += (int)strlen(log_ident);
+	memcpy(buf + n, msg, len);
+	n += (int)len;
+	rc = send(log_syslog_fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)rc;
+}
+
+/*
+ * @line (@n bytes, newline-terminated, a timestamp in its first @s) to
+ * every sink: stderr and syslog without the timestamp, the log file with
+ * it. Async-signal-safe.
+ */
+static void log_sinks(enum log_level lvl, const char *line, int s, int n)
+{
+	if (log_stderr)
+		log_write(STDERR_FILENO, line + s, n - s);
+	if (log_file_fd >= 0)
+		log_write(log_file_fd, line, n);
+	if (log_syslog)
+		log_syslog_send(lvl, line + s, n - s - 1);
+}
+
 __attribute__((format(printf, 3, 0)))
 static void log_vmsg(enum log_level lvl, const char *suffix, const char *fmt,
 		     va_list ap)
 {
 	char line[1024];
-	struct timespec ts;
-	struct tm tm;
 	int n = 0, m, s;
 
 	if (lvl > log_level)
 		return;
 
-	/* line: an RFC 3339 UTC timestamp with milliseconds (log file only,
-	 * "2026-11-30T16:30:05.123Z"), then the message
-	 */
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	s = (int)strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-	s += snprintf(line + s, sizeof(line) - s, ".%03ldZ ",
-		      ts.tv_nsec / 1000000);
-	n = s;
+	/* line: a timestamp (log file only), then the message */
+	s = n = (int)log_stamp(line);
 	if (lvl != LOG_LVL_INFO || log_level >= LOG_LVL_DEBUG)
 		n += snprintf(line + n, sizeof(line) - n, "%s: ",
 			      lvl_name[lvl]);
@@ -95,14 +205,7 @@ static void log_vmsg(enum log_level lvl, const char *suffix, const char *fmt,
 	n = MIN((size_t)n, sizeof(line) - 2);
 	line[n++] = '\n';
 
-	if (log_stderr)
-		log_write(STDERR_FILENO, line + s, n - s);
-	if (log_file_fd >= 0)
-		log_write(log_file_fd, line, n);
-	if (log_syslog) {
-		line[n - 1] = '\0';
-		syslog(lvl_syslog[lvl], "%s", line + s);
-	}
+	log_sinks(lvl, line, s, n);
 }
 
 /**
@@ -222,17 +325,51 @@ void log_to_stderr(bool on)
  */
 void log_to_syslog(bool on)
 {
-	/* "passt[PID]" as LOG_PID would write it, without a getpid() per
+	struct sockaddr_un a = { .sun_family = AF_UNIX,
+				 .sun_path = "/dev/log" };
+
+	/* "passt[PID]: " as LOG_PID would write it, without a getpid() per
 	 * message (not in the seccomp allow-list); connected now, before
 	 * the sandbox hides /dev/log
 	 */
-	static char ident[32];
-
-	if (on && !log_syslog) {
-		snprintf(ident, sizeof(ident), "passt[%i]", (int)getpid());
-		openlog(ident, LOG_NDELAY, LOG_DAEMON);
+	if (on && log_syslog_fd < 0) {
+		snprintf(log_ident, sizeof(log_ident), "passt[%i]: ",
+			 (int)getpid());
+		log_syslog_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (log_syslog_fd >= 0 &&
+		    connect(log_syslog_fd, (struct sockaddr *)&a, sizeof(a))) {
+			close(log_syslog_fd);
+			log_syslog_fd = -1;
+		}
 	}
 	log_syslog = on;
+}
+
+/**
+ * log_sigsafe() - an error line, from a signal handler
+ * @line:	the message, ending with a newline
+ * @len:	its length, newline included
+ *
+ * Goes to every active sink, as log_msg() would send it at the error
+ * level, with nothing but async-signal-safe calls that every seccomp
+ * profile allows (write(), send(), clock_gettime()): for sigsys.c.
+ */
+void log_sigsafe(const char *line, size_t len)
+{
+	char buf[LOG_STAMP_LEN + 1 + 512];
+	int s;
+
+	if (!len || line[len - 1] != '\n')
+		return;
+	size_t n;
+
+	s = (int)log_stamp(buf);
+	n = (size_t)s + sizeof("ERROR: ") - 1;
+	memcpy(buf + s, "ERROR: ", n - (size_t)s);
+	len = MIN(len, sizeof(buf) - n);
+	memcpy(buf + n, line, len);
+	buf[n + len - 1] = '\n';
+	log_sinks(LOG_LVL_ERR, buf, s, (int)(n + len));
 }
 
 /**

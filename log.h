@@ -10,6 +10,7 @@
 #define LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <syslog.h>
 
@@ -34,6 +35,7 @@ int log_open_file(const char *path);
 void log_to_stderr(bool on);
 void log_to_syslog(bool on);
 void log_close(void);
+void log_sigsafe(const char *line, size_t len);
 
 /* log_rl_ok() - rate limiter: true if a message may be printed now */
 bool log_rl_ok(uint64_t *last, unsigned *suppressed);

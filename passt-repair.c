@@ -20,7 +20,9 @@
  *      privileges the drops fail and we go on: the setsockopt() below then
  *      fails with EPERM and says so;
  *   3. a seccomp allow-list of the system calls used from here on is
- *      loaded; anything else kills the process;
+ *      loaded; anything else ends the process, status 1, with one line
+ *      on stderr that names the call ("passt-repair: seccomp profile
+ *      passt-repair denied system call NAME (NR), exiting": sigsys.c);
  *   4. once connected, before the first request, CAP_DAC_OVERRIDE goes too:
  *      it was only there to connect to a socket of the daemon's user (the
  *      libvirt and KubeVirt daemons don't run as root).
@@ -100,6 +102,7 @@
 #include <seccomp.h>
 
 #include "repair_msg.h"	/* repair_msg_check(), the command values */
+#include "sigsys.h"	/* a denied call says which, then we exit */
 
 #ifndef TCP_REPAIR
 #define TCP_REPAIR		19
@@ -124,7 +127,7 @@
 #ifdef REPAIR_SANITIZER
 #define REPAIR_SECCOMP_DEFAULT	SCMP_ACT_LOG
 #else
-#define REPAIR_SECCOMP_DEFAULT	SCMP_ACT_KILL_PROCESS
+#define REPAIR_SECCOMP_DEFAULT	sigsys_action()
 #endif
 
 /* What getdents64 returns: glibc has no public type for it */
@@ -251,6 +254,14 @@ struct repair_rule {
 	struct scmp_arg_cmp arg[2];
 };
 
+/* A call the filter denied: its line (sigsys.c) on standard error */
+static void repair_sigsys(const char *line, size_t len)
+{
+	ssize_t n = write(STDERR_FILENO, line, len);
+
+	(void)n;
+}
+
 /**
  * repair_seccomp() - allow only the system calls used from here on
  *
@@ -330,6 +341,13 @@ static void repair_seccomp(void)
 	ctx = seccomp_init(REPAIR_SECCOMP_DEFAULT);
 	if (!ctx)
 		repair_die("seccomp_init failed");
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
+			      REPAIR_SECCOMP_DEFAULT);
+	if (rc)
+		repair_die("seccomp: other architectures: %s", strerror(-rc));
+	rc = sigsys_arm(repair_prog, repair_prog, repair_sigsys, 1);
+	if (rc)
+		repair_die("can't handle SIGSYS: %s", strerror(-rc));
 
 	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
 		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, rules[i].nr,
