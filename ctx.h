@@ -62,7 +62,8 @@ struct dns_search {
  * @map_host_loopback: guest-visible address that maps to host loopback
  * @map_guest_addr: address that maps to the host's own address
  * @dns_match:	address the guest sends DNS to that we redirect
- * @dns_host:	where redirected DNS queries go (--dns-forward)
+ * @dns_host:	where redirected DNS queries go (--dns-host, or the host's
+ *		first nameserver)
  * @addr_given:	-a gave @addr (don't take it from the host)
  * @prefix_given: -n gave @prefix_len
  * @gw_given:	-g gave @gw
@@ -96,7 +97,8 @@ struct ip4_ctx {
  * @map_host_loopback: guest-visible address that maps to host loopback
  * @map_guest_addr: address that maps to the host's own address
  * @dns_match:	address the guest sends DNS to that we redirect
- * @dns_host:	where redirected DNS queries go (resolver on host loopback)
+ * @dns_host:	where redirected DNS queries go (--dns-host, or the host's
+ *		first nameserver)
  * @addr_given:	-a gave @addr (don't take it from the host)
  * @gw_given:	-g gave @gw
  */
@@ -162,6 +164,7 @@ struct ctx {
 	bool no_dhcp, no_ndp, no_dhcpv6, no_ra, no_icmp, no_tcp, no_udp;
 	bool no_dhcp_dns, no_dhcp_search; /* --no-dhcp-dns, --no-dhcp-search */
 	bool no_map_gw;
+	bool freebind;		/* --freebind: forwarded ports on any address */
 
 	/* Added by conf/ */
 	int log_lvl;		/* enum log_level from -d, --trace, -q */

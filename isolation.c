@@ -121,6 +121,9 @@
 #include "sigsys.h"
 #include "util.h"
 
+#ifndef IPV6_FREEBIND
+#define IPV6_FREEBIND	78
+#endif
 #ifndef IPV6_MINHOPCOUNT
 #define IPV6_MINHOPCOUNT 73
 #endif
@@ -981,6 +984,10 @@ static const struct iso_rule iso_rules[] = {
 	  "tcp/migrate.c: ...taken off when it resumes" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IPV6, IPV6_V6ONLY),
 	  "fwd/fwd.c: IPv6 listening sockets" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IP, IP_FREEBIND),
+	  "fwd/fwd.c: --freebind, listening sockets" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IPV6, IPV6_FREEBIND),
+	  "fwd/fwd.c: --freebind, IPv6 listening sockets" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_NODELAY),
 	  "tcp/conn.c: every connection" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR),

@@ -202,7 +202,7 @@ static void pid_file_write(const char *path, pid_t pid)
 	char buf[32];
 	int fd, n;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		die_perror("-P/--pid: can't create %s", path);
 	isolation_chown_fd(fd);
@@ -333,6 +333,7 @@ int main(int argc, char **argv)
 		errno = -rc;
 		die_perror("-l/--log-file: can't open %s", c->log_file);
 	}
+	conf_print(c);
 	if (c->pcap_file[0] && (rc = pcap_init(c->pcap_file))) {
 		errno = -rc;
 		die_perror("-p/--pcap: can't open %s", c->pcap_file);

@@ -71,6 +71,8 @@ enum {
 	OPT_MAP_HOST_LOOP,
 	OPT_MAP_GUEST_ADDR,
 	OPT_DNS_FORWARD,
+	OPT_DNS_HOST,
+	OPT_FREEBIND,
 	OPT_VHOST_USER,
 	OPT_PRINT_CAPS,
 	OPT_REPAIR_PATH,
@@ -131,6 +133,8 @@ static const struct option options[] = {
 	{ "map-host-loopback",	required_argument, NULL, OPT_MAP_HOST_LOOP },
 	{ "map-guest-addr",	required_argument, NULL, OPT_MAP_GUEST_ADDR },
 	{ "dns-forward",	required_argument, NULL, OPT_DNS_FORWARD },
+	{ "dns-host",		required_argument, NULL, OPT_DNS_HOST },
+	{ "freebind",		no_argument,	   NULL, OPT_FREEBIND },
 	{ "tcp-ports",		required_argument, NULL, 't' },
 	{ "udp-ports",		required_argument, NULL, 'u' },
 	{ "tcp-ns",		required_argument, NULL, 'T' },
@@ -205,6 +209,8 @@ static const char usage_text[] =
 "  -H, --hostname NAME         hostname for the guest (DHCP)\n"
 "      --fqdn NAME             FQDN for the guest (DHCP, DHCPv6)\n"
 "      --dns-forward ADDR      forward DNS sent to ADDR to the host's\n"
+"                              first nameserver, or to --dns-host\n"
+"      --dns-host ADDR         where --dns-forward sends DNS queries\n"
 "\n"
 "Services:\n"
 "      --no-dhcp, --no-ndp, --no-dhcpv6, --no-ra, --no-icmp,\n"
@@ -852,6 +858,18 @@ static int conf_one(struct conf_opt *o, struct ctx *c, int ch,
 		else
 			c->ip6.dns_match = a6;
 		return 0;
+	case OPT_DNS_HOST:
+		af = conf_addr(o, arg, &a4, &a6);
+		if (af < 0)
+			return -1;
+		if (af == AF_INET)
+			c->ip4.dns_host = a4;
+		else
+			c->ip6.dns_host = a6;
+		return 0;
+	case OPT_FREEBIND:
+		c->freebind = true;
+		return 0;
 	case 't':
 		return conf_ports(o, &c->tcp_fwd, arg);
 	case 'u':
@@ -958,6 +976,13 @@ int conf_parse(struct ctx *c, int argc, char **argv, char *errbuf,
 		return -1;
 	/* Only vhost-user migrates: nothing sets TCP_REPAIR otherwise */
 	if (c->mode != MODE_VU)
+		c->repair_mode = REPAIR_MODE_NONE;
+	/* --fd without a socket path (QEMU's -netdev passt): no repair
+	 * helper socket unless --repair-path names one. There's no socket
+	 * path to name it after, and none goes into the working directory
+	 */
+	if (c->fd_inherited >= 0 && !c->sock_path[0] &&
+	    c->repair_mode == REPAIR_MODE_HELPER && !c->repair_path[0])
 		c->repair_mode = REPAIR_MODE_NONE;
 	if (c->migrate_exit)
 		warn("--migrate-exit is deprecated: the source exits after "
@@ -1119,7 +1144,13 @@ int conf_host_defaults(struct ctx *c, char *errbuf, size_t errlen)
 	return 0;
 }
 
-static void conf_print(const struct ctx *c)
+/**
+ * conf_print() - the addresses and nameservers the guest will get, at info
+ * @c:		execution context, configured
+ *
+ * Called once the log file is open (passt.c), so that it is there too.
+ */
+void conf_print(const struct ctx *c)
 {
 	char a[INET6_ADDRSTRLEN], g[INET6_ADDRSTRLEN];
 	int i;
@@ -1177,5 +1208,4 @@ void conf(struct ctx *c, int argc, char **argv)
 		fprintf(stderr, "passt: %s\n", err);
 		exit(EXIT_FAILURE);
 	}
-	conf_print(c);
 }

@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -134,6 +135,33 @@ static void resolv_ns_add(struct ctx *c, char *tok, struct resolv_lo *lo)
 	c->ip6.dns[c->ip6.dns_count++] = a6;
 }
 
+/* The host's nameserver @tok is where --dns-forward sends queries of its
+ * family, if --dns-host didn't say, and it's the first of that family
+ */
+static void resolv_dns_host(struct ctx *c, const char *tok, bool *host4,
+			    bool *host6)
+{
+	char buf[INET6_ADDRSTRLEN + IF_NAMESIZE + 2], *pct;
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET, tok, &a4) == 1) {
+		if (*host4 && a4.s_addr)
+			c->ip4.dns_host = a4;
+		*host4 = false;
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%s", tok);
+	pct = strchr(buf, '%');
+	if (pct)
+		*pct = '\0';
+	if (inet_pton(AF_INET6, buf, &a6) != 1)
+		return;
+	if (*host6 && !IN6_IS_ADDR_UNSPECIFIED(&a6))
+		c->ip6.dns_host = a6;
+	*host6 = false;
+}
+
 /* Replace the search list with the domains after the keyword */
 static void resolv_search_line(struct ctx *c, char *rest, bool one)
 {
@@ -163,11 +191,14 @@ static void resolv_search_line(struct ctx *c, char *rest, bool one)
 int resolv_parse(struct ctx *c, const char *path)
 {
 	bool want_ns = !c->dns_given, want_search = !c->search_given;
+	bool host4 = c->ip4.dns_match.s_addr && !c->ip4.dns_host.s_addr;
+	bool host6 = !IN6_IS_ADDR_UNSPECIFIED(&c->ip6.dns_match) &&
+		     IN6_IS_ADDR_UNSPECIFIED(&c->ip6.dns_host);
 	struct resolv_lo lo = { 0 };
 	char line[1024];
 	FILE *f;
 
-	if (!want_ns && !want_search)
+	if (!want_ns && !want_search && !host4 && !host6)
 		return 0;
 	f = fopen(path, "re");
 	if (!f)
@@ -197,10 +228,13 @@ int resolv_parse(struct ctx *c, const char *path)
 		if (!rest)
 			continue;
 
-		if (want_ns && !strcmp(key, "nameserver")) {
+		if (!strcmp(key, "nameserver")) {
 			char *tok = strtok_r(rest, " \t\r\n", &save);
 
-			if (tok)
+			/* --dns-forward without --dns-host: the first one */
+			if (tok && (host4 || host6))
+				resolv_dns_host(c, tok, &host4, &host6);
+			if (tok && want_ns)
 				resolv_ns_add(c, tok, &lo);
 		} else if (want_search && !strcmp(key, "search")) {
 			resolv_search_line(c, rest, false);

@@ -35,6 +35,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#ifndef IPV6_FREEBIND
+#define IPV6_FREEBIND	78	/* linux/in6.h, not in older libcs */
+#endif
+
 #include "conf/ports.h"
 #include "ctx.h"
 #include "flow.h"
@@ -331,6 +335,11 @@ static int fwd_listen_one(struct ctx *c, const struct fwd_ports *fwd,
 	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (family == AF_INET6)
 		setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	/* --freebind: addresses the host doesn't have (yet) */
+	if (c->freebind && family == AF_INET)
+		setsockopt(s, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
+	else if (c->freebind)
+		setsockopt(s, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof(one));
 	if (b->ifname[0] &&
 	    setsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, b->ifname,
 		       strlen(b->ifname)))
