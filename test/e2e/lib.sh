@@ -106,16 +106,27 @@ accel_args() {
 	fi
 }
 
-# qemu_start [--reconnect] [--append ARGS]: boot the guest against the
-# daemon's socket $SOCK in $E2E_MODE; --reconnect lets QEMU reconnect
-# (reconnect-ms) when the daemon goes away. Doesn't wait: see guest_wait
+# qemu_has_passt: true if QEMU has -netdev passt (10.1 and later)
+qemu_has_passt() {
+	"$QEMU" -netdev help 2>/dev/null | grep -qx passt
+}
+
+# qemu_start [--reconnect] [--append ARGS] [--passt JSON]: boot the guest
+# against the daemon's socket $SOCK in $E2E_MODE; --reconnect lets QEMU
+# reconnect (reconnect-ms) when the daemon goes away. With --passt, QEMU
+# starts the daemon itself ($PASST: -netdev passt, vhost-user=on in that
+# mode, JSON: more members of the netdev's JSON object, from a comma),
+# in HOST, with its working directory $T/qemu-cwd and TMPDIR (where it
+# puts the daemon's pid file) $T/qemu-tmp. Doesn't wait: see guest_wait
 qemu_start() {
 	_rc=
 	_append=
+	_passt=
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--reconnect) _rc=500 ;;
 		--append) _append=$2; shift ;;
+		--passt) _passt=" $2"; shift ;;
 		*) fail "qemu_start: bad argument $1" ;;
 		esac
 		shift
@@ -146,15 +157,31 @@ qemu_start() {
 		fi
 		;;
 	esac
+	_wrap=
+	_nd=
+	if [ -n "$_passt" ]; then
+		_vu=false
+		[ "$E2E_MODE" = vhost-user ] && _vu=true
+		_net=${_net%%-chardev*}
+		[ "$_vu" = true ] || _net=
+		_nd="{\"type\":\"passt\",\"id\":\"n0\",\"path\":\"$PASST\""
+		_nd="$_nd,\"vhost-user\":$_vu${_passt# }}"
+		mkdir -p "$T/qemu-cwd" "$T/qemu-tmp"
+		# Like /tmp: a daemon started as root becomes nobody, and
+		# removes its pid file through the directory
+		chmod 1777 "$T/qemu-tmp"
+		_wrap="ip netns exec $HOST env TMPDIR=$T/qemu-tmp"
+	fi
 	# shellcheck disable=SC2046,SC2086
-	"$QEMU" $(accel_args) -m "$E2E_MEM" -smp "$E2E_SMP" -nodefaults \
-		-display none -no-reboot -no-user-config \
+	( [ -z "$_passt" ] || cd "$T/qemu-cwd"
+	  exec $_wrap "$QEMU" $(accel_args) -m "$E2E_MEM" -smp "$E2E_SMP" \
+		-nodefaults -display none -no-reboot -no-user-config \
 		-kernel "$GUEST_OUT/vmlinuz" -initrd "$GUEST_OUT/initramfs.gz" \
 		-append "console=ttyS0 panic=-1 quiet $_append" \
 		-serial "file:$T/console.log" \
 		-chardev "pipe,id=cmd,path=$T/cmd" -serial chardev:cmd \
-		$_net -device "$_dev" \
-		>"$T/qemu.out" 2>"$T/qemu.err" </dev/null &
+		$_net ${_nd:+-netdev "$_nd"} -device "$_dev" \
+		>"$T/qemu.out" 2>"$T/qemu.err" </dev/null ) &
 	QEMU_PID=$!
 	track "$QEMU_PID"
 	QEMU_T0=$(now_ms)
