@@ -15,6 +15,8 @@
 # make integration  namespace tests, the kernel as the guest (-asan: ASan)
 # make e2e          QEMU 10 end-to-end tests, both front-ends (e2e-asan)
 # make libvirt      real libvirt drives the installed daemon; the .deb
+# make roots        build and test inside Debian 13 and sid roots (glibc
+#                   2.41, 2.43; sid's QEMU 11.1, libvirt 12.8): ROOTS=sid
 # make libvirt-migrate  libvirt live-migrates it between two "nodes"
 # make lint         kernel-doc on every non-static function of the daemon
 # make lsm          the AppArmor and SELinux profiles in contrib/
@@ -126,6 +128,9 @@ asan:
 unit: $(UNIT_BINS)
 	@test/unit/run.sh $(UNIT_BINS)
 
+.PHONY: unit-bins
+unit-bins: $(UNIT_BINS)
+
 unit-asan:
 	$(MAKE) BUILD=build-asan SAN=1 unit
 
@@ -235,7 +240,15 @@ check: all
 	$(MAKE) e2e
 	$(MAKE) e2e-asan
 	$(MAKE) libvirt
+	$(MAKE) roots
 	$(MAKE) fuzz FUZZ_SECS=10
+
+# The newer userlands: Debian 13 and sid roots (.ci/roots.sh builds them),
+# the daemon built and run inside each with its compiler and C library;
+# sid's QEMU 11.1 and libvirt 12.8 (test/roots/run.sh)
+.PHONY: roots
+roots:
+	test/roots/run.sh $(ROOTS)
 
 # passt-repair and its page go in when they are there (built, written)
 BINDIR   := $(PREFIX)/bin
