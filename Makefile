@@ -99,6 +99,12 @@ $(BUILD)/test/passt-hooks: $(BUILD)/passt.o $(BUILD)/test/isolation-hooks.o \
 			   $(BUILD)/libpasst.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# Its test flavour: PASST_TEST_FORBIDDEN_SYSCALL, as the daemon's
+$(BUILD)/test/passt-repair-hooks: LDLIBS += -lseccomp -lcap
+$(BUILD)/test/passt-repair-hooks: $(BUILD)/test/passt-repair-hooks.o \
+				  $(BUILD)/sigsys.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # The privileged TCP_REPAIR helper: stand-alone, nothing from the library
 # but what a denied system call says (sigsys.c)
 $(BUILD)/passt-repair: LDLIBS += -lseccomp -lcap
@@ -134,7 +140,8 @@ unit-bins: $(UNIT_BINS)
 unit-asan:
 	$(MAKE) BUILD=build-asan SAN=1 unit
 
-integration: $(BUILD)/passt tools $(BUILD)/test/passt-hooks
+integration: $(BUILD)/passt tools $(BUILD)/test/passt-hooks \
+	     $(BUILD)/test/passt-repair-hooks
 	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
 		test/integration/run.sh
 

@@ -362,6 +362,25 @@ static void repair_seccomp(void)
 		repair_die("can't load the seccomp filter: %s", strerror(-rc));
 }
 
+#ifdef PASST_TEST_HOOKS
+/* Test builds only (make's $(BUILD)/test/passt-repair-hooks): right after
+ * the filter, make the call PASST_TEST_FORBIDDEN_SYSCALL names, with no
+ * arguments, so that a test sees what a denied call does here
+ */
+static void repair_test_hook(const char *name)
+{
+	int nr;
+
+	if (!name)
+		return;
+	nr = seccomp_syscall_resolve_name(name);
+	fprintf(stderr, "%s: test hook: calling %s (%d)\n", repair_prog, name,
+		nr);
+	syscall(nr, 0, 0, 0, 0, 0, 0);
+	fprintf(stderr, "%s: test hook: %s returned\n", repair_prog, name);
+}
+#endif
+
 /**
  * repair_connect() - connect to a UNIX domain socket
  * @path:	socket path, already checked to fit in sun_path
@@ -730,6 +749,9 @@ int main(int argc, char **argv)
 		repair_die("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 	repair_drop_caps();
 	repair_seccomp();
+#ifdef PASST_TEST_HOOKS
+	repair_test_hook(getenv("PASST_TEST_FORBIDDEN_SYSCALL"));
+#endif
 
 	repair_dirfd = open(arg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (repair_dirfd >= 0) {

@@ -81,6 +81,7 @@ for root in "$@"; do
 		tr '\n' ' ')"
 	part "$root" build make -C "$TOP" -j2 -s BUILD="$b" VERSION="$VERSION" \
 		"$b/passt" "$b/passt-repair" tools "$b/test/passt-hooks" \
+		"$b/test/passt-repair-hooks" \
 		unit-bins
 	[ "$PART_ST" -eq 0 ] || continue
 	part "$root" unit make -C "$TOP" -s BUILD="$b" VERSION="$VERSION" unit

@@ -1,8 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# sandbox_seccomp.sh - a system call outside the allow-list kills the
-# daemon (SIGSYS, SCMP_ACT_KILL_PROCESS), in stream and vhost-user mode.
+# sandbox_seccomp.sh - a system call outside the allow-list ends the
+# daemon, in stream and vhost-user mode: the call is not made, one line
+# names it and the profile ("Sandbox: seccomp profile PROFILE denied
+# system call NAME (NR), exiting", sigsys.c), on standard error, in the
+# log file (-l) and to syslog (a daemon without -l: a busybox syslogd
+# on a /dev/log of this test's own), and the exit status is 128 + SIGSYS,
+# nothing run after it. The same for the peer credential checker (its
+# line comes through the daemon's log) and for passt-repair (its stderr).
 # The call is made by a test-only path: PASST_TEST_FORBIDDEN_SYSCALL=NAME
 # (or NAME:ARG..., with numeric arguments), honoured only by the daemon
 # built with -DPASST_TEST_HOOKS (make's $(BUILD)/test/passt-hooks). The
@@ -52,7 +58,18 @@ run() {
 		  ! alive $PID" 10 || fail "$_name: never sandboxed"
 }
 
-# killed NAME SYSCALL: the daemon died of SIGSYS right after the hook call
+# denied_line FILE PROFILE NAME NR: the one line about a denied call is in
+# FILE, the last line there
+denied_line() {
+	_want="Sandbox: seccomp profile $2 denied system call $3 ($4), exiting"
+	grep -qF "ERROR: $_want" "$1" ||
+		fail "no line '$_want' in $1: $(tail -n 3 "$1")"
+	expect "the line about the denied call, last in $1" \
+		"$(tail -n 1 "$1" | sed 's/^.*ERROR: //')" "$_want"
+}
+
+# killed NAME SYSCALL PROFILE: the daemon ended right after the hook call,
+# status 128 + SIGSYS, saying which call and profile
 killed() {
 	bg_wait "$PID" 10 || fail "$1: still running after calling $2"
 	expect "$1: exit status (128 + SIGSYS)" "$BG_ST" $((128 + 31))
@@ -60,33 +77,36 @@ killed() {
 		fail "$1: the hook did not run: $(cat "$T/$1.err")"
 	grep -q 'Test hook: .* returned' "$T/$1.err" &&
 		fail "$1: $2 returned instead of killing the daemon"
+	_nr=$(sed -n "s/^.*Test hook: calling $2 (\([0-9]*\))$/\1/p" \
+		"$T/$1.err")
+	denied_line "$T/$1.err" "$3" "${2%%:*}" "$_nr"
 	sanitizer_check "$T/$1.err"
-	log "$1: $2 killed the daemon (status $BG_ST)"
+	log "$1: $2 ended the daemon (status $BG_ST): $(tail -n 1 "$T/$1.err")"
 }
 
 # ---- forbidden calls kill, in each mode
 run stream-getcwd "$HOOKS" getcwd
-killed stream-getcwd getcwd
+killed stream-getcwd getcwd stream
 run vu-execve "$HOOKS" execve --vhost-user
-killed vu-execve execve
+killed vu-execve execve vhost-user-migrate
 run vu-direct-chroot "$HOOKS" chroot --vhost-user --repair-path none
-killed vu-direct-chroot chroot
+killed vu-direct-chroot chroot vhost-user-direct
 run stream-mknodat "$HOOKS" mknodat
-killed stream-mknodat mknodat
+killed stream-mknodat mknodat stream
 
 # ---- arguments: unlinkat() outside the kept directories (AT_FDCWD)
 run stream-unlinkat "$HOOKS" unlinkat:-100:0:0
-killed stream-unlinkat unlinkat:-100:0:0
+killed stream-unlinkat unlinkat:-100:0:0 stream
 run vu-unlinkat "$HOOKS" unlinkat:-100:0:0 --vhost-user
-killed vu-unlinkat unlinkat:-100:0:0
+killed vu-unlinkat unlinkat:-100:0:0 vhost-user-migrate
 
 # setsockopt() with CAP_NET_ADMIN kept: SO_MARK (SOL_SOCKET 1, 36),
 # IP_TRANSPARENT (IPPROTO_IP 0, 19) kill; TCP_REPAIR (6, 19) is allowed
 run direct-so-mark "$HOOKS" setsockopt:-1:1:36 --vhost-user --repair-path none
-killed direct-so-mark setsockopt:-1:1:36
+killed direct-so-mark setsockopt:-1:1:36 vhost-user-direct
 run direct-transparent "$HOOKS" setsockopt:-1:0:19 --vhost-user \
 	--repair-path none
-killed direct-transparent setsockopt:-1:0:19
+killed direct-transparent setsockopt:-1:0:19 vhost-user-direct
 
 # allowed NAME CALL: the hook's call returned, the daemon lives on
 allowed() {
@@ -128,6 +148,95 @@ grep -q 'Test hook: close returned' "$T/stream-close.err" ||
 alive "$PID" || fail "close: the daemon died"
 PASST_PID=$PID
 passt_stop
+
+# ---- the line in the log file too, timestamped
+run stream-logfile "$HOOKS" getcwd -l "$T/stream-logfile.log"
+killed stream-logfile getcwd stream
+nr=$(sed -n 's/^.*Test hook: calling getcwd (\([0-9]*\))$/\1/p' \
+	"$T/stream-logfile.err")
+denied_line "$T/stream-logfile.log" stream getcwd "$nr"
+tail -n 1 "$T/stream-logfile.log" | grep -qE \
+	'^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z ERROR: ' ||
+	fail "log file: no timestamp: $(tail -n 1 "$T/stream-logfile.log")"
+log "log file: $(tail -n 1 "$T/stream-logfile.log")"
+
+# ---- ...and to syslog: a daemon (no -f) without -l, in a mount namespace
+# whose /dev has busybox's syslogd on /dev/log. The line also reaches
+# whoever started it (its standard error is the parent's pipe until it's
+# sandboxed), and the parent exits 1: the daemon died starting
+need busybox unshare
+mkdir -p "$T/hostdev"
+st=0
+PASST_TEST_FORBIDDEN_SYSCALL=getcwd ip netns exec "$HOST" unshare -m sh -ec '
+	T=$1 HOOKS=$2 SOCK=$3
+	mount --rbind /dev "$T/hostdev"
+	mount -t tmpfs -o mode=0755 tmpfs /dev
+	for n in null zero random urandom; do
+		touch "/dev/$n"
+		mount --bind "$T/hostdev/$n" "/dev/$n"
+	done
+	busybox syslogd -n -O "$T/syslog.txt" &
+	sl=$!
+	i=0
+	while [ ! -S /dev/log ] && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	st=0
+	"$HOOKS" -s "$SOCK" 2>"$T/syslog-daemon.err" || st=$?
+	# syslogd writes what it got before it goes
+	i=0
+	while ! grep -q "denied system call" "$T/syslog.txt" 2>/dev/null &&
+	      [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	kill "$sl"
+	exit "$st"
+' sh "$T" "$HOOKS" "$SOCK" || st=$?
+expect "syslog: the starting parent's exit status" "$st" 1
+grep -qF "Sandbox: seccomp profile stream denied system call getcwd ($nr), exiting" \
+	"$T/syslog-daemon.err" ||
+	fail "syslog: not on the parent's stderr: $(cat "$T/syslog-daemon.err")"
+grep -E 'passt\[[0-9]+\]: ERROR: Sandbox: seccomp profile stream denied system call getcwd \('"$nr"'\), exiting' \
+	"$T/syslog.txt" >/dev/null ||
+	fail "syslog: no line: $(cat "$T/syslog.txt" 2>/dev/null)"
+log "syslog: $(grep 'denied system call' "$T/syslog.txt")"
+
+# ---- the peer credential checker: its filter denies the call at its
+# first request (a repair helper connecting); the daemon logs the line,
+# refuses the helper and goes on
+REPAIR=${REPAIR:-$(dirname "$PASST")/passt-repair}
+run checker "$HOOKS" checker/getcwd --vhost-user
+[ -S "$SOCK.repair" ] || fail "checker: no repair helper socket"
+"$REPAIR" "$SOCK.repair" 2>"$T/checker-helper.err" &
+hpid=$!
+track "$hpid"
+wait_for "grep -q 'Repair helper refused' '$T/checker.err'" 10 ||
+	fail "checker: helper not refused: $(tail -n 3 "$T/checker.err")"
+grep -qF "ERROR: Sandbox: seccomp profile peer-credential-checker denied system call getcwd ($nr), exiting" \
+	"$T/checker.err" ||
+	fail "checker: no line: $(tail -n 3 "$T/checker.err")"
+alive "$PID" || fail "checker: the daemon died"
+wait "$hpid" 2>/dev/null || :
+PASST_PID=$PID
+PASST_ERR=$T/checker.err
+passt_stop
+log "checker: $(grep 'peer-credential-checker denied' "$T/checker.err")"
+
+# ---- passt-repair's own filter (its test flavour, the same variable)
+RHOOKS=$(dirname "$HOOKS")/passt-repair-hooks
+[ -x "$RHOOKS" ] || fail "no $RHOOKS (make \$(BUILD)/test/passt-repair-hooks)"
+grep -qa PASST_TEST_FORBIDDEN_SYSCALL "$REPAIR" &&
+	fail "$REPAIR has the test hook compiled in"
+st=0
+PASST_TEST_FORBIDDEN_SYSCALL=getcwd timeout 10 "$RHOOKS" "$T" \
+	2>"$T/repair-hooks.err" || st=$?
+expect "passt-repair: exit status" "$st" 1
+expect "passt-repair: its last line" "$(tail -n 1 "$T/repair-hooks.err")" \
+	"passt-repair: seccomp profile passt-repair denied system call getcwd ($nr), exiting"
+grep -q 'returned' "$T/repair-hooks.err" && fail "passt-repair: getcwd returned"
+log "passt-repair: $(tail -n 1 "$T/repair-hooks.err")"
 
 # ---- the release build ignores the variable
 run plain "$PASST" getppid --vhost-user
