@@ -33,6 +33,7 @@
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
 #include "tcp/tcp_internal.h"
+#include "tcp/tcp_info.h"
 #include "util.h"
 
 /* Is our FIN in the send queue's sequence space? */
@@ -58,12 +59,13 @@ static bool tcpm_movable(uint8_t st)
  */
 static uint8_t tcpm_sock_state(int s, bool *fin_rcvd)
 {
-	struct tcp_info ti;
-	socklen_t sl = sizeof(ti);
-	int err = 0;
+	struct tcp_info_k ti;
+	socklen_t sl;
+	int err = 0, n;
 
 	*fin_rcvd = false;
-	if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &sl) || !sl)
+	n = tcp_info_get(s, &ti);
+	if (n < 0 || !TCP_INFO_HAS(n, tcpi_state))
 		return MIG_TCP_SKIP;
 	if (ti.tcpi_state == TCPM_TCP_CLOSE) {
 		sl = sizeof(err);
@@ -238,14 +240,15 @@ static int tcpm_dump(const struct tcp_conn *conn, uint8_t st,
 	const struct tcpm_tail *tail = tcpm_tail_of(conn);
 	uint32_t seq, mss, more = tail ? tail->len - tail->off : 0;
 	int s = conn->sock, v, rc;
-	struct tcp_info ti;
-	socklen_t sl = sizeof(ti);
+	struct tcp_info_k ti;
 	struct tcpm_window w;
 
 	memset(e, 0, sizeof(*e));
 	*sndq = *rcvq = NULL;
-	if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &sl))
-		return -errno;
+	if ((rc = tcp_info_get(s, &ti)) < 0)
+		return rc;
+	if (!TCP_INFO_HAS(rc, tcpi_flags7))	/* window scales in byte 6 */
+		return -EIO;
 	e->tcpi_state = st;
 	e->tcpi_options = ti.tcpi_options;
 	e->snd_ws = ti.tcpi_snd_wscale;

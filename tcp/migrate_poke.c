@@ -31,6 +31,7 @@
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
 #include "tcp/tcp_internal.h"
+#include "tcp/tcp_info.h"
 #include "util.h"
 
 /* Target: poking the peers of restored sockets (see the top of the file) */
@@ -51,23 +52,17 @@ static struct {
 	uint64_t start, next, interval, again, last;
 } tcpm_poke;
 
-/* TCP_INFO as far as tcpi_segs_in (Linux 4.2), beyond glibc's copy */
-struct tcpm_info {
-	struct tcp_info ti;
-	uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
-	uint32_t segs_out, segs_in;
-};
-
-/* Has anything from the peer reached this socket? */
+/* Has anything from the peer reached this socket? (tcpi_segs_in: Linux
+ * 4.2, past what a C library's struct tcp_info copies: tcp/tcp_info.h)
+ */
 static bool tcpm_heard(int s)
 {
-	struct tcpm_info i;
-	socklen_t sl = sizeof(i);
+	struct tcp_info_k ti;
+	int n = tcp_info_get(s, &ti);
 
-	memset(&i, 0, sizeof(i));
-	if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &i, &sl))
+	if (n < 0)
 		return true;	/* nothing to poke any more */
-	return sl >= sizeof(i) && i.segs_in;
+	return TCP_INFO_HAS(n, tcpi_segs_in) && ti.tcpi_segs_in;
 }
 
 /* The restored sockets still to poke (the rest leave the list), in @fds */

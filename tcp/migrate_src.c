@@ -76,6 +76,7 @@
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
 #include "tcp/tcp_internal.h"
+#include "tcp/tcp_info.h"
 #include "util.h"
 
 /* Listeners of forwarded ports taking nothing (see the top of the file) */
@@ -127,13 +128,13 @@ bool tcpm_saved_window(const struct tcp_conn *conn, uint32_t *wnd)
  */
 static bool tcpm_ack_owed(int s)
 {
-	struct tcp_info ti;
+	struct tcp_info_k ti;
 	struct tcpm_window w;
-	socklen_t sl = sizeof(ti);
 	uint32_t rcv_nxt;
 	bool owed;
+	int n = tcp_info_get(s, &ti);
 
-	if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &sl) ||
+	if (n < 0 || !TCP_INFO_HAS(n, tcpi_state) ||
 	    ti.tcpi_state != TCP_ESTABLISHED)
 		return false;
 	if (tcpm_queue(s, TCPM_QUEUE_RECV))
