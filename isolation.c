@@ -891,6 +891,9 @@ struct iso_rule {
 		uint64_t mask, val;
 	} cmp[2];
 	const char *why;
+	bool alt;	/* another C library's call for what a row above
+			 * allows: not counted again (isolation_profile_count())
+			 */
 };
 
 #define NOARG_	{ ISO_NOARG, 0, 0 }
@@ -1037,10 +1040,11 @@ static const struct iso_rule iso_rules[] = {
 	  "rmfile_unlink()" },
 #endif
 	{ "fstat", P_VUS, NOARG,
-	  "vu_fd_check(): fstat() of a memory region's fd, glibc >= 2.39" },
+	  "vu_fd_check(): fstat() of a memory region's fd, glibc >= 2.39",
+	  true },
 #if __SIZEOF_LONG__ == 4
 	{ "statx", P_VUS, NOARG,
-	  "vu_fd_check(): fstat(), 32-bit glibc with 64-bit time_t" },
+	  "vu_fd_check(): fstat(), 32-bit glibc with 64-bit time_t", true },
 #endif
 	{ "brk", P_VUS, NOARG, "malloc(): migration stream buffers" },
 	{ "mremap", P_VUS, NOARG, "realloc(): migration stream buffers" },
@@ -1129,8 +1133,9 @@ bool isolation_sockopt_allowed(enum iso_profile p, int level, int opt)
  * isolation_profile_count() - distinct syscalls a profile allows here
  * @p:		profile
  *
- * Only calls that exist on this architecture count (epoll_pwait and
- * epoll_wait, fstat and newfstatat are alternatives of each other).
+ * Only calls that exist on this architecture count, and each call the
+ * daemon makes once: the rows that allow another C library's system call
+ * for it (fstat() as fstat or newfstatat) count as one.
  *
  * Return: count
  */
@@ -1141,7 +1146,8 @@ int isolation_profile_count(enum iso_profile p)
 	for (i = 0; i < (int)ARRAY_SIZE(iso_rules); i++) {
 		int nr = seccomp_syscall_resolve_name(iso_rules[i].name);
 
-		if (!(iso_rules[i].prof & (1U << p)) || nr < 0)
+		if (!(iso_rules[i].prof & (1U << p)) || nr < 0 ||
+		    iso_rules[i].alt)
 			continue;
 		for (j = 0; j < n && nrs[j] != nr; j++)
 			;

@@ -27,6 +27,10 @@
 
 #include "isolation.h"
 
+#ifndef IPV6_FREEBIND
+#define IPV6_FREEBIND	78
+#endif
+
 /* Upstream passt's main filter, x86_64: ours must be smaller */
 #define UPSTREAM_COUNT 34
 
@@ -164,13 +168,14 @@ static void test_direct_sockopts(void **state)
 		{ IPPROTO_TCP, TCP_REPAIR_WINDOW },
 		{ IPPROTO_TCP, TCP_MAXSEG }, { IPPROTO_IP, IP_MINTTL },
 		{ IPPROTO_IPV6, IPV6_MINHOPCOUNT },
+		{ IPPROTO_IP, IP_FREEBIND }, { IPPROTO_IPV6, IPV6_FREEBIND },
 	};
 	/* What CAP_NET_ADMIN (or nothing) would allow, and we never set */
 	static const int never[][2] = {
 		{ SOL_SOCKET, SO_MARK }, { SOL_SOCKET, SO_RCVBUFFORCE },
 		{ SOL_SOCKET, SO_SNDBUFFORCE }, { SOL_SOCKET, SO_DEBUG },
 		{ SOL_SOCKET, SO_PRIORITY }, { IPPROTO_IP, IP_TRANSPARENT },
-		{ IPPROTO_IPV6, IPV6_TRANSPARENT }, { IPPROTO_IP, IP_FREEBIND },
+		{ IPPROTO_IPV6, IPV6_TRANSPARENT },
 		{ IPPROTO_TCP, TCP_MD5SIG }, { IPPROTO_TCP, TCP_ULP },
 		{ IPPROTO_TCP, TCP_CONGESTION }, { SOL_SOCKET, SO_REUSEPORT },
 		{ IPPROTO_IP, IP_TOS }, { IPPROTO_TCP + 1, TCP_REPAIR },
