@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # pid_file.sh - daemonized (no -f): the parent returns once the socket
-# listens, the pid file names the live daemon, SIGTERM removes both files
+# listens, the pid file names the live daemon, mode 0600 as upstream's,
+# SIGTERM removes both files. With -l, the address and nameserver summary
+# at start goes to the log file too, as upstream writes it
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -17,10 +19,17 @@ UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=$T/sanitizer"
 
 st=0
 timeout 10 ip netns exec "$HOST" "$PASST" -s "$SOCK" -P "$PIDFILE" \
-	>"$T/passt.out" 2>"$PASST_ERR" || st=$?
+	-l "$T/passt.log" >"$T/passt.out" 2>"$PASST_ERR" || st=$?
 expect "parent's exit status" "$st" 0
 [ -S "$SOCK" ] || fail "socket not listening when the parent returned"
 [ -s "$PIDFILE" ] || fail "no pid file when the parent returned"
+expect "pid file mode" "$(stat -c %a "$PIDFILE")" 600
+for l in "IPv4: address $ADDR4/24, gateway $GW4" "    DNS: $DNS4" \
+	 "IPv6: address $ADDR6/64" "    search: $SEARCH"; do
+	grep -qF "$l" "$PASST_ERR" || fail "not on stderr: '$l'"
+	grep -qF "$l" "$T/passt.log" ||
+		fail "not in the log file: '$l': $(head -n 5 "$T/passt.log")"
+done
 
 pid=$(tr -d ' \n' <"$PIDFILE")
 case "$pid" in
