@@ -229,14 +229,21 @@ RHOOKS=$(dirname "$HOOKS")/passt-repair-hooks
 [ -x "$RHOOKS" ] || fail "no $RHOOKS (make \$(BUILD)/test/passt-repair-hooks)"
 grep -qa PASST_TEST_FORBIDDEN_SYSCALL "$REPAIR" &&
 	fail "$REPAIR has the test hook compiled in"
-st=0
-PASST_TEST_FORBIDDEN_SYSCALL=getcwd timeout 10 "$RHOOKS" "$T" \
-	2>"$T/repair-hooks.err" || st=$?
-expect "passt-repair: exit status" "$st" 1
-expect "passt-repair: its last line" "$(tail -n 1 "$T/repair-hooks.err")" \
-	"passt-repair: seccomp profile passt-repair denied system call getcwd ($nr), exiting"
-grep -q 'returned' "$T/repair-hooks.err" && fail "passt-repair: getcwd returned"
-log "passt-repair: $(tail -n 1 "$T/repair-hooks.err")"
+if grep -qa __asan_init "$RHOOKS"; then
+	# Its sanitizer build only logs violations (passt-repair.c)
+	log "passt-repair: sanitizer build, its filter only logs: not checked"
+else
+	st=0
+	PASST_TEST_FORBIDDEN_SYSCALL=getcwd timeout 10 "$RHOOKS" "$T" \
+		2>"$T/repair-hooks.err" || st=$?
+	expect "passt-repair: exit status" "$st" 1
+	expect "passt-repair: its last line" \
+		"$(tail -n 1 "$T/repair-hooks.err")" \
+		"passt-repair: seccomp profile passt-repair denied system call getcwd ($nr), exiting"
+	grep -q 'returned' "$T/repair-hooks.err" &&
+		fail "passt-repair: getcwd returned"
+	log "passt-repair: $(tail -n 1 "$T/repair-hooks.err")"
+fi
 
 # ---- the release build ignores the variable
 run plain "$PASST" getppid --vhost-user
