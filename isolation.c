@@ -53,13 +53,19 @@
  *  libseccomp allow-list, one profile per mode (stream, vhost-user,
  *  vhost-user with migration through a repair helper socket, vhost-user
  *  with direct TCP_REPAIR), built from the calls the code makes after
- *  this point (found by building with -DISOLATION_SECCOMP_LOG, which
- *  turns the default action into SCMP_ACT_LOG, running the test suites
- *  and reading the kernel's audit lines). Anything else kills the process
- *  (SCMP_ACT_KILL_PROCESS). The table below says why each entry is
- *  there. The direct TCP_REPAIR profile keeps CAP_NET_ADMIN, which makes
- *  many socket options privileged: there, setsockopt() is allowed only
- *  for the levels and options the daemon sets, one row each.
+ *  this point, as each C library makes them: found by building with
+ *  -DISOLATION_SECCOMP_LOG, which turns the default action into
+ *  SCMP_ACT_LOG, running the test suites with the daemon built and run
+ *  in Debian 12, 13 and sid (glibc 2.36, 2.41, 2.43: make roots) and
+ *  reading the kernel's audit lines ("type=1326 ... syscall=N"). Where
+ *  libcs differ (fstat() as newfstatat or fstat), each one's call has its
+ *  row. Anything else is not made: the process writes one line naming
+ *  the call and the profile, and exits (sigsys.c: SECCOMP_RET_TRAP, a
+ *  SIGSYS handler that logs and _exit()s; fail-closed as the kill it
+ *  replaces). The table below says why each entry is there. The direct
+ *  TCP_REPAIR profile keeps CAP_NET_ADMIN, which makes many socket
+ *  options privileged: there, setsockopt() is allowed only for the
+ *  levels and options the daemon sets, one row each.
  *
  * Fail closed: if any of steps 5 to 8 or the seccomp filter can't be set
  * up, the daemon exits with one line naming what failed ("Sandbox: ..."),
@@ -72,8 +78,9 @@
  * Builds with -DPASST_TEST_HOOKS (make's test flavour, never the plain
  * build) honour PASST_TEST_FORBIDDEN_SYSCALL=NAME[:ARG...]: right after
  * the filter is loaded, that call is made, with the numeric arguments
- * given (0 for the others), so a test can watch the kernel kill us, or
- * not, for a call or for some of its arguments.
+ * given (0 for the others), so a test can watch the filter end us, or
+ * not, for a call or for some of its arguments; "checker/NAME" makes
+ * the peer credential checker make it, at its first request.
  *
  * Sanitizer builds (ASan's leak checker stops the process with ptrace()
  * and reads /proc at exit) stay dumpable, see /proc through a bind mount
@@ -453,7 +460,9 @@ static void iso_test_hook(void)
  * getsockopt(SO_PEERCRED) and closes its copy. It keeps nothing else: no
  * other descriptor, no capability, no_new_privs, not dumpable, and a
  * seccomp filter of six calls, none of which touches a path. It dies with
- * us (PR_SET_PDEATHSIG) or on end of file.
+ * us (PR_SET_PDEATHSIG) or on end of file. A call its filter denies ends
+ * it with its line sent to us instead of an answer (iso_peer_sigsys()):
+ * we log it (iso_peer_ask()) and refuse the helper.
  */
 
 /* One answer of the checker */
