@@ -106,7 +106,8 @@ for root in "$@"; do
 			TOOLS="$TOP/$b/test/tools" E2E_GUEST_BUILT=1 \
 			"$TOP/test/e2e/run.sh" --vhost-user $E2E_VU
 		# shellcheck disable=SC2086
-		part "$root" libvirt env BUILD="$b" E2E_GUEST_BUILT=1 \
+		# Two boots per mode, and libvirtd probing QEMU 11.1 first
+		part "$root" libvirt env BUILD="$b" E2E_GUEST_BUILT=1 LV_TIMEOUT=400 \
 			VERSION="$VERSION" "$TOP/test/libvirt/run.sh" $LIBVIRT
 	fi
 	rm -f /tmp/passt-roots-guest.$$.log
