@@ -743,6 +743,55 @@ static void test_resolv_reads_nameservers_and_search(void **state)
 	assert_string_equal(c.search[1].name, "b.example");
 }
 
+/* QEMU's -netdev passt maps dns-forward and dns-host to these: queries to
+ * the --dns-forward address go to --dns-host, or to the host's first
+ * nameserver of that family, loopback ones too, even with -D
+ */
+static void test_dns_forward_goes_to_dns_host_or_first_nameserver(void **state)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	(void)state;
+	write_resolv("nameserver 2001:db8::53\nnameserver 127.0.0.53\n"
+		     "nameserver 192.0.2.53\n");
+	assert_ok("--dns-forward", "192.0.2.10", "--dns-forward", "2001:db8::10",
+		  "-D", "192.0.2.54");
+	assert_int_equal(resolv_parse(&c, resolv_path), 0);
+	inet_pton(AF_INET, "127.0.0.53", &a4);
+	assert_int_equal(c.ip4.dns_host.s_addr, a4.s_addr);
+	inet_pton(AF_INET6, "2001:db8::53", &a6);
+	assert_memory_equal(&c.ip6.dns_host, &a6, sizeof(a6));
+
+	assert_ok("--dns-forward", "192.0.2.10", "--dns-host", "192.0.2.9");
+	assert_int_equal(resolv_parse(&c, resolv_path), 0);
+	inet_pton(AF_INET, "192.0.2.9", &a4);
+	assert_int_equal(c.ip4.dns_host.s_addr, a4.s_addr);
+	assert_bad("--dns-host: 'x'", "--dns-host", "x");
+}
+
+/* --freebind, and --fd without a socket path: no repair helper socket
+ * unless --repair-path names one (QEMU's -netdev passt,vhost-user=on)
+ */
+static void test_freebind_and_fd_without_repair_socket(void **state)
+{
+	char num[16];
+	int fd = open("/dev/null", O_RDONLY);
+
+	(void)state;
+	assert_ok("--freebind");
+	assert_true(c.freebind);
+	assert_true(fd >= 0);
+	snprintf(num, sizeof(num), "%d", fd);
+	assert_ok("--vhost-user", "--fd", num);
+	assert_int_equal(c.repair_mode, REPAIR_MODE_NONE);
+	assert_ok("--vhost-user", "--fd", num, "--repair-path", "/tmp/x.repair");
+	assert_int_equal(c.repair_mode, REPAIR_MODE_HELPER);
+	assert_ok("--vhost-user", "-s", "/tmp/x.sock");
+	assert_int_equal(c.repair_mode, REPAIR_MODE_HELPER);
+	close(fd);
+}
+
 static void test_resolv_last_search_or_domain_wins(void **state)
 {
 	(void)state;
@@ -900,6 +949,8 @@ int main(void)
 		T(test_positional_argument_fails),
 		T(test_libvirt_command_line_parses),
 		TR(test_resolv_reads_nameservers_and_search),
+		TR(test_dns_forward_goes_to_dns_host_or_first_nameserver),
+		T(test_freebind_and_fd_without_repair_socket),
 		TR(test_resolv_last_search_or_domain_wins),
 		TR(test_resolv_keeps_at_most_maxdns),
 		TR(test_resolv_loopback_only_announces_gateway),
