@@ -14,7 +14,10 @@
 # the same (its ".passt-root" file records the list): a second run costs a
 # look at that file. PT_ROOTS_REFRESH=1 builds them anew (sid moves on).
 # One builder at a time (flock on $PT_ROOTS/.build.lock); a root is built
-# beside the old one and put in its place when complete.
+# beside the old one and put in its place when complete. Measured on the
+# 2-core machine: trixie 57 s and 376 MB, sid 77 s and 592 MB; a run that
+# finds both up to date, 0.4 s. (A mirror may serve sid's Release file past
+# its Valid-Until date: the root's apt is told not to mind.)
 #
 # Programs in a root run through test/roots/enter.sh (pivot_root in a
 # private mount namespace, not chroot: see there).
