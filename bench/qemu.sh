@@ -127,8 +127,8 @@ server_stop() {
 }
 
 # coal_snap BACKEND: our daemon's coalescing counters, on SIGUSR1 (polls,
-# frames, tries, given up, ended by the window, bulk passes on wake-ups,
-# held off), for the back-ends in BENCH_STATS_BACKENDS (default ours:
+# frames, tries, given up, ended by the window, ended as starving the
+# guest, bulk passes on wake-ups, held off), for the back-ends in BENCH_STATS_BACKENDS (default ours:
 # upstream's passt would die of the signal; name upstream too when
 # bench/ours-as-upstream.sh stands in for it); nothing if not ours or no
 # counters came
@@ -237,14 +237,14 @@ tp() {
 		"retransmits $t_retr"
 	[ -z "$t_s1" ] ||
 		log "    coalescing, per GiB: $(awk -v b="$t_bytes" \
-		-v s0="${t_s0:-0 0 0 0 0 0 0}" -v s1="$t_s1" 'BEGIN {
+		-v s0="${t_s0:-0 0 0 0 0 0 0 0 0}" -v s1="$t_s1" 'BEGIN {
 		split(s0, a, " "); split(s1, z, " "); g = b / 1073741824
-		for (i = 1; i <= 7; i++) d[i] = z[i] - (i in a ? a[i] : 0)
+		for (i = 1; i <= 9; i++) d[i] = z[i] - (i in a ? a[i] : 0)
 		printf "%.0f polls (%.1f frames each), %.0f bulk passes on " \
 		       "wake-ups (%.0f held off); %d tries, %d given up, " \
-		       "%d ended by the window",
-		       d[1] / g, d[1] ? d[2] / d[1] : 0, d[6] / g, d[7] / g,
-		       d[3], d[4], d[5] }')"
+		       "%d ended by the window, %d as starving the guest (%d confirmed)",
+		       d[1] / g, d[1] ? d[2] / d[1] : 0, d[8] / g, d[9] / g,
+		       d[3], d[4], d[5], d[6], d[7] }')"
 }
 
 # rr MODE BACKEND MTU RUN: one sockperf ping-pong run from the guest,
