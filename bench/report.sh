@@ -16,10 +16,20 @@
 # Then, where bench/ns.sh recorded it, the bare socket figure: what a
 # process that only moves the bytes spends, beside each kernel-guest
 # cell's CPU per GiB (the second table, below).
+#
+# With --tsv, the first table's cells only, tab-separated, for
+# bench/plot.sh: harness, mode, MTU, test, metric, the medians of ours and
+# upstream, their ratio, and the ratio's range (lowest, highest); "-"
+# where there is none.
 set -eu
 
+TSV=0
+if [ "${1:-}" = --tsv ]; then
+	TSV=1
+	shift
+fi
 [ $# -eq 1 ] && [ -r "$1" ] || {
-	echo "usage: $0 RECORDS" >&2
+	echo "usage: $0 [--tsv] RECORDS" >&2
 	exit 2
 }
 
@@ -136,6 +146,14 @@ END {
 			     "crr conn1k conn10k connmax rr-g2p rr-p2g", f[4]) \
 			rank("gbps cpu wake sc loss tps cpuus open mem rtt " \
 			     "rtt99 rss hwm", f[5])
+		if (tsv) {
+			printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				sk, f[1], f[2], f[3], f[4], f[5],
+				mo == "" ? "-" : mo, mu == "" ? "-" : mu,
+				r == "" ? "-" : r, lo == "" ? "-" : lo,
+				hi == "" ? "-" : hi
+			continue
+		}
 		printf "%s\t| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d/%d, %d/%d | %s, %s |\n", sk,
 			(f[1] in HARN) ? HARN[f[1]] : f[1], f[2], f[3],
 			(f[4] in TEST) ? TEST[f[4]] : f[4],
@@ -146,13 +164,19 @@ END {
 			split(u, _b, " "), n[k, "upstream"],
 			spread(o), spread(u)
 	}
-}' "$1" | sort -t '	' -k1,1 | cut -f2- | {
+}' tsv="$TSV" "$1" | sort -t '	' -k1,1 | cut -f2- | {
+	if [ "$TSV" = 1 ]; then
+		cat
+		exit 0
+	fi
 	echo "| harness | mode | MTU | test | metric | ours | upstream |" \
 		"ours : upstream | goal | ratio range | runs ok (ours, up) |" \
 		"spread (ours, up) |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	cat
 }
+
+[ "$TSV" = 0 ] || exit 0
 
 # The bare socket figure (bench/ns.sh's bare(), back-end "bare"): what a
 # process that only moves the bytes through its socket spends per GiB,
