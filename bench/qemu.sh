@@ -31,8 +31,10 @@
 # then the virtio-net features each guest negotiated and notes (failures,
 # stalls, warnings in the daemon's log, our daemon's frame counters).
 #
-# Environment: see bench/lib.sh (BENCH_*, UPSTREAM); PASST (our daemon,
-# default build/passt), TOOLS; QEMU, E2E_ACCEL, E2E_MEM, GUEST_OUT as in
+# Environment: see bench/lib.sh (BENCH_*, UPSTREAM); BENCH_DIRS ("g2p
+# p2g": the throughput runs' directions), BENCH_RR=0 (no round trips);
+# PASST (our daemon, default build/passt), TOOLS; QEMU, E2E_ACCEL,
+# E2E_MEM, GUEST_OUT as in
 # test/e2e/lib.sh; PT_KEEP=1 keeps the temporary directory (daemon logs,
 # consoles, iperf3 JSON).
 set -eu
@@ -51,6 +53,7 @@ BENCH_OURS=$PASST
 BENCH_HARNESS=qemu
 PORT=$BENCH_PORT
 SP_PORT=$BENCH_SP_PORT
+BENCH_DIRS=${BENCH_DIRS:-g2p p2g}
 DURATION=$BENCH_SECS
 LAT_DURATION=$BENCH_LAT_SECS
 
@@ -302,7 +305,7 @@ config() {
 	fi
 
 	for c_r in $(seq "$c_first" "$c_last"); do
-		for c_d in g2p p2g; do
+		for c_d in $BENCH_DIRS; do
 			tp "$c_mode" "$c_b" "$c_mtu" "$c_d" "$c_r" cpu || return 1
 		done
 	done
@@ -321,7 +324,7 @@ config() {
 	fi
 
 	c_sp=0
-	if [ "$SOCKPERF" = 1 ]; then
+	if [ "$SOCKPERF" = 1 ] && [ "${BENCH_RR:-1}" = 1 ]; then
 		if ! g_run '[ -x /bin/sockperf ]' >/dev/null; then
 			note "no sockperf in the guest image: no latency"
 		else
