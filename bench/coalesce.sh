@@ -108,6 +108,10 @@ up() {
 		log "  bridge did not connect: $(cat "$T/bridge.err")"
 		return 1
 	}
+	wait_for "ip -n $GUEST link show tap0" 10 && alive "$BRIDGE_PID" || {
+		log "  no tap0 in the guest: $(cat "$T/bridge.err")"
+		return 1
+	}
 	(dhcp4 "$T/lease" && dhcp4_apply "$T/lease") || return 1
 	ip -n "$GUEST" link set tap0 mtu "$2"
 	wait_for "ns $GUEST ping -c1 -W1 $PEER4" 10 || {
@@ -126,7 +130,7 @@ down() {
 		wait "$d_p" 2>/dev/null || :
 	done
 	BRIDGE_PID= PASST_PID=
-	wait_for "! ip -n $GUEST link show tap0" 5 || :
+	wait_for "! ip -n $GUEST link show tap0" 15 || :
 }
 
 # run FRONTEND MTU N SETTING RUN: one transfer guest -> peer, records
