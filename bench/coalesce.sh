@@ -70,7 +70,7 @@ RECS=$T/coalesce.records
 # up FRONTEND MTU N SETTING: the daemon (coalescing on, or off) and the
 # bridge with N frames in flight, the guest's lease applied; 1 on failure
 up() {
-	local u_args="-m $2" u_env= u_br
+	local u_args="-m $2" u_env=''
 	case $1 in
 	vhost-user) u_args="$u_args --vhost-user" ;;
 	vu-compat) u_args="$u_args --vhost-user --virtio-compat" ;;
@@ -129,7 +129,7 @@ down() {
 		wait_for "! alive $d_p" 10 || kill -KILL "$d_p" 2>/dev/null || :
 		wait "$d_p" 2>/dev/null || :
 	done
-	BRIDGE_PID= PASST_PID=
+	BRIDGE_PID='' PASST_PID=''
 	wait_for "! ip -n $GUEST link show tap0" 15 || :
 }
 
