@@ -23,7 +23,10 @@
 # make fuzz         every libFuzzer harness for FUZZ_SECS seconds
 # make fuzz-long    every fuzzer for FUZZ_RUNS (10 million) executions, and
 #                   the hostile vhost-user guest with random seeds (30 min)
-# make bench        ours against upstream passt: CPU, throughput, latency
+# make bench        ours against upstream passt: CPU, throughput, latency,
+#                   UDP, connection rate, many connections; a table and a
+#                   picture (bench/results/latest.md, latest.png)
+# make bench-coalesce  input coalescing against none, by frames in flight
 # make guest        the test guest image (test/guest/out)
 # make tools        the test tools only (build/test/tools)
 # make asan         the sanitizer build in build-asan/
@@ -212,6 +215,14 @@ fuzz:
 bench: $(BUILD)/passt tools
 	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
 		bench/run.sh
+
+# Input coalescing against PASST_COALESCE_US=0 behind a guest with 1 to 256
+# frames in flight, both front-ends, both MTUs (bench/coalesce.sh, issue 52;
+# about 40 minutes): bench/results/coalesce.md
+.PHONY: bench-coalesce
+bench-coalesce: $(BUILD)/passt tools
+	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
+		bench/coalesce.sh
 
 # Every harness in turn for FUZZ_RUNS (10 million) executions, and a table
 # of executions, coverage and crashes (not in make check: it takes hours);

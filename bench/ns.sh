@@ -26,6 +26,8 @@
 #   g2p, p2g again, BENCH_SC_RUNS runs with the system call counter
 #         attached: system calls per GiB only
 #   rr    sockperf ping-pong, TCP, 64 bytes, one in flight; BENCH_RUNS
+#   UDP bulk and RR, TCP CRR, many connections, RR beside a bulk flow:
+#         bench/dims.sh, BENCH_DIMS_RUNS
 #   peak  VmHWM at the end
 # Before all that, BENCH_RUNS runs per direction of the bare socket
 # figure (bare(), BENCH_BARE=0 leaves it out): what a process that only
@@ -70,13 +72,16 @@ BENCH_OURS=$PASST
 . "$ROOT/test/integration/lib.sh"
 # shellcheck source=bench/lib.sh
 . "$BENCH/lib.sh"
+# shellcheck source=bench/dims.sh
+. "$BENCH/dims.sh"
 BENCH_HARNESS=ns
 
 need iperf3 jq busybox ss awk
 [ "$(id -u)" -eq 0 ] || skip "not root"
 [ -x "$BENCH_OURS" ] || fail "no daemon at $BENCH_OURS (make)"
-[ -x "$TOOLS/tapbridge" ] && [ -x "$TOOLS/vu-front" ] ||
-	fail "no tapbridge or vu-front in $TOOLS (make tools)"
+[ -x "$TOOLS/tapbridge" ] && [ -x "$TOOLS/vu-front" ] &&
+	[ -x "$TOOLS/connload" ] ||
+	fail "no tapbridge, vu-front or connload in $TOOLS (make tools)"
 bench_upstream
 sc_probe
 SOCKPERF=1
@@ -438,10 +443,15 @@ config() {
 		kill -KILL "$c_sp" 2>/dev/null || :
 		wait "$c_sp" 2>/dev/null || :
 	fi
+	# The peak of the throughput and latency runs: before the many
+	# connections of bench/dims.sh
 	for c_b in $BENCH_BACKENDS; do
 		[ "${UP[$c_b]}" = 1 ] &&
 			rec "$c_mode" "$c_mtu" peak hwm "$c_b" \
 				"$(status_mib "${DPID[$c_b]}" VmHWM)"
+	done
+	dims "$c_mode" "$c_mtu"
+	for c_b in $BENCH_BACKENDS; do
 		down "$c_b"
 	done
 }

@@ -31,8 +31,10 @@
 # then the virtio-net features each guest negotiated and notes (failures,
 # stalls, warnings in the daemon's log, our daemon's frame counters).
 #
-# Environment: see bench/lib.sh (BENCH_*, UPSTREAM); PASST (our daemon,
-# default build/passt), TOOLS; QEMU, E2E_ACCEL, E2E_MEM, GUEST_OUT as in
+# Environment: see bench/lib.sh (BENCH_*, UPSTREAM); BENCH_DIRS ("g2p
+# p2g": the throughput runs' directions), BENCH_RR=0 (no round trips);
+# PASST (our daemon, default build/passt), TOOLS; QEMU, E2E_ACCEL,
+# E2E_MEM, GUEST_OUT as in
 # test/e2e/lib.sh; PT_KEEP=1 keeps the temporary directory (daemon logs,
 # consoles, iperf3 JSON).
 set -eu
@@ -51,6 +53,7 @@ BENCH_OURS=$PASST
 BENCH_HARNESS=qemu
 PORT=$BENCH_PORT
 SP_PORT=$BENCH_SP_PORT
+BENCH_DIRS=${BENCH_DIRS:-g2p p2g}
 DURATION=$BENCH_SECS
 LAT_DURATION=$BENCH_LAT_SECS
 
@@ -127,8 +130,8 @@ server_stop() {
 }
 
 # coal_snap BACKEND: our daemon's coalescing counters, on SIGUSR1 (polls,
-# frames, tries, given up, ended by the window, bulk passes on wake-ups,
-# held off), for the back-ends in BENCH_STATS_BACKENDS (default ours:
+# frames, tries, given up, ended by the window, ended as starving the
+# guest, bulk passes on wake-ups, held off), for the back-ends in BENCH_STATS_BACKENDS (default ours:
 # upstream's passt would die of the signal; name upstream too when
 # bench/ours-as-upstream.sh stands in for it); nothing if not ours or no
 # counters came
@@ -237,14 +240,14 @@ tp() {
 		"retransmits $t_retr"
 	[ -z "$t_s1" ] ||
 		log "    coalescing, per GiB: $(awk -v b="$t_bytes" \
-		-v s0="${t_s0:-0 0 0 0 0 0 0}" -v s1="$t_s1" 'BEGIN {
+		-v s0="${t_s0:-0 0 0 0 0 0 0 0 0}" -v s1="$t_s1" 'BEGIN {
 		split(s0, a, " "); split(s1, z, " "); g = b / 1073741824
-		for (i = 1; i <= 7; i++) d[i] = z[i] - (i in a ? a[i] : 0)
+		for (i = 1; i <= 9; i++) d[i] = z[i] - (i in a ? a[i] : 0)
 		printf "%.0f polls (%.1f frames each), %.0f bulk passes on " \
 		       "wake-ups (%.0f held off); %d tries, %d given up, " \
-		       "%d ended by the window",
-		       d[1] / g, d[1] ? d[2] / d[1] : 0, d[6] / g, d[7] / g,
-		       d[3], d[4], d[5] }')"
+		       "%d ended by the window, %d as starving the guest (%d confirmed)",
+		       d[1] / g, d[1] ? d[2] / d[1] : 0, d[8] / g, d[9] / g,
+		       d[3], d[4], d[5], d[6], d[7] }')"
 }
 
 # rr MODE BACKEND MTU RUN: one sockperf ping-pong run from the guest,
@@ -302,7 +305,7 @@ config() {
 	fi
 
 	for c_r in $(seq "$c_first" "$c_last"); do
-		for c_d in g2p p2g; do
+		for c_d in $BENCH_DIRS; do
 			tp "$c_mode" "$c_b" "$c_mtu" "$c_d" "$c_r" cpu || return 1
 		done
 	done
@@ -321,7 +324,7 @@ config() {
 	fi
 
 	c_sp=0
-	if [ "$SOCKPERF" = 1 ]; then
+	if [ "$SOCKPERF" = 1 ] && [ "${BENCH_RR:-1}" = 1 ]; then
 		if ! g_run '[ -x /bin/sockperf ]' >/dev/null; then
 			note "no sockperf in the guest image: no latency"
 		else

@@ -16,10 +16,20 @@
 # Then, where bench/ns.sh recorded it, the bare socket figure: what a
 # process that only moves the bytes spends, beside each kernel-guest
 # cell's CPU per GiB (the second table, below).
+#
+# With --tsv, the first table's cells only, tab-separated, for
+# bench/plot.sh: harness, mode, MTU, test, metric, the medians of ours and
+# upstream, their ratio, and the ratio's range (lowest, highest); "-"
+# where there is none.
 set -eu
 
+TSV=0
+if [ "${1:-}" = --tsv ]; then
+	TSV=1
+	shift
+fi
 [ $# -eq 1 ] && [ -r "$1" ] || {
-	echo "usage: $0 RECORDS" >&2
+	echo "usage: $0 [--tsv] RECORDS" >&2
 	exit 2
 }
 
@@ -69,8 +79,10 @@ function fmt(m, v) {
 		return sprintf("%.1fk", v / 1000)
 	if (m == "gbps" || m == "cpu")
 		return sprintf("%.3f", v)
-	if (m == "rtt")
+	if (m == "rtt" || m == "rtt99" || m == "cpuus")
 		return sprintf("%.1f", v)
+	if (m == "tps" || m == "open")
+		return sprintf("%.0f", v)
 	return sprintf("%.2f", v)
 }
 function ratio(a, b) {
@@ -82,13 +94,27 @@ BEGIN {
 	HARN["ns"] = "kernel guest"; HARN["qemu"] = "QEMU TCG"
 	TEST["g2p"] = "guest→peer"; TEST["p2g"] = "peer→guest"
 	TEST["rr"] = "TCP RR"; TEST["idle"] = "idle"; TEST["peak"] = "peak"
+	# bench/dims.sh
+	TEST["udp-g2p"] = "UDP guest→peer"; TEST["udp-p2g"] = "UDP peer→guest"
+	TEST["udp-rr"] = "UDP RR"; TEST["crr"] = "TCP CRR"
+	TEST["conn1k"] = "1,000 connections"
+	TEST["conn10k"] = "10,000 connections"
+	TEST["connmax"] = "most connections"
+	TEST["rr-g2p"] = "TCP RR beside guest→peer bulk"
+	TEST["rr-p2g"] = "TCP RR beside peer→guest bulk"
 	MET["gbps"] = "Gbit/s"; MET["cpu"] = "CPU s/GiB"
 	MET["sc"] = "syscalls/GiB"; MET["wake"] = "wake-ups/GiB"
-	MET["rtt"] = "RTT p50 µs"
+	MET["rtt"] = "RTT p50 µs"; MET["rtt99"] = "RTT p99 µs"
 	MET["rss"] = "VmRSS MiB"; MET["hwm"] = "VmHWM MiB"
-	# The goals of issue 10, on the ratio ours : upstream
+	MET["loss"] = "lost %"; MET["tps"] = "transactions/s"
+	MET["cpuus"] = "CPU µs/transaction"; MET["open"] = "open"
+	MET["mem"] = "KiB/connection"
+	# The goals of issue 10, on the ratio ours : upstream (and of the
+	# dimensions of issue 52: at or above upstream, CPU as issue 10)
 	GOAL["gbps"] = ">= 1.0"; GOAL["cpu"] = "<= 0.7"; GOAL["rtt"] = "<= 1.0"
 	GOAL["rss"] = "< 1.0"; GOAL["hwm"] = "< 1.0"
+	GOAL["rtt99"] = "<= 1.0"; GOAL["tps"] = ">= 1.0"
+	GOAL["cpuus"] = "<= 0.7"; GOAL["open"] = ">= 1.0"; GOAL["mem"] = "<= 1.0"
 }
 NF == 7 && $6 != "bare" {
 	k = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4 SUBSEP $5
@@ -116,8 +142,18 @@ END {
 			sprintf("%.2f–%.2f", lo, hi)
 		sk = rank("ns qemu", f[1]) rank("stream vhost-user", f[2]) \
 			sprintf("%06d", 999999 - f[3]) \
-			rank("g2p p2g rr idle peak", f[4]) \
-			rank("gbps cpu wake sc rtt rss hwm", f[5])
+			rank("g2p p2g rr idle peak udp-g2p udp-p2g udp-rr " \
+			     "crr conn1k conn10k connmax rr-g2p rr-p2g", f[4]) \
+			rank("gbps cpu wake sc loss tps cpuus open mem rtt " \
+			     "rtt99 rss hwm", f[5])
+		if (tsv) {
+			printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				sk, f[1], f[2], f[3], f[4], f[5],
+				mo == "" ? "-" : mo, mu == "" ? "-" : mu,
+				r == "" ? "-" : r, lo == "" ? "-" : lo,
+				hi == "" ? "-" : hi
+			continue
+		}
 		printf "%s\t| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d/%d, %d/%d | %s, %s |\n", sk,
 			(f[1] in HARN) ? HARN[f[1]] : f[1], f[2], f[3],
 			(f[4] in TEST) ? TEST[f[4]] : f[4],
@@ -128,13 +164,19 @@ END {
 			split(u, _b, " "), n[k, "upstream"],
 			spread(o), spread(u)
 	}
-}' "$1" | sort -t '	' -k1,1 | cut -f2- | {
+}' tsv="$TSV" "$1" | sort -t '	' -k1,1 | cut -f2- | {
+	if [ "$TSV" = 1 ]; then
+		cat
+		exit 0
+	fi
 	echo "| harness | mode | MTU | test | metric | ours | upstream |" \
 		"ours : upstream | goal | ratio range | runs ok (ours, up) |" \
 		"spread (ours, up) |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	cat
 }
+
+[ "$TSV" = 0 ] || exit 0
 
 # The bare socket figure (bench/ns.sh's bare(), back-end "bare"): what a
 # process that only moves the bytes through its socket spends per GiB,

@@ -10,8 +10,10 @@
 # in bench/lib.sh); bench/report.sh makes the table. It goes to stdout
 # and, with a header saying what ran where and the notes, to
 # bench/results/latest.md; the records to bench/results/latest-runs.txt,
-# the scripts' logs to bench/results/latest.log. bench/README.md explains
-# every column.
+# the scripts' logs to bench/results/latest.log, and the table as a
+# picture to bench/results/latest.png (bench/plot.sh: ours against
+# upstream per cell, with the spread). bench/README.md explains every
+# column.
 #
 # Environment: BENCH_HARNESSES ("ns qemu"), and everything bench/lib.sh
 # takes (BENCH_RUNS, BENCH_SECS, BENCH_QUICK=1, BENCH_MODES, BENCH_MTUS,
@@ -131,3 +133,6 @@ grep -q 'system calls counted with: none' "$OUT/latest.log" &&
 } >"$OUT/latest.md"
 cp "$BENCH_RECORDS" "$OUT/latest-runs.txt"
 cat "$OUT/latest.md"
+# The same as a picture: ours against upstream per cell, with the spread
+"$BENCH/plot.sh" "$BENCH_RECORDS" "$OUT/latest.png" ||
+	log "no picture (bench/plot.sh failed)"

@@ -53,6 +53,35 @@
  *    trip, and the rate it shows is the one our polling sets. Without
  *    this, a fast guest behind a slower link was held at the longest
  *    interval, a window per poll, at half the throughput.
+ *  - Polls that starve the sender end polling (issue 52). A sender that
+ *    keeps only a few frames in flight (a small ring, byte queue limits,
+ *    a socket buffer) fills them, then waits for us: a poll finds those
+ *    few however long it waited, the rate it sees is the one our polling
+ *    sets, and each next interval is longer than the last, up to the
+ *    longest: 21 frames of 1514 bytes every 2 ms, a hundredth of what
+ *    the sender moved with notifications. So we compare what polling
+ *    gives with what notifications gave, whatever the reason: the rate
+ *    of the recent passes on wake-ups (load over time, each older pass
+ *    weighing 7/8 of the next) with that of the try's polls (the same).
+ *    A try whose polls move less than 7/8 of it ends, with the hold-off
+ *    below (before eight polls tell, less than half ends it; the first
+ *    poll alone, less than a quarter: one poll may find a pause). The
+ *    passes that start a try are a burst, though (a streak of bulk ones
+ *    close together), so the verdict is checked: over the hold-off
+ *    (every pass of it), the sender must move more than 8/7 of what the
+ *    polls moved, or the next try comes at once. If it does, the most
+ *    one poll took is the most it has in flight, its limit: tries aim at
+ *    half of it instead of the target, so the sender never runs dry
+ *    before a poll, and none starts if that is under three of its
+ *    frames or the shortest interval (a fast sender with few frames in
+ *    flight wakes us for each batch, as with coalescing off). A limit
+ *    that polls don't starve grows by 1/128 a poll (one learnt from a
+ *    slow start, whose guest waits for the ACKs our polls hold, is too
+ *    low), goes when a pass takes more than it, or 100 ms after it was
+ *    last used. In a model of such senders (test_coalesce.c: 1 to 1000
+ *    frames of 1514 bytes or 64 KiB in flight, one every 1.25 to 330
+ *    us) each moves 97.5 % or more of what it moves with notifications,
+ *    in as many passes or fewer.
  *  - Two polls in a row that take a single frame each merged nothing,
  *    which is what a request/response exchange of large messages looks
  *    like (each waits for the answer to the one before): polling ends,
@@ -101,6 +130,20 @@
 #define COALESCE_PENALTY_MAX 1024
 /* Longer gaps than this don't count for the rate (a stalled loop) */
 #define COALESCE_DT_MAX 1000000000ULL
+/* Each pass weighs this many eighths of the next in the recent rates */
+#define COALESCE_DECAY_8THS 7
+/* Polls moving less than this many eighths of the rate on wake-ups
+ * starve the sender, once COALESCE_JUDGE_POLLS polls of a try tell (a
+ * poll takes a few large frames: one more or less is a quarter); before
+ * that, less than half of it, and the first poll alone, less than a
+ * quarter (one poll may find a pause)
+ */
+#define COALESCE_STARVED_8THS 7
+#define COALESCE_JUDGE_POLLS 8
+/* The sender's limit learnt from starved polls is kept this long (ns)
+ * after the last poll that used it
+ */
+#define COALESCE_LIMIT_NS 100000000ULL
 
 struct coalesce_stats coalesce_stats;
 static uint64_t coalesce_max = COALESCE_MAX_NS_DEFAULT;
@@ -172,19 +215,85 @@ void coalesce_reset(struct coalesce *s, size_t target)
 	s->interval = 0;
 	s->penalty = COALESCE_PENALTY_MIN;
 	s->polling = false;
+	s->woke_load = s->woke_ns = 0;
+	s->poll_load = s->poll_ns = 0;
+	s->polls = 0;
+	s->poll_max = 0;
+	s->limit = 0;
+	s->limit_at = 0;
+	s->pending = 0;
+	s->starved_rate = 0;
+	s->verify_load = s->verify_ns = 0;
 }
 
-/* Notifications on again; @penalty: the try merged nothing */
+/* Notifications on again; @penalty: hold the next try off */
 static uint64_t coalesce_stop(struct coalesce *s, bool penalty)
 {
 	s->streak = s->single = s->quiet = 0;
 	if (s->polling && penalty) {
-		coalesce_stats.failed++;
 		s->hold = s->penalty;
 		s->penalty = MIN(s->penalty * 2, COALESCE_PENALTY_MAX);
 	}
 	s->polling = false;
+	s->poll_load = s->poll_ns = 0;
+	s->polls = 0;
+	s->poll_max = 0;
 	return 0;
+}
+
+/* Add a pass of @load in @dt to recent sums of load and time */
+static void coalesce_sum(uint64_t *load_sum, uint64_t *ns_sum, size_t load,
+			 uint64_t dt)
+{
+	*load_sum = *load_sum * COALESCE_DECAY_8THS / 8 + load;
+	*ns_sum = *ns_sum * COALESCE_DECAY_8THS / 8 + dt;
+}
+
+/* A rate, in bytes of load per 65536 ns, for comparisons; 0 without time */
+static uint64_t coalesce_rate(uint64_t load, uint64_t ns)
+{
+	return ns ? load * 65536 / ns : 0;
+}
+
+/* Do our polls starve the sender: take less of its frames, for the time
+ * they take, than it sent while it woke us? A sender that keeps only a
+ * few frames in flight fills them, then waits for us: a poll then finds
+ * the same few however long it waited, and waiting longer only slows it
+ */
+static bool coalesce_starved(const struct coalesce *s)
+{
+	uint64_t woke = coalesce_rate(s->woke_load, s->woke_ns);
+	uint64_t polled = coalesce_rate(s->poll_load, s->poll_ns);
+
+	if (!woke || !s->poll_ns)
+		return false;
+	if (s->polls < 2)
+		return polled * 4 < woke;
+	if (s->polls < COALESCE_JUDGE_POLLS)
+		return polled * 2 < woke;
+	return polled * 8 < woke * COALESCE_STARVED_8THS;
+}
+
+/* The last try ended as starving the sender: did it move more again once
+ * it woke us, over the hold-off that followed (all its passes: not only
+ * bulk ones close together, as those that start a try)? Then the limit
+ * its polls found holds. If not, the polls were slower because the
+ * sender was, or the passes that started the try were a burst: no limit,
+ * and the next try may come soon
+ */
+static void coalesce_verify(struct coalesce *s, uint64_t now)
+{
+	uint64_t woke = coalesce_rate(s->verify_load, s->verify_ns);
+
+	if (s->starved_rate * 8 < woke * COALESCE_STARVED_8THS) {
+		coalesce_stats.confirmed++;
+		s->limit = s->pending;
+		s->limit_at = now;
+	} else {
+		s->penalty = COALESCE_PENALTY_MIN;
+	}
+	s->pending = 0;
+	s->verify_load = s->verify_ns = 0;
 }
 
 /**
@@ -203,14 +312,33 @@ uint64_t coalesce_pass(struct coalesce *s, uint64_t now, size_t bytes,
 	uint64_t dt = s->last && now > s->last ? now - s->last : UINT64_MAX;
 	size_t load = bytes + (size_t)frames * COALESCE_FRAME_COST;
 	bool limited = coalesce_limited;
-	uint64_t iv;
+	uint64_t iv, sp;
+	size_t tgt;
 
 	coalesce_limited = false;
 	s->last = now;
 	if (s->polling) {
 		coalesce_stats.polls++;
 		coalesce_stats.frames += frames;
+		coalesce_sum(&s->poll_load, &s->poll_ns, load,
+			     MIN(dt, COALESCE_DT_MAX));
+		s->polls++;
+		s->poll_max = MAX(s->poll_max, load);
+	} else if (dt <= coalesce_max) {
+		coalesce_sum(&s->woke_load, &s->woke_ns, load, dt);
+		if (s->pending) {
+			s->verify_load += load;
+			s->verify_ns += dt;
+		}
+	} else {
+		s->woke_load = s->woke_ns = 0;
 	}
+	/* A limit is a guess: forget it after a while, or when exceeded */
+	if (s->limit && (now - s->limit_at > COALESCE_LIMIT_NS ||
+			 load > s->limit + s->limit / 8))
+		s->limit = 0;
+	tgt = s->limit ? MIN(s->target, s->limit / 2) : s->target;
+
 	if (!coalesce_max || !s->target)
 		return coalesce_stop(s, false);
 	if (limited) {
@@ -227,30 +355,71 @@ uint64_t coalesce_pass(struct coalesce *s, uint64_t now, size_t bytes,
 	s->quiet = 0;
 
 	if (s->polling) {
+		if (frames == 1 && ++s->single >= COALESCE_SINGLE_MAX) {
+			coalesce_stats.failed++;
+			return coalesce_stop(s, true);
+		}
+		if (coalesce_starved(s)) {
+			/* It can't have more in flight than our polls found:
+			 * the next try aims at half of that
+			 */
+			coalesce_stats.starved++;
+			debug_rl("coalescing: %u polls moved %llu B/ms, the "
+				 "sender %llu B/ms on wake-ups: starved, at "
+				 "most %zu in flight",
+				 s->polls,
+				 (unsigned long long)(coalesce_rate(s->poll_load,
+					s->poll_ns) * 1000000 / 65536),
+				 (unsigned long long)(coalesce_rate(s->woke_load,
+					s->woke_ns) * 1000000 / 65536),
+				 s->poll_max);
+			s->pending = s->poll_max;
+			s->starved_rate = coalesce_rate(s->poll_load,
+							s->poll_ns);
+			s->verify_load = s->verify_ns = 0;
+			return coalesce_stop(s, true);
+		}
 		if (frames > 1) {
 			s->single = 0;
 			s->penalty = COALESCE_PENALTY_MIN;
-		} else if (++s->single >= COALESCE_SINGLE_MAX) {
-			return coalesce_stop(s, true);
+		}
+		/* A limit that polls don't starve may be too low: raise it
+		 * by 1/128 a poll (doubled in 89 polls), and keep it
+		 */
+		if (s->limit) {
+			s->limit += s->limit / 128;
+			s->limit_at = now;
+			if (s->limit >= 2 * s->target)
+				s->limit = 0;
 		}
 	} else {
 		coalesce_stats.woken++;
 		if (s->hold) {
 			coalesce_stats.held++;
-			s->hold--;
+			if (!--s->hold && s->pending)
+				coalesce_verify(s, now);
 			return 0;
 		}
-		if (load >= s->target || dt > coalesce_max) {
-			s->streak = load >= s->target ? 0 : 1;
+		if (load >= tgt || dt > coalesce_max) {
+			s->streak = load >= tgt ? 0 : 1;
 			return 0;
 		}
 		if (++s->streak < COALESCE_STREAK)
 			return 0;
 	}
 
-	/* Gather the target at the rate this pass saw, a few frames at least */
+	/* Gather the target at the rate this pass saw, a few frames at least;
+	 * if a few frames are more than half of what the sender can have in
+	 * flight, a poll can't merge them without starving it
+	 */
 	dt = MIN(dt, COALESCE_DT_MAX);
-	iv = MAX(dt * s->target / load, dt * COALESCE_SPACINGS / frames);
+	iv = dt * tgt / load;
+	sp = dt * COALESCE_SPACINGS / frames;
+	if (sp > iv) {
+		if (s->limit)
+			return coalesce_stop(s, false);
+		iv = sp;
+	}
 	if (iv < COALESCE_MIN_NS)
 		return coalesce_stop(s, false);
 	if (!s->polling)
@@ -271,10 +440,12 @@ void coalesce_log_stats(void)
 		return;
 	info("coalescing: polled %llu times for %llu frames, started %llu "
 	     "times, %llu of them given up as merging nothing, %llu ended "
-	     "by a guest waiting for our window; %llu bulk passes on "
-	     "wake-ups, %llu of them held off",
+	     "by a guest waiting for our window, %llu as starving it (%llu "
+	     "confirmed); %llu bulk passes on wake-ups, %llu of them held "
+	     "off",
 	     (unsigned long long)st->polls, (unsigned long long)st->frames,
 	     (unsigned long long)st->tries, (unsigned long long)st->failed,
-	     (unsigned long long)st->limited,
+	     (unsigned long long)st->limited, (unsigned long long)st->starved,
+	     (unsigned long long)st->confirmed,
 	     (unsigned long long)st->woken, (unsigned long long)st->held);
 }

@@ -34,6 +34,22 @@
  * @hold:	passes to let go by before trying to poll again
  * @penalty:	@hold after the next try that merges nothing
  * @polling:	frames are taken when polled for, not when they arrive
+ * @woke_load:	load of the recent bulk passes made on wake-ups, each older
+ *		one weighing 7/8 of the one after it...
+ * @woke_ns:	...and their time since the pass before each: the rate the
+ *		sender keeps up when it wakes us
+ * @poll_load:	load taken by the polls of this try...
+ * @poll_ns:	...and the time they took: the rate it keeps up while polled
+ * @polls:	polls in this try
+ * @poll_max:	the largest load one poll of this try took
+ * @limit:	the most the sender had in flight when our polls starved it
+ *		(load), 0 if unknown: polls aim at half of it
+ * @limit_at:	when @limit was learnt or last used (ns, CLOCK_MONOTONIC)
+ * @pending:	the limit the last try's polls found, if they starved the
+ *		sender, until the next try confirms it
+ * @starved_rate: the rate those polls moved (coalesce.c's units)
+ * @verify_load: load of the passes on wake-ups since then...
+ * @verify_ns:	...and their time
  */
 struct coalesce {
 	size_t target;
@@ -45,6 +61,15 @@ struct coalesce {
 	unsigned hold;
 	unsigned penalty;
 	bool polling;
+	uint64_t woke_load, woke_ns;
+	uint64_t poll_load, poll_ns;
+	unsigned polls;
+	size_t poll_max;
+	size_t limit;
+	uint64_t limit_at;
+	size_t pending;
+	uint64_t starved_rate;
+	uint64_t verify_load, verify_ns;
 };
 
 /**
@@ -57,9 +82,13 @@ struct coalesce {
  *		but for those after which the guest waited for our window
  * @held:	those of them that a hold-off kept from polling
  * @limited:	times polling ended because the guest waited for our window
+ * @starved:	times polling ended because the guest moved less while we
+ *		polled than when it woke us
+ * @confirmed:	those after which it moved more again once it woke us
  */
 struct coalesce_stats {
-	uint64_t polls, frames, tries, failed, woken, held, limited;
+	uint64_t polls, frames, tries, failed, woken, held, limited, starved;
+	uint64_t confirmed;
 };
 
 extern struct coalesce_stats coalesce_stats;

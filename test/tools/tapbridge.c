@@ -19,6 +19,21 @@
  * USEC microseconds, the rest waits in the tap's queue (the other
  * direction goes on meanwhile).
  *
+ * With -F N, a guest that keeps at most N frames in flight: frames
+ * written to the socket and not yet read by the daemon, as QEMU's socket
+ * buffer and the guest's ring together hold them (a small ring, byte
+ * queue limits). Each frame goes in a send() of its own, and the next
+ * one is read from the tap only while fewer than N are unread. Unread
+ * is what the socket still charges us for (SIOCOUTQ: the memory of the
+ * buffers the daemon hasn't consumed, their "truesize"): the newest
+ * frames whose buffers' sizes add up to it. A frame's size there is
+ * learnt per frame length, as the largest growth of SIOCOUTQ one send()
+ * of that length caused (the daemon reading at the same time can only
+ * make one smaller). While N are unread we wait for POLLOUT, which the
+ * kernel gives a UNIX socket once a quarter of its send buffer or less
+ * is in use: the send buffer is sized so that this is N - 1/2 frames of
+ * the largest length seen.
+ *
  * Exit status: 0 when the daemon closes the connection or on SIGTERM or
  * SIGINT; 1 on any other error. It must never be used outside tests: it
  * trusts nothing it reads but it also has no privilege separation at all.
@@ -28,10 +43,12 @@
 #include <net/if.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -58,6 +75,17 @@ static size_t tx_off, tx_len;
 static long long pace_ns;
 static long long pace_next;		/* CLOCK_MONOTONIC ns of the next */
 
+/* -F: at most flight_n frames unread by the daemon, 0: no limit */
+#define FLIGHT_MAX 4096
+#define FRAME_LEN_MAX (PREFIX_LEN + FRAME_MAX)
+static unsigned flight_n;
+static uint32_t flight_len[FLIGHT_MAX];	/* lengths of the last frames sent */
+static unsigned flight_head;		/* next entry of flight_len */
+static unsigned flight_sent;		/* entries filled, at most FLIGHT_MAX */
+static uint32_t truesize[FRAME_LEN_MAX + 1];	/* learnt, per length */
+static uint32_t flight_len_max;		/* largest length sent */
+static int flight_sndbuf_set;		/* what SO_SNDBUF was set to */
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -68,12 +96,13 @@ static void usage(const char *name)
 {
 	fprintf(stderr,
 		"Usage: %s [-n TAPNAME] [-m MTU] [-r SECONDS] [-d USEC] "
-		"SOCKPATH\n"
+		"[-F N] SOCKPATH\n"
 		"  -n TAPNAME  tap device to create (default tap0)\n"
 		"  -m MTU      MTU of the tap device (default 65520)\n"
 		"  -r SECONDS  retry connecting for up to SECONDS\n"
 		"  -d USEC     at most one frame to the daemon every USEC "
-		"microseconds\n",
+		"microseconds\n"
+		"  -F N        at most N frames unread by the daemon\n",
 		name);
 	exit(1);
 }
@@ -240,6 +269,66 @@ static long long now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* flight_truesize() - what the socket charges for a frame of @len bytes
+ * (with its prefix), as learnt: its length until we saw one sent
+ */
+static uint32_t flight_truesize(uint32_t len)
+{
+	return truesize[len] ? truesize[len] : len;
+}
+
+/* flight_unread() - frames the daemon hasn't read yet (-F): the newest
+ * frames whose sizes add up to what the socket still charges us for
+ */
+static unsigned flight_unread(int s)
+{
+	uint64_t sum = 0;
+	unsigned n = 0;
+	int outq = 0;
+
+	if (ioctl(s, SIOCOUTQ, &outq) < 0 || outq <= 0)
+		return 0;
+	while (n < flight_sent && sum < (uint64_t)outq) {
+		n++;
+		sum += flight_truesize(flight_len[(flight_head + FLIGHT_MAX - n) %
+						   FLIGHT_MAX]);
+	}
+	return n;
+}
+
+/* flight_sndbuf() - size the send buffer so that POLLOUT (a quarter of it
+ * in use, or less) comes when fewer than N of the largest frames are
+ * unread; only ever grown. SO_SNDBUFFORCE (root) isn't capped by
+ * net.core.wmem_max; the kernel doubles what it's given
+ */
+static void flight_sndbuf(int s)
+{
+	uint64_t want = (2ULL * flight_n - 1) *
+			flight_truesize(flight_len_max);
+	int v = want > INT32_MAX / 2 ? INT32_MAX / 2 : (int)want;
+
+	if (v <= flight_sndbuf_set)
+		return;
+	if (setsockopt(s, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) &&
+	    setsockopt(s, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)))
+		perror("tapbridge: SO_SNDBUF");
+	flight_sndbuf_set = v;
+}
+
+/* flight_learn() - one send() of a whole frame of @len bytes made the
+ * socket charge @grew more: learn the largest such growth per length
+ */
+static void flight_learn(int s, uint32_t len, int grew)
+{
+	if (len > FRAME_LEN_MAX || grew <= 0 || (uint32_t)grew <= truesize[len])
+		return;
+	truesize[len] = (uint32_t)grew;
+	if (len >= flight_len_max) {
+		flight_len_max = len;
+		flight_sndbuf(s);
+	}
+}
+
 /* tap_to_buf() - read frames from the tap into the output buffer
  *
  * Return: 0 on success, -1 on error
@@ -261,10 +350,16 @@ static int tap_to_buf(int tap)
 		p[2] = (uint32_t)n >> 8;
 		p[3] = (uint32_t)n;
 		tx_len += PREFIX_LEN + n;
-		if (pace_ns) {
-			pace_next = now_ns() + pace_ns;
-			break;
+		if (flight_n) {
+			flight_len[flight_head] = PREFIX_LEN + (uint32_t)n;
+			flight_head = (flight_head + 1) % FLIGHT_MAX;
+			if (flight_sent < FLIGHT_MAX)
+				flight_sent++;
 		}
+		if (pace_ns)
+			pace_next = now_ns() + pace_ns;
+		if (pace_ns || flight_n)
+			break;
 	}
 	return 0;
 }
@@ -276,8 +371,16 @@ static int tap_to_buf(int tap)
 static int buf_to_sock(int s)
 {
 	while (tx_off < tx_len) {
-		ssize_t n = send(s, tx_buf + tx_off, tx_len - tx_off,
-				 MSG_NOSIGNAL);
+		int q0 = 0, q1 = 0;
+		ssize_t n;
+
+		if (flight_n && !tx_off)
+			ioctl(s, SIOCOUTQ, &q0);
+		n = send(s, tx_buf + tx_off, tx_len - tx_off, MSG_NOSIGNAL);
+		/* -F: the buffer holds one frame; sent whole, learn its size */
+		if (flight_n && !tx_off && n == (ssize_t)tx_len &&
+		    !ioctl(s, SIOCOUTQ, &q1))
+			flight_learn(s, (uint32_t)tx_len, q1 - q0);
 
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
@@ -308,6 +411,8 @@ static int buf_to_sock(int s)
  */
 static int relay(int s, int tap, const sigset_t *unblocked)
 {
+	bool spun = false;	/* -F: POLLOUT came, all N still unread */
+
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{ .fd = s, .events = POLLIN },
@@ -315,11 +420,29 @@ static int relay(int s, int tap, const sigset_t *unblocked)
 		};
 		struct timespec ts, *timeout = NULL;
 		long long wait = pace_next - now_ns();
+		bool room = sizeof(tx_buf) - tx_len >= PREFIX_LEN + FRAME_MAX;
+		bool full = false;
 		int rc;
 
-		if (tx_len)
+		/* -F: the next frame once this one is out and fewer than N
+		 * are unread; POLLOUT says when the daemon read some, unless
+		 * our sizes were off and it says so at once: then look again
+		 * in 100 us
+		 */
+		if (flight_n) {
+			full = !tx_len && flight_unread(s) >= flight_n;
+			room = !tx_len && !full;
+			if (!full)
+				spun = false;
+		}
+		if (tx_len || (full && !spun))
 			pfd[0].events |= POLLOUT;
-		if (sizeof(tx_buf) - tx_len >= PREFIX_LEN + FRAME_MAX) {
+		if (full && spun) {
+			ts.tv_sec = 0;
+			ts.tv_nsec = 100000;
+			timeout = &ts;
+		}
+		if (room) {
 			if (pace_ns && wait > 0) {
 				ts.tv_sec = wait / 1000000000LL;
 				ts.tv_nsec = wait % 1000000000LL;
@@ -338,6 +461,8 @@ static int relay(int s, int tap, const sigset_t *unblocked)
 			return -1;
 		}
 
+		if (full && pfd[0].revents & POLLOUT)
+			spun = true;
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			rc = sock_to_tap(s, tap);
 			if (rc <= 0)
@@ -361,11 +486,16 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int opt, tap, s, rc;
 
-	while ((opt = getopt(argc, argv, "n:m:r:d:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:m:r:d:F:h")) != -1) {
 		switch (opt) {
 		case 'd':
 			pace_ns = atoll(optarg) * 1000;
 			if (pace_ns <= 0)
+				usage(argv[0]);
+			break;
+		case 'F':
+			flight_n = (unsigned)atoi(optarg);
+			if (flight_n < 1 || flight_n >= FLIGHT_MAX)
 				usage(argv[0]);
 			break;
 		case 'n':
@@ -399,6 +529,12 @@ int main(int argc, char **argv)
 	s = sock_connect(argv[optind], retry_s);
 	if (s < 0)
 		return 1;
+	if (flight_n) {
+		/* Until we learn better: a frame of the MTU and 1 KiB */
+		flight_len_max = PREFIX_LEN + 14 + (uint32_t)mtu;
+		truesize[flight_len_max] = flight_len_max + 1024;
+		flight_sndbuf(s);
+	}
 	fprintf(stderr, "tapbridge: connected\n");
 
 	sigemptyset(&blocked);

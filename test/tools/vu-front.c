@@ -11,7 +11,8 @@
  *
  *	0x000000 RX ring (desc, avail, used), 0x010000 TX ring
  *	0x100000 RX buffers: VF_Q x VF_RX_BUF bytes
- *	TX_BASE  TX buffers: VF_TX_SLOTS x VF_TX_BUF bytes, headers before
+ *	TX_BASE  TX buffers: VF_TX_SLOTS (-F: up to VF_Q) x VF_TX_BUF bytes,
+ *		 headers before
  *
  * TX frames are laid out three ways, in turn: header and frame in one
  * buffer; header, then the frame; header, the frame's first 90 bytes, then
@@ -91,7 +92,14 @@
  * interrupts only while every TX slot is in flight (as the Linux driver
  * asks for them when its TX ring is full). -d USEC (bridge): a slow
  * guest, at most one frame to the daemon every USEC microseconds (the
- * rest waits in the tap's queue).
+ * rest waits in the tap's queue). -F N (bridge): at most N TX frames in
+ * flight (1 to 256: a guest whose queue limits, as a small ring or byte
+ * queue limits do, what it has handed over and not got back), each
+ * taking its descriptors from a free list, as the Linux driver does: one
+ * in one buffer, or with -P and checksum offload the header and the
+ * frame's first 90 bytes, then 32 KiB pieces; so large frames in pieces
+ * may run out of the ring's 256 descriptors first, as a Linux guest's
+ * would. Instead of -P's 21 and the default 64.
  *
  * Live migration, in bridge mode (what QEMU 10 does, see "migration"
  * below). A migration starts on SIGUSR2 or on a line written to the
@@ -199,7 +207,7 @@
 #include "common/vu_req.h"
 
 #define VF_Q 256
-#define VF_MEM_SIZE (32ULL << 20)
+#define VF_MEM_SIZE (64ULL << 20)
 #define VF_RX_RING 0x0ULL
 #define VF_TX_RING 0x10000ULL
 #define VF_RX_BUFS 0x100000ULL
@@ -291,6 +299,19 @@ static bool split_all;			/* -P */
 static bool want_evidx;			/* -e */
 static bool evidx;			/* EVENT_IDX negotiated */
 static unsigned tx_slots = VF_TX_SLOTS;	/* in flight, at most */
+/* -F: TX descriptors taken from a free list, as the Linux driver does:
+ * a frame takes what its layout needs (one, or with -P up to
+ * VF_TX_FLIGHT_DESCS), and gets them back once the daemon used it
+ */
+static bool tx_flight;			/* -F given */
+#define VF_TX_FLIGHT_DESCS 4
+static uint16_t tx_free[VF_Q];		/* free descriptors, a stack */
+static unsigned tx_free_n;
+static uint16_t tx_slot_desc[VF_Q][VF_TX_FLIGHT_DESCS];
+static uint8_t tx_slot_ndesc[VF_Q];
+static uint16_t tx_reclaimed;		/* used entries given back so far */
+static unsigned tx_flight_n;		/* -F N */
+static void tx_flight_reset(void);
 static long long pace_ns;		/* -d, in ns; 0: no pacing */
 static long long pace_next;		/* CLOCK_MONOTONIC ns of the next */
 static uint64_t offloads;		/* of F_OFFLOADS, what was negotiated */
@@ -857,6 +878,7 @@ static int dev_start(uint64_t extra_features, bool fresh,
 		ring_init(&rx, VF_RX_RING);
 		ring_init(&tx, VF_TX_RING);
 		tx_next = 0;
+		tx_flight_reset();
 	}
 	for (unsigned i = 0; i < 2; i++) {
 		struct ring *r = i ? &tx : &rx;
@@ -898,6 +920,93 @@ static int dev_connect(uint64_t extra_features)
 
 /* ---- frames ---------------------------------------------------------- */
 
+/* -F: every TX descriptor free, no slot holding any (a fresh ring) */
+static void tx_flight_reset(void)
+{
+	unsigned i;
+
+	tx_free_n = 0;
+	for (i = VF_Q; i-- > 0;)
+		tx_free[tx_free_n++] = (uint16_t)i;
+	memset(tx_slot_ndesc, 0, sizeof(tx_slot_ndesc));
+	tx_reclaimed = used_idx(&tx);
+}
+
+/* -F: the descriptors of TX slot @s back to the free list */
+static void tx_flight_free(unsigned s)
+{
+	while (tx_slot_ndesc[s] && tx_free_n < VF_Q)
+		tx_free[tx_free_n++] = tx_slot_desc[s][--tx_slot_ndesc[s]];
+	tx_slot_ndesc[s] = 0;
+}
+
+/* -F: free the descriptors of the frames the daemon used since the last
+ * call (it uses them in order, as every device here does)
+ */
+static void tx_flight_reclaim(void)
+{
+	uint16_t u = used_idx(&tx);
+
+	while (tx_reclaimed != u) {
+		unsigned inflight = (uint16_t)(tx.avail_idx - tx_reclaimed);
+
+		tx_flight_free((tx_next - inflight) % tx_slots);
+		tx_reclaimed++;
+	}
+}
+
+/* May the next frame go on TX: a slot free, and (-F) descriptors for the
+ * largest layout a frame may take?
+ */
+static bool tx_room(void)
+{
+	if ((uint16_t)(tx.avail_idx - used_idx(&tx)) >= tx_slots)
+		return false;
+	if (!tx_flight)
+		return true;
+	tx_flight_reclaim();
+	return tx_free_n >= (split_all ? VF_TX_FLIGHT_DESCS : 1);
+}
+
+/* -F: put a frame in TX slot @s at @buf, with descriptors from the free
+ * list: in one buffer with its header, or (-P with checksum offload, 2 KiB
+ * or more) the header and the frame's first bytes, then 32 KiB pieces
+ */
+static int tx_frame_flight(unsigned s, uint64_t buf, const uint8_t *hdr,
+			   const uint8_t *f, size_t len, bool sg)
+{
+	size_t off = VF_TX_SPLIT_HEAD, piece = VF_TX_SPLIT_PIECE_P, l;
+	uint16_t d[VF_TX_FLIGHT_DESCS];
+	unsigned n = 1, i;
+
+	if (sg && len >= VF_TX_SPLIT_MIN)
+		n += (unsigned)((len - off + piece - 1) / piece);
+	tx_flight_reclaim();
+	tx_flight_free(s);
+	if (n > VF_TX_FLIGHT_DESCS || tx_free_n < n)
+		return -1;
+	for (i = 0; i < n; i++)
+		d[i] = tx_free[--tx_free_n];
+	gwrite(buf, hdr, HDR);
+	gwrite(buf + HDR, f, len);
+	if (n == 1) {
+		desc_set(&tx, d[0], buf, (uint32_t)(HDR + len), 0, 0);
+	} else {
+		desc_set(&tx, d[0], buf, HDR + VF_TX_SPLIT_HEAD, D_NEXT, d[1]);
+		for (i = 1; i < n; i++, off += l) {
+			l = len - off < piece ? len - off : piece;
+			desc_set(&tx, d[i], buf + HDR + off, (uint32_t)l,
+				 i + 1 < n ? D_NEXT : 0,
+				 i + 1 < n ? d[i + 1] : 0);
+		}
+	}
+	memcpy(tx_slot_desc[s], d, n * sizeof(d[0]));
+	tx_slot_ndesc[s] = (uint8_t)n;
+	ring_offer(&tx, d[0]);
+	tx_next++;
+	return 0;
+}
+
 /* Put a frame on TX (header + frame) in one of the layouts above; the
  * header is @hdr (offloads), or zero
  */
@@ -909,7 +1018,7 @@ static int tx_frame_hdr(const uint8_t *hdr, const uint8_t *f, size_t len)
 	uint64_t end = now_ms() + timeout_ms;
 
 	/* Wait until the slot came back */
-	while ((uint16_t)(tx.avail_idx - used_idx(&tx)) >= tx_slots) {
+	while (!tx_room()) {
 		if (now_ms() > end) {
 			say("TX ring not drained\n");
 			return -1;
@@ -921,6 +1030,8 @@ static int tx_frame_hdr(const uint8_t *hdr, const uint8_t *f, size_t len)
 	/* A Linux guest has scatter-gather only with checksum offload */
 	bool sg = split_all && (offloads & F_CSUM);
 
+	if (tx_flight)
+		return tx_frame_flight(s, buf, hdr ? hdr : zero, f, len, sg);
 	if (split_all ? !sg || len < VF_TX_SPLIT_MIN : s % 2) {
 		gwrite(buf, hdr ? hdr : zero, HDR);
 		gwrite(buf + HDR, f, len);
@@ -2190,7 +2301,7 @@ static int case_bridge(void)
 		 * for the daemon to use one (TX interrupt), not for the
 		 * poll timeout
 		 */
-		if ((uint16_t)(tx.avail_idx - used_idx(&tx)) >= tx_slots) {
+		if (!tx_room()) {
 			tx_irq_asked += evidx;
 			if (!used_event_arm(&tx, used_idx(&tx))) {
 				pfd[0].fd = -1;
@@ -2257,8 +2368,7 @@ static int case_bridge(void)
 			break;
 		}
 		kick_wanted(&rx);
-		while ((uint16_t)(tx.avail_idx - used_idx(&tx)) <
-		       tx_slots && (!pace_ns || now_ns() >= pace_next)) {
+		while (tx_room() && (!pace_ns || now_ns() >= pace_next)) {
 			/* The tap's header: with offloads, the guest
 			 * kernel's checksum and GSO requests, passed on
 			 */
@@ -4113,7 +4223,7 @@ static void usage(const char *name)
 		"[--migrate-done FILE] [--migrate-fail] "
 		"[--migrate-close-source] [--state-save FILE] "
 		"[--state-load FILE] [--expect-load-fail] [--no-mig-log] "
-		"[--no-disable] [-d USEC] [--migrate-exec CMD] "
+		"[--no-disable] [-d USEC] [-F N] [--migrate-exec CMD] "
 		"[--migrate-notify FIFO] "
 		"[--migrate-notify-msg FILE] [--send-rarp] [--phase-exec CMD] "
 		"[--hostile SEED] [--no-mrg] "
@@ -4199,7 +4309,7 @@ int main(int argc, char **argv)
 		{ "migrate-to", required_argument, NULL, 'T' },
 		{ "migrate-trigger", required_argument, NULL, 'G' },
 		{ "migrate-done", required_argument, NULL, 'D' },
-		{ "migrate-fail", no_argument, NULL, 'F' },
+		{ "migrate-fail", no_argument, NULL, 1004 },
 		{ "migrate-close-source", no_argument, NULL, 'C' },
 		{ "state-save", required_argument, NULL, 'S' },
 		{ "state-load", required_argument, NULL, 'L' },
@@ -4221,9 +4331,15 @@ int main(int argc, char **argv)
 	struct sigaction sm = { .sa_handler = on_migrate_signal };
 	int opt, i;
 
-	while ((opt = getopt_long(argc, argv, "t:r:2n:m:vOPed:", lopts,
+	while ((opt = getopt_long(argc, argv, "t:r:2n:m:vOPed:F:", lopts,
 				  NULL)) != -1) {
 		switch (opt) {
+		case 'F':
+			tx_flight = true;
+			tx_flight_n = (unsigned)atoi(optarg);
+			if (tx_flight_n < 1 || tx_flight_n > VF_Q)
+				usage(argv[0]);
+			break;
 		case 'd':
 			pace_ns = atoll(optarg) * 1000;
 			if (pace_ns <= 0)
@@ -4270,7 +4386,7 @@ int main(int argc, char **argv)
 		case 'D':
 			mig_done = optarg;
 			break;
-		case 'F':
+		case 1004:
 			mig_cancel = true;
 			break;
 		case 'C':
@@ -4325,8 +4441,10 @@ int main(int argc, char **argv)
 			usage(argv[0]);
 		}
 	}
-	if (optind + 1 >= argc)
+	if (optind + 1 >= argc || (tx_flight && hos.on))
 		usage(argv[0]);
+	if (tx_flight)
+		tx_slots = tx_flight_n;
 	mig_wanted = mig_to || mig_trigger || mig_cancel || state_save_path ||
 		     state_load_path;
 	sock_path = cur_path = argv[optind];
