@@ -26,7 +26,8 @@
 # fuzz-long), each printed, so that a failure names its seed; reproduce
 # with HOSTILE_SEEDS=SEED test/integration/run.sh vu_hostile.
 # HOSTILE_OPTS: more vu-front options for the hostile runs (-v: why it
-# mended rings or reconnected).
+# mended rings or reconnected); HOSTILE_PASST_OPTS: more daemon options
+# (--trace: what it did with each frame and message).
 # PT_TIMEOUT: 300
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
@@ -45,7 +46,8 @@ runs=0
 port=6000
 
 setup_ns
-vu_passt_start
+# shellcheck disable=SC2086 # options, split
+vu_passt_start ${HOSTILE_PASST_OPTS:-}
 head -c 32M /dev/urandom >"$T/data"
 ns "$ROUTER" "$SOCKIO" --ready "$T/udp-ready" udp-echo "$PEER4" 7 \
 	2>"$T/udp-echo.err" &
