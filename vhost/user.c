@@ -82,6 +82,7 @@
 #include "vhost/net.h"
 #include "migrate/announce.h"
 #include "migrate/migrate.h"
+#include "uring.h"
 #include "util.h"
 
 /* Request codes (front-end to back-end) */
@@ -153,10 +154,12 @@ static uint64_t vu_inflight[VU_QUEUES][VQ_INFLIGHT_WORDS];
 
 static const char *vu_req_name(uint32_t req);
 
+/* Close a ring's (or the log's) eventfd: an interrupt queued on the
+ * io_uring may name it (vu_net_flush()), see uring_close()
+ */
 static void vu_close_fd(int *fd)
 {
-	if (*fd >= 0)
-		close(*fd);
+	uring_close(*fd);
 	*fd = -1;
 }
 

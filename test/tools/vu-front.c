@@ -72,6 +72,13 @@
  *   state-abandon  connect, start a LOAD, write part of it, disconnect: the
  *                  daemon must close the state pipe, and accept a LOAD on
  *                  the next connection (then empty: CHECK fails)
+ *   close-race     GET_VRING_BASE in a round with interrupts to send, then
+ *                  new descriptors (a state pipe, TCP clients of a
+ *                  forwarded port) in the same round: the state and the
+ *                  clients get only what they should (needs --freeze PID,
+ *                  --race-netns PATH, --race-connect ADDR:PORT: the
+ *                  daemon, stopped while the round is made ready, and
+ *                  where the clients connect from, and to)
  *   hostile        bridge like "bridge" (-n, -m), but lay the rings out as
  *                  a broken or malicious driver would, until SIGTERM: see
  *                  "hostile guest driver" below. Needs --hostile SEED or
@@ -176,6 +183,7 @@
 #include <net/if.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -184,6 +192,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -4103,6 +4112,346 @@ static int case_hostile(void)
 	return rc;
 }
 
+/* ---- attacks on the daemon's own resources ---------------------------- */
+
+/*
+ * What a front-end can do to the daemon beyond laying rings out: cases of
+ * their own, each with one daemon-side resource as its target, and each
+ * checking that the daemon survived it, served it no more than its share,
+ * and gave nobody else anything of it.
+ */
+
+static pid_t freeze_pid;		/* --freeze: the daemon's pid */
+static const char *race_netns;		/* --race-netns: the clients' netns */
+static const char *race_to;		/* --race-connect ADDR:PORT */
+
+/* Stop (SIGSTOP) the daemon and wait until it is stopped, or go on */
+static int freeze(bool on)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	char path[64], st[512];
+
+	if (kill(freeze_pid, on ? SIGSTOP : SIGCONT)) {
+		perror("vu-front: freeze");
+		return -1;
+	}
+	if (!on)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)freeze_pid);
+	while (now_ms() < end) {
+		FILE *f = fopen(path, "re");
+		char *p = NULL;
+
+		if (f) {
+			p = fgets(st, sizeof(st), f);
+			fclose(f);
+		}
+		if (p && (p = strrchr(st, ')')) && p[1] &&
+		    (p[2] == 'T' || p[2] == 't'))
+			return 0;
+		usleep(1000);
+	}
+	say("freeze: pid %d doesn't stop\n", (int)freeze_pid);
+	return -1;
+}
+
+/* A TCP socket in netns @ns (a path), not connected: what a client of a
+ * forwarded port will be. Return: the socket, -1 on failure
+ */
+static int race_socket(const char *ns)
+{
+	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	int fd = open(ns, O_RDONLY | O_CLOEXEC), s = -1;
+
+	if (self < 0 || fd < 0 || setns(fd, CLONE_NEWNET)) {
+		perror("vu-front: setns");
+		goto out;
+	}
+	s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (setns(self, CLONE_NEWNET)) {
+		perror("vu-front: setns back");
+		exit(1);
+	}
+out:
+	if (self >= 0)
+		close(self);
+	if (fd >= 0)
+		close(fd);
+	return s;
+}
+
+/* Connect @s to --race-connect, and wait until it is */
+static int race_connect(int s)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct pollfd p = { s, POLLOUT, 0 };
+	char host[64], *colon;
+	int err = 0;
+	socklen_t sl = sizeof(err);
+
+	snprintf(host, sizeof(host), "%s", race_to);
+	if (!(colon = strrchr(host, ':')))
+		return -1;
+	*colon = 0;
+	a.sin_port = htons((uint16_t)atoi(colon + 1));
+	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
+		return -1;
+	if (connect(s, (struct sockaddr *)&a, sizeof(a)) &&
+	    errno != EINPROGRESS) {
+		perror("vu-front: race connect");
+		return -1;
+	}
+	if (poll(&p, 1, timeout_ms) != 1 ||
+	    getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &sl) || err) {
+		say("close-race: client connect: %s\n", strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+/* Read the 8-byte answer to a GET_VRING_BASE for ring @q */
+static int vring_base_reply(unsigned q)
+{
+	uint32_t s[2];
+	uint8_t hdr[12];
+	uint32_t r;
+
+	if (read_full(hdr, 12) || read_full(s, 8))
+		return -1;
+	memcpy(&r, hdr, 4);
+	if (r != GET_VRING_BASE || s[0] != q) {
+		say("close-race: GET_VRING_BASE %u: reply %u for ring %u\n",
+		    q, r, s[0]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Wait until the daemon read everything we sent on the control socket */
+static int sent_all_read(void)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	int outq = 0;
+
+	while (!ioctl(sock, SIOCOUTQ, &outq) && outq > 0) {
+		if (now_ms() > end) {
+			say("close-race: the daemon doesn't read: %d bytes\n",
+			    outq);
+			return -1;
+		}
+		usleep(1000);
+	}
+	return 0;
+}
+
+#define RACE_CLIENTS 4
+#define RACE_SOAKS 6
+#define RACE_HOLES 12	/* free numbers below those in use, at most */
+#define RACE_PIPE 4096
+/* What the state pipe holds first: it leaves 56 bytes of its one page */
+static const uint8_t race_fill[RACE_PIPE - 56];
+
+/*
+ * close-race: a round of the daemon in which it has an interrupt to send
+ * (a frame on TX, and its kick, come first), handles GET_VRING_BASE on TX
+ * (which sends its last interrupts and closes the ring's kick and call
+ * fds), and then takes new descriptors, which get the numbers just freed:
+ * @soak eventfds (SET_VRING_ERR on rings nobody uses), then a migration
+ * state pipe (SAVE), or TCP clients of a forwarded port (--race-connect,
+ * from --race-netns). All of it is made ready while the daemon is
+ * stopped (--freeze): the GET_VRING_BASE header beforehand, and its
+ * payload in that round, as a daemon that read a message in two rounds
+ * would see it. The state must be a clean stream, the clients must get
+ * nothing: an interrupt written to a number the daemon had closed would
+ * be eight bytes in one of them ("01 00 00 00 00 00 00 00").
+ */
+static int close_race_one(bool save, unsigned soak)
+{
+	static const uint8_t magic[8] = { 0xb1, 0xbb, 0x1d, 0x1b,
+					  0x0b, 0xb1, 0xd1, 0xb0 };
+	uint32_t base[2][2] = { { 0, 0 }, { 1, 0 } }, dir[2] = { STATE_SAVE };
+	uint32_t hdr[3] = { GET_VRING_BASE, F_VERSION, 8 };
+	int cl[RACE_CLIENTS], p[2] = { -1, -1 }, rc = -1, fd, efd[RACE_SOAKS];
+	int hole[RACE_HOLES + 1];
+	unsigned i, n = save ? 0 : RACE_CLIENTS;
+	uint8_t f[64], *state = NULL;
+	uint64_t v, check = 1;
+	size_t len = 0;
+
+	for (i = 0; i < RACE_CLIENTS; i++)
+		cl[i] = -1;
+	for (i = 0; i < RACE_SOAKS; i++)
+		efd[i] = -1;
+	for (i = 0; i < RACE_HOLES + 1; i++)
+		hole[i] = -1;
+	if (dev_connect(0) || case_arp_probe())
+		return -1;
+	for (i = 0; i < n; i++) {
+		if ((cl[i] = race_socket(race_netns)) < 0)
+			goto out;
+	}
+	for (i = 0; i < soak; i++) {
+		if ((efd[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+			goto out;
+	}
+	/* A pipe of one page that has room for an interrupt, not for the
+	 * state: the state goes in a later round, as a large one does
+	 */
+	if (save && (pipe2(p, O_CLOEXEC) ||
+		     fcntl(p[1], F_SETPIPE_SZ, RACE_PIPE) != RACE_PIPE ||
+		     write(p[1], race_fill, sizeof(race_fill)) !=
+		     sizeof(race_fill)))
+		goto out;
+
+	/* The daemon's free descriptor numbers, below the ones it uses,
+	 * taken (error fds of rings nobody uses); then TX's kick fd again,
+	 * and its call fd: the call fd takes the kick fd's old number, so
+	 * that it is the lowest of the two, and what comes first after
+	 * GET_VRING_BASE takes its number. A daemon that takes one message
+	 * per round takes one descriptor in that round, no more.
+	 */
+	for (i = 0; i < RACE_HOLES + 1; i++) {
+		uint64_t ring = 2 + i, st;
+
+		if (i == RACE_HOLES &&
+		    (acked(SET_VRING_KICK, &(uint64_t){ 1 }, 8, &tx.kick, 1,
+			   &st) || st ||
+		     acked(SET_VRING_CALL, &(uint64_t){ 1 }, 8, &tx.call, 1,
+			   &st) || st))
+			goto out;
+		if ((hole[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+		    acked(SET_VRING_ERR, &ring, 8, &hole[i], 1, &st) || st)
+			goto out;
+	}
+
+	/* RX stopped, and the header of TX's GET_VRING_BASE read */
+	if (msg_send(GET_VRING_BASE, 0, base[0], 8) || vring_base_reply(0) ||
+	    send(sock, hdr, 12, MSG_NOSIGNAL) != 12 || sent_all_read())
+		goto out;
+
+	if (freeze(true))
+		goto out;
+	rc = -1;
+	if (tx_frame(f, arp_request(f)))
+		goto thaw;
+	kick(&tx);
+	if (send(sock, base[1], 8, MSG_NOSIGNAL) != 8)
+		goto thaw;
+	for (i = 0; i < soak; i++) {
+		uint64_t ring = 4 + RACE_HOLES + i;
+
+		if (msg_send_fds(SET_VRING_ERR, 0, &ring, 8, &efd[i], 1))
+			goto thaw;
+	}
+	if (save && msg_send_fds(SET_DEVICE_STATE_FD, 0, dir, 8, &p[1], 1))
+		goto thaw;
+	for (i = 0; i < n; i++) {
+		if (race_connect(cl[i]))
+			goto thaw;
+	}
+	rc = 0;
+thaw:
+	if (freeze(false) || rc)
+		goto out;
+	rc = -1;
+	if (vring_base_reply(1))
+		goto out;
+	if (save) {
+		close(p[1]);
+		p[1] = -1;
+		if (reply_state_fd(&v, &fd) || (v & 0xff) ||
+		    !(v & STATE_NOFD)) {
+			say("close-race: SAVE refused\n");
+			goto out;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (pipe_read_all(p[0], &state, &len) ||
+		    get_u64(CHECK_DEVICE_STATE, &check)) {
+			say("close-race: no state, or no CHECK answer\n");
+			goto out;
+		}
+		if (len < sizeof(race_fill) + 8 ||
+		    memcmp(state + sizeof(race_fill), magic, 8) || check) {
+			const uint8_t *b = state + sizeof(race_fill);
+
+			len = len > sizeof(race_fill) ? len - sizeof(race_fill) : 0;
+			say("close-race: state of %zu bytes starts with "
+			    "%02x %02x %02x %02x %02x %02x %02x %02x, CHECK "
+			    "%llu (%u fds soaked)\n", len,
+			    len > 0 ? b[0] : 0, len > 1 ? b[1] : 0,
+			    len > 2 ? b[2] : 0, len > 3 ? b[3] : 0,
+			    len > 4 ? b[4] : 0, len > 5 ? b[5] : 0,
+			    len > 6 ? b[6] : 0, len > 7 ? b[7] : 0,
+			    (unsigned long long)check, soak);
+			goto out;
+		}
+	}
+	/* Two round trips: the daemon's round that had it all is over */
+	if (get_u64(GET_FEATURES, &v) || get_u64(GET_FEATURES, &v))
+		goto out;
+	for (i = 0; i < n; i++) {
+		struct pollfd pfd = { cl[i], POLLIN, 0 };
+		uint8_t b[64];
+		ssize_t got;
+
+		if (poll(&pfd, 1, i ? 0 : 200) <= 0)
+			continue;
+		got = recv(cl[i], b, sizeof(b), MSG_DONTWAIT);
+		if (got > 0) {
+			say("close-race: client %u got %zd bytes the guest "
+			    "never sent: %02x %02x %02x %02x...\n", i, got,
+			    b[0], got > 1 ? b[1] : 0, got > 2 ? b[2] : 0,
+			    got > 3 ? b[3] : 0);
+			goto out;
+		}
+	}
+	vsay("close-race: %s, %u fds soaked: clean\n",
+	     save ? "state" : "clients", soak);
+	rc = 0;
+out:
+	for (i = 0; i < RACE_CLIENTS; i++) {
+		if (cl[i] >= 0)
+			close(cl[i]);
+	}
+	for (i = 0; i < RACE_SOAKS; i++) {
+		if (efd[i] >= 0)
+			close(efd[i]);
+	}
+	for (i = 0; i < RACE_HOLES + 1; i++) {
+		if (hole[i] >= 0)
+			close(hole[i]);
+	}
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	free(state);
+	sock_close();
+	return rc;
+}
+
+static int case_close_race(void)
+{
+	unsigned soak;
+
+	if (!freeze_pid || !race_netns || !race_to) {
+		say("close-race: needs --freeze, --race-netns and "
+		    "--race-connect\n");
+		return -1;
+	}
+	mig_wanted = true;
+	for (soak = 0; soak < RACE_SOAKS; soak++) {
+		if (close_race_one(true, soak))
+			return -1;
+	}
+	for (soak = 0; soak < 2; soak++) {
+		if (close_race_one(false, soak))
+			return -1;
+	}
+	return 0;
+}
+
 /* ---- main ------------------------------------------------------------ */
 
 static void usage(const char *name)
@@ -4117,7 +4466,9 @@ static void usage(const char *name)
 		"[--migrate-notify FIFO] "
 		"[--migrate-notify-msg FILE] [--send-rarp] [--phase-exec CMD] "
 		"[--hostile SEED] [--no-mrg] "
-		"[--rx-chain SIZES] [--rx-same-head] SOCKPATH CASE...\n"
+		"[--rx-chain SIZES] [--rx-same-head] [--freeze PID] "
+		"[--race-netns PATH] [--race-connect ADDR:PORT] "
+		"SOCKPATH CASE...\n"
 		"(see the comment at the top of vu-front.c for the cases "
 		"and options)\n", name);
 	exit(2);
@@ -4189,6 +4540,8 @@ static int run_case(const char *name)
 		return case_log();
 	if (!strcmp(name, "hostile"))
 		return case_hostile();
+	if (!strcmp(name, "close-race"))
+		return case_close_race();
 	say("unknown case %s\n", name);
 	exit(2);
 }
@@ -4215,6 +4568,9 @@ int main(int argc, char **argv)
 		{ "no-mrg", no_argument, NULL, 1001 },
 		{ "rx-chain", required_argument, NULL, 1002 },
 		{ "rx-same-head", no_argument, NULL, 1003 },
+		{ "freeze", required_argument, NULL, 1004 },
+		{ "race-netns", required_argument, NULL, 1005 },
+		{ "race-connect", required_argument, NULL, 1006 },
 		{ 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -4320,6 +4676,15 @@ int main(int argc, char **argv)
 			break;
 		case 1003:
 			hos.on = hos.fixed = hos.same_head = true;
+			break;
+		case 1004:
+			freeze_pid = (pid_t)atoi(optarg);
+			break;
+		case 1005:
+			race_netns = optarg;
+			break;
+		case 1006:
+			race_to = optarg;
 			break;
 		default:
 			usage(argv[0]);
