@@ -16,9 +16,11 @@
  *
  * Messages: a 12-byte header (request, flags, size) and size bytes of
  * payload, with file descriptors as SCM_RIGHTS on any part of it. The
- * socket is non-blocking: bytes and fds are accumulated across reads until
- * a whole message is there, so a slow or stalling front-end never blocks
- * the loop. Framing errors can't be resynchronised and end the
+ * socket is non-blocking: a message that is all there is read whole, its
+ * header and its payload, and handled in the same round; otherwise bytes
+ * and fds are accumulated across rounds until it is, so a slow or
+ * stalling front-end never blocks the loop. Up to VU_MSGS_PER_ROUND
+ * messages are handled per round. Framing errors can't be resynchronised and end the
  * connection: a payload larger than the largest message we know
  * (VU_PAYLOAD_MAX), more than VU_MAX_FDS fds, truncated control data.
  *
@@ -1113,7 +1115,11 @@ static int vu_collect_fds(struct msghdr *mh)
 	return rc;
 }
 
-/* Read what's there; 1: a message is complete, 0: wait, <0: disconnect */
+/* Read what's there of the message being received, header and payload
+ * alike: 1 once it is complete, 0 to wait for more, <0: disconnect. At
+ * most one read per byte of the largest message, so a front-end that
+ * trickles a byte at a time costs its own message's length
+ */
 static int vu_recv(void)
 {
 	union {
@@ -1123,47 +1129,52 @@ static int vu_recv(void)
 	struct iovec iov;
 	struct msghdr mh = {
 		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf),
 	};
-	size_t want;
 	uint32_t size;
 	ssize_t n;
 
-	if (rx.got < VU_HDR_LEN) {
-		want = VU_HDR_LEN - rx.got;
-	} else {
+	for (;;) {
+		size_t want;
+
+		if (rx.got < VU_HDR_LEN) {
+			want = VU_HDR_LEN - rx.got;
+		} else {
+			memcpy(&size, rx.buf + 8, 4);
+			want = VU_HDR_LEN + size - rx.got;
+		}
+		iov.iov_base = rx.buf + rx.got;
+		iov.iov_len = want;
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = sizeof(cbuf.buf);
+		n = recvmsg(vu_dev.fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return 0;
+			return -errno;
+		}
+		if (vu_collect_fds(&mh)) {
+			warn_rl("vhost-user: more than %u fds with one message, "
+				"or truncated control data", VU_MAX_FDS);
+			return -EPROTO;
+		}
+		rx.got += n;
+		if (rx.got < VU_HDR_LEN)
+			continue;
+
 		memcpy(&size, rx.buf + 8, 4);
-		want = VU_HDR_LEN + size - rx.got;
-	}
-	iov.iov_base = rx.buf + rx.got;
-	iov.iov_len = want;
-	n = recvmsg(vu_dev.fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (n == 0)
-		return -ECONNRESET;
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EINTR)
-			return 0;
-		return -errno;
-	}
-	if (vu_collect_fds(&mh)) {
-		warn_rl("vhost-user: more than %u fds with one message, or "
-			"truncated control data", VU_MAX_FDS);
-		return -EPROTO;
-	}
-	rx.got += n;
-	if (rx.got < VU_HDR_LEN)
-		return 0;
+		if (size > VU_PAYLOAD_MAX) {
+			uint32_t req;
 
-	memcpy(&size, rx.buf + 8, 4);
-	if (size > VU_PAYLOAD_MAX) {
-		uint32_t req;
-
-		memcpy(&req, rx.buf, 4);
-		warn_rl("vhost-user: %s (%u): payload of %u bytes is too "
-			"large", vu_req_name(req), req, size);
-		return -EPROTO;
+			memcpy(&req, rx.buf, 4);
+			warn_rl("vhost-user: %s (%u): payload of %u bytes is "
+				"too large", vu_req_name(req), req, size);
+			return -EPROTO;
+		}
+		if (rx.got == VU_HDR_LEN + size)
+			return 1;
 	}
-	return rx.got == VU_HDR_LEN + size;
 }
 
 /**

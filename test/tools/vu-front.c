@@ -79,6 +79,10 @@
  *                  --race-netns PATH, --race-connect ADDR:PORT: the
  *                  daemon, stopped while the round is made ready, and
  *                  where the clients connect from, and to)
+ *   msg-rounds     messages that are all there are handled in one round of
+ *                  the daemon: 32 with their payloads, sent while it is
+ *                  stopped (--freeze PID), all answered when the round's
+ *                  interrupt comes
  *   hostile        bridge like "bridge" (-n, -m), but lay the rings out as
  *                  a broken or malicious driver would, until SIGTERM: see
  *                  "hostile guest driver" below. Needs --hostile SEED or
@@ -4366,6 +4370,11 @@ thaw:
 		}
 		if (fd >= 0)
 			close(fd);
+		/* Not a byte read before the round is over: until then,
+		 * the state can't go in, whatever takes its time
+		 */
+		if (get_u64(GET_FEATURES, &v) || get_u64(GET_FEATURES, &v))
+			goto out;
 		if (pipe_read_all(p[0], &state, &len) ||
 		    get_u64(CHECK_DEVICE_STATE, &check)) {
 			say("close-race: no state, or no CHECK answer\n");
@@ -4431,6 +4440,85 @@ out:
 	return rc;
 }
 
+#define ROUNDS_MSGS 32
+
+/*
+ * msg-rounds: messages that are all there are handled in one round of
+ * the daemon. With the daemon stopped (--freeze): a frame on TX and its
+ * kick (the round's interrupt on RX, for the ARP reply, comes at its
+ * end), and ROUNDS_MSGS SET_VRING_ENABLE with NEED_REPLY, each with its
+ * payload; then the daemon goes on, and is stopped again the moment the
+ * RX interrupt comes: every reply must be there by then. A daemon that
+ * read a header in one round and its payload in the next took a round
+ * per message, and had answered none when its first round ended.
+ */
+static int case_msg_rounds(void)
+{
+	uint64_t end, v;
+	uint8_t f[64];
+	unsigned i;
+	int inq = 0, rc = -1;
+
+	if (!freeze_pid) {
+		say("msg-rounds: needs --freeze\n");
+		return -1;
+	}
+	if (!reply_ack) {
+		say("msg-rounds: needs REPLY_ACK\n");
+		return -1;
+	}
+	/* Stopped: no interrupt of an earlier round can come any more */
+	if (freeze(true))
+		return -1;
+	drain_eventfd(rx.call);
+	if (tx_frame(f, arp_request(f)))
+		goto thaw;
+	kick(&tx);
+	for (i = 0; i < ROUNDS_MSGS; i++) {
+		uint32_t st[2] = { 0, 1 };
+
+		if (msg_send(SET_VRING_ENABLE, F_NEED_REPLY, st, 8))
+			goto thaw;
+	}
+	rc = 0;
+thaw:
+	if (freeze(false) || rc)
+		return -1;
+	end = now_ms() + timeout_ms;
+	for (;;) {
+		struct pollfd pfd = { rx.call, POLLIN, 0 };
+		int left = (int)(end - now_ms());
+
+		if (left <= 0) {
+			say("msg-rounds: no RX interrupt\n");
+			return -1;
+		}
+		if (poll(&pfd, 1, left) == 1)
+			break;
+	}
+	if (freeze(true))
+		return -1;
+	if (ioctl(sock, FIONREAD, &inq))
+		inq = -1;
+	if (freeze(false))
+		return -1;
+	if (inq < ROUNDS_MSGS * 20) {
+		say("msg-rounds: %d bytes of replies when the round's "
+		    "interrupt came, expected %d: a round per message?\n", inq,
+		    ROUNDS_MSGS * 20);
+		return -1;
+	}
+	for (i = 0; i < ROUNDS_MSGS; i++) {
+		if (reply_u64(SET_VRING_ENABLE, &v) || v) {
+			say("msg-rounds: reply %u missing or refused\n", i);
+			return -1;
+		}
+	}
+	drain_eventfd(rx.call);
+	vsay("msg-rounds: %u messages answered in one round\n", ROUNDS_MSGS);
+	return 0;
+}
+
 static int case_close_race(void)
 {
 	unsigned soak;
@@ -4481,7 +4569,7 @@ static int run_case(const char *name)
 		"bad-ring-fds",
 		"bad-ring-addr", "unknown", "oversize", "too-many-fds",
 		"loop-chain", "bad-avail-idx", "rx-readonly", "stop-kick",
-		"log",
+		"log", "msg-rounds",
 	};
 	unsigned i;
 
@@ -4542,6 +4630,8 @@ static int run_case(const char *name)
 		return case_hostile();
 	if (!strcmp(name, "close-race"))
 		return case_close_race();
+	if (!strcmp(name, "msg-rounds"))
+		return case_msg_rounds();
 	say("unknown case %s\n", name);
 	exit(2);
 }
