@@ -933,6 +933,9 @@ static const struct iso_rule iso_rules[] = {
 	{ "mmap", P_VUS, ARGM(2, PROT_EXEC, 0),
 	  "guest memory regions; malloc() for migration (never PROT_EXEC)" },
 	{ "munmap", P_VUS, NOARG, "guest memory regions, free()" },
+	{ "rt_sigreturn", P_VUS, NOARG,
+	  "the return from vhost/mem.c's SIGBUS handler: guest memory the "
+	  "front-end shrank under us" },
 #ifdef __NR_newfstatat
 	{ "newfstatat", P_VUS, NOARG,
 	  "vu_fd_check(): fstat() of a memory region's fd, as glibc makes "
