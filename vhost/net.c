@@ -966,6 +966,6 @@ const struct tap_frontend vu_frontend = {
 	.kicks		= vu_net_rx_kicks,
 	.poll_at	= vu_net_poll_at,
 	.poll		= vu_net_poll,
-	.flush		= vu_net_flush,
+	.flush		= vu_round_end,
 	.log_stats	= vu_net_log_stats,
 };

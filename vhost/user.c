@@ -54,7 +54,10 @@
  * Anything else is refused with its request.
  *
  * Guest memory: SET_MEM_TABLE and SET_LOG_BASE are checked and mapped by
- * mem.c.
+ * mem.c. A guest access that faults because the front-end shrank a file
+ * under us (mem.c, "Memory that shrinks") drops the front-end after the
+ * message or kick that made it, or at the end of the round
+ * (vu_round_end()).
  *
  * Queue pairs (VHOST_USER_PROTOCOL_F_MQ): GET_QUEUE_NUM offers
  * VU_MAX_PAIRS; with queues=N QEMU drives N pairs over this one socket,
@@ -232,6 +235,29 @@ static void vu_disconnect(struct ctx *c)
 	}
 }
 
+/* A guest memory access faulted (mem.c, vu_mem_faulted()): this
+ * front-end goes, and the next one starts from nothing. True if it went
+ */
+static bool vu_mem_check(struct ctx *c)
+{
+	if (!vu_mem_faulted())
+		return false;
+	if (vu_dev.fd >= 0)
+		vu_disconnect(c);
+	return true;
+}
+
+/**
+ * vu_round_end() - end of a loop round (tap_flush()): drop a front-end
+ *		    whose memory shrank under us, interrupt the guest
+ * @c:		execution context
+ */
+void vu_round_end(struct ctx *c)
+{
+	vu_mem_check(c);
+	vu_net_flush(c);
+}
+
 static void vu_attach(struct ctx *c, int fd)
 {
 	unsigned i;
@@ -262,9 +288,11 @@ int vu_init(struct ctx *c)
 		vu_dev.vq[i].inflight = vu_inflight[i];
 		vq_reset(&vu_dev.vq[i]);
 	}
-	/* Now or never: the sandbox allows no eventfd() */
+	/* Now or never: the sandbox allows no eventfd(), no sigaction() */
 	if ((rc = vu_eventfd_learn()))
 		die("vhost-user: can't create an eventfd: %s", strerror(-rc));
+	if ((rc = vu_mem_guard(&vu_dev.mem)))
+		die("vhost-user: can't catch SIGBUS: %s", strerror(-rc));
 
 	if (c->fd_inherited >= 0) {
 		vu_attach(c, tap_inherited(c));
@@ -1217,6 +1245,8 @@ void vu_ctrl_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 		m.p = rx.buf + VU_HDR_LEN;
 		rc = vu_handle(c, &m);
 		vu_rx_reset();
+		if (vu_mem_check(c))
+			return;
 		if (rc) {
 			warn("vhost-user: can't go on after %s, closing the "
 			     "connection", vu_req_name(m.req));
@@ -1246,6 +1276,7 @@ void vu_kick_handler(struct ctx *c, union epoll_ref ref)
 		return;
 	if (idx % 2 == VU_TX_Q)
 		vu_net_tx_kick(c, idx);
+	vu_mem_check(c);
 	/* RX: new buffers. The loop resumes blocked flows after this round */
 }
 

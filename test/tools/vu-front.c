@@ -63,6 +63,10 @@
  *   stop-kick      GET_VRING_BASE on TX (checks the index), then a frame
  *                  and a kick: the daemon must not touch the ring
  *   log            SET_LOG_BASE + LOG_ALL: a frame to us marks its pages
+ *   shrink-mem     the first memory region's file truncated to nothing, and
+ *                  a kick: the daemon must drop the connection, and live
+ *                  (the file gets its size back, for the next one)
+ *   shrink-log     the same with the dirty log's file (logging on)
  *   features       print the daemon's feature and protocol feature offers
  *                  ("features=0x... protocol_features=0x..." on stdout)
  *   mig-probe      connect: exit 3 unless the daemon offers DEVICE_STATE
@@ -2782,28 +2786,30 @@ static int case_stop_kick(void)
 	return 0;
 }
 
-static int case_log(void)
+/* Dirty logging on, as QEMU's pre-copy turns it on: a log of one bit per
+ * page of guest memory in a memfd (*@fd, mapped at *@log), LOG_ALL, and
+ * the rings' used areas logged. Return: 0, -1 on failure
+ */
+static int log_on(int *fd, uint8_t **log)
 {
 	uint64_t log_size = VF_MEM_SIZE / 4096 / 8, st, m[2];
-	int fd = memfd_create("vu-log", MFD_CLOEXEC);
-	uint8_t *log;
-	uint64_t pg;
 	struct addr_msg a;
-	unsigned i, dirty = 0;
+	unsigned i;
 
-	if (fd < 0 || ftruncate(fd, (off_t)log_size))
+	*fd = memfd_create("vu-log", MFD_CLOEXEC);
+	if (*fd < 0 || ftruncate(*fd, (off_t)log_size))
 		return -1;
-	log = mmap(NULL, log_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (log == MAP_FAILED)
+	*log = mmap(NULL, log_size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd,
+		    0);
+	if (*log == MAP_FAILED)
 		return -1;
 	m[0] = log_size;
 	m[1] = 0;
-	if (msg_send_fds(SET_LOG_BASE, 0, m, 16, &fd, 1) ||
+	if (msg_send_fds(SET_LOG_BASE, 0, m, 16, fd, 1) ||
 	    reply_u64(SET_LOG_BASE, &st)) {
 		say("log: SET_LOG_BASE not answered\n");
 		return -1;
 	}
-	close(fd);
 	if (send_u64(SET_FEATURES, F_V1 | F_PROTO | F_MRG | F_LOG_ALL))
 		return -1;
 	for (i = 0; i < 2; i++) {
@@ -2811,6 +2817,20 @@ static int case_log(void)
 		if (acked(SET_VRING_ADDR, &a, sizeof(a), NULL, 0, &st) || st)
 			return -1;
 	}
+	return 0;
+}
+
+static int case_log(void)
+{
+	uint64_t log_size = VF_MEM_SIZE / 4096 / 8;
+	unsigned i, dirty = 0;
+	uint8_t *log;
+	uint64_t pg;
+	int fd;
+
+	if (log_on(&fd, &log))
+		return -1;
+	close(fd);
 	if (case_arp_probe())
 		return -1;
 	/* The used ring page of RX and at least one RX buffer page */
@@ -2831,6 +2851,48 @@ static int case_log(void)
 	vsay("log: %u RX buffer pages marked\n", dirty);
 	munmap(log, log_size);
 	return 0;
+}
+
+/*
+ * shrink-mem, shrink-log: the file behind guest memory (the first
+ * region), or behind the dirty log, truncated to nothing under the
+ * daemon, which then touches it (a kick, a frame to answer): it must
+ * drop this front-end, not die of SIGBUS. The file gets its size back
+ * afterwards, for the next connection.
+ */
+static int case_shrink(bool log_file)
+{
+	uint64_t full = VF_MEM_SIZE / (two_regions ? 2 : 1);
+	uint8_t *log = NULL, f[64];
+	int fd = -1, rc;
+
+	if (log_file) {
+		if (log_on(&fd, &log) || case_arp_probe())
+			return -1;
+		if (ftruncate(fd, 0))
+			return -1;
+		/* An ARP reply marks pages in the log that is gone */
+		if (tx_frame(f, arp_request(f)))
+			return -1;
+		kick(&tx);
+	} else {
+		if (ftruncate(memfd[0], 0))
+			return -1;
+		kick(&tx);
+		kick(&rx);
+	}
+	rc = case_expect_close();
+	if (log_file) {
+		munmap(log, VF_MEM_SIZE / 4096 / 8);
+		close(fd);
+	} else if (ftruncate(memfd[0], (off_t)full)) {
+		return -1;
+	}
+	sock_close();
+	if (rc)
+		say("shrink-%s: the daemon kept the connection\n",
+		    log_file ? "log" : "mem");
+	return rc;
 }
 
 /* features: what the daemon offers, on stdout, as QEMU asks for it first
@@ -4569,7 +4631,7 @@ static int run_case(const char *name)
 		"bad-ring-fds",
 		"bad-ring-addr", "unknown", "oversize", "too-many-fds",
 		"loop-chain", "bad-avail-idx", "rx-readonly", "stop-kick",
-		"log", "msg-rounds",
+		"log", "msg-rounds", "shrink-mem", "shrink-log",
 	};
 	unsigned i;
 
@@ -4626,6 +4688,10 @@ static int run_case(const char *name)
 		return case_stop_kick();
 	if (!strcmp(name, "log"))
 		return case_log();
+	if (!strcmp(name, "shrink-mem"))
+		return case_shrink(false);
+	if (!strcmp(name, "shrink-log"))
+		return case_shrink(true);
 	if (!strcmp(name, "hostile"))
 		return case_hostile();
 	if (!strcmp(name, "close-race"))
