@@ -87,6 +87,11 @@
  *                  the daemon: 32 with their payloads, sent while it is
  *                  stopped (--freeze PID), all answered when the round's
  *                  interrupt comes
+ *   long-chains    a TX ring of 32768 entries, every one the head of a chain
+ *                  of 32768 zero-length descriptors, avail->idx moved every
+ *                  50 ms, control messages meanwhile, for --chain-secs
+ *                  SECONDS (5); prints "long-chains: used=N ms=N rtt_n=N
+ *                  rtt_p50_us=N rtt_p99_us=N rtt_max_us=N" on stdout
  *   hostile        bridge like "bridge" (-n, -m), but lay the rings out as
  *                  a broken or malicious driver would, until SIGTERM: see
  *                  "hostile guest driver" below. Needs --hostile SEED or
@@ -4581,6 +4586,119 @@ thaw:
 	return 0;
 }
 
+#define LC_Q 32768			/* the largest ring there is */
+#define LC_RING 0x400000ULL		/* desc, then avail, then used */
+#define LC_AVAIL (LC_RING + 16ULL * LC_Q)
+#define LC_USED (LC_RING + 0xa0000ULL)
+#define LC_MOVE_MS 50
+#define LC_SAMPLES 4096
+
+static unsigned lc_secs = 5;		/* --chain-secs */
+
+static int lc_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * long-chains: a driver that does almost nothing, with a ring that costs
+ * the most it can: a TX ring of LC_Q entries whose descriptors are all
+ * zero-length, each pointing to the next (a chain of LC_Q descriptors
+ * from any head, a loop in the end), every available entry a head, and
+ * avail->idx moved every LC_MOVE_MS to a full ring again, for --chain-secs
+ * seconds. Meanwhile control messages (GET_FEATURES) go back and forth.
+ * Prints the entries the daemon used (what it walked) and the round trip
+ * times; the test measures the daemon's CPU time per entry.
+ */
+static int case_long_chains(void)
+{
+	struct addr_msg a = { 1, 0, qva(LC_RING), qva(LC_USED), qva(LC_AVAIL),
+			      LC_USED }, ra;
+	struct ring big = { .q = LC_Q, .gpa = LC_RING };
+	uint64_t st, v, start, next = 0, now;
+	static uint64_t rtt[LC_SAMPLES];
+	uint32_t used_total = 0;
+	uint8_t mt[8 + 32 * 2];
+	unsigned i, n = 0;
+	uint16_t last;
+
+	if (sock_connect(sock_path) || dev_handshake() ||
+	    send_u64(SET_FEATURES, features_acked()) ||
+	    acked(SET_MEM_TABLE, mt, (uint32_t)mem_table_msg(mt), memfd,
+		  two_regions ? 2 : 1, &st) || st)
+		return -1;
+	big.desc = gp(LC_RING);
+	big.avail = gp(LC_AVAIL);
+	big.used = gp(LC_USED);
+	big.kick = tx.kick;
+	big.call = tx.call;
+	for (i = 0; i < LC_Q; i++) {
+		desc_set(&big, i, VF_RX_BUFS, 0, D_NEXT,
+			 (uint16_t)((i + 1) % LC_Q));
+		put16(big.avail + 4 + 2 * i, (uint16_t)i);
+	}
+	memset(big.used, 0, 6 + 8 * LC_Q);
+	put16(big.avail, 0);
+	put16(big.avail + 2, 0);
+
+	ring_init(&rx, VF_RX_RING);
+	addr_fill(&ra, &rx, 0, 0);
+	if (send_state(SET_VRING_NUM, 0, VF_Q) ||
+	    send_state(SET_VRING_BASE, 0, 0) ||
+	    send_state(SET_VRING_NUM, 1, LC_Q) ||
+	    send_state(SET_VRING_BASE, 1, 0) ||
+	    acked(SET_VRING_ADDR, &ra, sizeof(ra), NULL, 0, &st) || st ||
+	    acked(SET_VRING_ADDR, &a, sizeof(a), NULL, 0, &st) || st)
+		return -1;
+	if (send_vring_fd(SET_VRING_KICK, 0, rx.kick) ||
+	    send_vring_fd(SET_VRING_CALL, 0, rx.call) ||
+	    send_vring_fd(SET_VRING_KICK, 1, tx.kick) ||
+	    send_vring_fd(SET_VRING_CALL, 1, tx.call))
+		return -1;
+	rx_post_all();
+	if (send_state(SET_VRING_ENABLE, 0, 1) ||
+	    send_state(SET_VRING_ENABLE, 1, 1))
+		return -1;
+
+	last = get16(big.used + 2);
+	start = now_ms();
+	while ((now = now_ms()) < start + lc_secs * 1000ULL) {
+		long long t0;
+		uint16_t u = get16(big.used + 2);
+
+		used_total += (uint16_t)(u - last);
+		last = u;
+		if (now >= next) {
+			/* A full ring again, from where the daemon is */
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			put16(big.avail + 2, (uint16_t)(u + LC_Q));
+			kick(&big);
+			next = now + LC_MOVE_MS;
+		}
+		t0 = now_ns();
+		if (get_u64(GET_FEATURES, &v)) {
+			say("long-chains: no answer to GET_FEATURES\n");
+			return -1;
+		}
+		if (n < LC_SAMPLES)
+			rtt[n++] = (uint64_t)(now_ns() - t0) / 1000;
+		usleep(10000);
+	}
+	used_total += (uint16_t)(get16(big.used + 2) - last);
+	qsort(rtt, n, sizeof(rtt[0]), lc_cmp);
+	printf("long-chains: used=%u ms=%llu rtt_n=%u rtt_p50_us=%llu "
+	       "rtt_p99_us=%llu rtt_max_us=%llu\n", used_total,
+	       (unsigned long long)(now_ms() - start), n,
+	       (unsigned long long)(n ? rtt[n / 2] : 0),
+	       (unsigned long long)(n ? rtt[n * 99 / 100] : 0),
+	       (unsigned long long)(n ? rtt[n - 1] : 0));
+	fflush(stdout);
+	sock_close();
+	return 0;
+}
+
 static int case_close_race(void)
 {
 	unsigned soak;
@@ -4698,6 +4816,8 @@ static int run_case(const char *name)
 		return case_close_race();
 	if (!strcmp(name, "msg-rounds"))
 		return case_msg_rounds();
+	if (!strcmp(name, "long-chains"))
+		return case_long_chains();
 	say("unknown case %s\n", name);
 	exit(2);
 }
@@ -4727,6 +4847,7 @@ int main(int argc, char **argv)
 		{ "freeze", required_argument, NULL, 1004 },
 		{ "race-netns", required_argument, NULL, 1005 },
 		{ "race-connect", required_argument, NULL, 1006 },
+		{ "chain-secs", required_argument, NULL, 1007 },
 		{ 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -4841,6 +4962,9 @@ int main(int argc, char **argv)
 			break;
 		case 1006:
 			race_to = optarg;
+			break;
+		case 1007:
+			lc_secs = (unsigned)atoi(optarg);
 			break;
 		default:
 			usage(argv[0]);
