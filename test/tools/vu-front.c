@@ -89,9 +89,13 @@
  *                  interrupt comes
  *   long-chains    a TX ring of 32768 entries, every one the head of a chain
  *                  of 32768 zero-length descriptors, avail->idx moved every
- *                  50 ms, control messages meanwhile, for --chain-secs
+ *                  50 ms, control messages meanwhile, for --attack-secs
  *                  SECONDS (5); prints "long-chains: used=N ms=N rtt_n=N
  *                  rtt_p50_us=N rtt_p99_us=N rtt_max_us=N" on stdout
+ *   load-flood     a LOAD whose pipe a child fills with garbage as fast as
+ *                  it goes, for --attack-secs, control messages meanwhile;
+ *                  prints "load-flood: bytes=N rtt_n=N rtt_p50_us=N
+ *                  rtt_p99_us=N rtt_max_us=N check=N" on stdout
  *   hostile        bridge like "bridge" (-n, -m), but lay the rings out as
  *                  a broken or malicious driver would, until SIGTERM: see
  *                  "hostile guest driver" below. Needs --hostile SEED or
@@ -4593,7 +4597,7 @@ thaw:
 #define LC_MOVE_MS 50
 #define LC_SAMPLES 4096
 
-static unsigned lc_secs = 5;		/* --chain-secs */
+static unsigned lc_secs = 5;		/* --attack-secs */
 
 static int lc_cmp(const void *a, const void *b)
 {
@@ -4607,8 +4611,8 @@ static int lc_cmp(const void *a, const void *b)
  * the most it can: a TX ring of LC_Q entries whose descriptors are all
  * zero-length, each pointing to the next (a chain of LC_Q descriptors
  * from any head, a loop in the end), every available entry a head, and
- * avail->idx moved every LC_MOVE_MS to a full ring again, for --chain-secs
- * seconds. Meanwhile control messages (GET_FEATURES) go back and forth.
+ * avail->idx moved every LC_MOVE_MS to a full ring again, for
+ * --attack-secs seconds. Meanwhile control messages (GET_FEATURES) go back and forth.
  * Prints the entries the daemon used (what it walked) and the round trip
  * times; the test measures the daemon's CPU time per entry.
  */
@@ -4696,6 +4700,106 @@ static int case_long_chains(void)
 	       (unsigned long long)(n ? rtt[n - 1] : 0));
 	fflush(stdout);
 	sock_close();
+	return 0;
+}
+
+/* Control round trips (GET_FEATURES) until @child exits; the times go
+ * to @rtt (microseconds, at most LC_SAMPLES), their count to *@n.
+ * Return: 0, -1 if one went unanswered
+ */
+static int rtt_until_exit(pid_t child, uint64_t *rtt, unsigned *n)
+{
+	*n = 0;
+	for (;;) {
+		long long t0 = now_ns();
+		uint64_t v;
+
+		if (waitpid(child, NULL, WNOHANG) == child)
+			return 0;
+		if (get_u64(GET_FEATURES, &v)) {
+			say("no answer to GET_FEATURES within %d ms\n",
+			    timeout_ms);
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+			return -1;
+		}
+		if (*n < LC_SAMPLES)
+			rtt[(*n)++] = (uint64_t)(now_ns() - t0) / 1000;
+		usleep(10000);
+	}
+}
+
+/*
+ * load-flood: a migration target fed as fast as a pipe goes: LOAD, then
+ * a child splices garbage into the state pipe for --attack-secs seconds
+ * (the daemon reads it all and drops it: no stream starts like that),
+ * while control messages go back and forth. Prints "load-flood:
+ * bytes=N rtt_n=N rtt_p50_us=N rtt_p99_us=N rtt_max_us=N check=N" on
+ * stdout; CHECK_DEVICE_STATE must refuse the garbage.
+ */
+static int case_load_flood(void)
+{
+	static uint64_t rtt[LC_SAMPLES];
+	static uint8_t junk[1 << 18];
+	uint64_t check = 0, *bytes;
+	int p[2], fd, rc;
+	unsigned n;
+	pid_t child;
+
+	mig_wanted = true;
+	bytes = mmap(NULL, sizeof(*bytes), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (bytes == MAP_FAILED || sock_connect(sock_path) ||
+	    dev_handshake() || pipe2(p, O_CLOEXEC))
+		return -1;
+	*bytes = 0;
+	fcntl(p[1], F_SETPIPE_SZ, 1 << 20);	/* as large as we may */
+	if ((fd = state_fd(STATE_LOAD, p[1], p[0])) < 0)
+		return -1;
+	memset(junk, 0xa5, sizeof(junk));
+	signal(SIGCHLD, SIG_DFL);
+	if (!(child = fork())) {
+		uint64_t end = now_ms() + lc_secs * 1000ULL;
+
+		/* Pages by reference (vmsplice()): faster than the daemon
+		 * can copy them out, so the pipe never runs dry
+		 */
+		fcntl(fd, F_SETFL, 0);
+		while (now_ms() < end) {
+			struct iovec iov = { junk, sizeof(junk) };
+			ssize_t w = vmsplice(fd, &iov, 1, 0);
+
+			if (w < 0)
+				w = write(fd, junk, sizeof(junk));
+			if (w <= 0)
+				break;
+			*bytes += (uint64_t)w;
+		}
+		_exit(0);
+	}
+	close(fd);
+	rc = rtt_until_exit(child, rtt, &n);
+	signal(SIGCHLD, SIG_IGN);
+	if (rc)
+		return -1;
+	if (get_u64(CHECK_DEVICE_STATE, &check)) {
+		say("load-flood: no answer to CHECK_DEVICE_STATE\n");
+		return -1;
+	}
+	qsort(rtt, n, sizeof(rtt[0]), lc_cmp);
+	printf("load-flood: bytes=%llu rtt_n=%u rtt_p50_us=%llu "
+	       "rtt_p99_us=%llu rtt_max_us=%llu check=%llu\n",
+	       (unsigned long long)*bytes, n,
+	       (unsigned long long)(n ? rtt[n / 2] : 0),
+	       (unsigned long long)(n ? rtt[n * 99 / 100] : 0),
+	       (unsigned long long)(n ? rtt[n - 1] : 0),
+	       (unsigned long long)check);
+	fflush(stdout);
+	sock_close();
+	if (!check) {
+		say("load-flood: the daemon took the garbage\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -4818,6 +4922,8 @@ static int run_case(const char *name)
 		return case_msg_rounds();
 	if (!strcmp(name, "long-chains"))
 		return case_long_chains();
+	if (!strcmp(name, "load-flood"))
+		return case_load_flood();
 	say("unknown case %s\n", name);
 	exit(2);
 }
@@ -4847,7 +4953,7 @@ int main(int argc, char **argv)
 		{ "freeze", required_argument, NULL, 1004 },
 		{ "race-netns", required_argument, NULL, 1005 },
 		{ "race-connect", required_argument, NULL, 1006 },
-		{ "chain-secs", required_argument, NULL, 1007 },
+		{ "attack-secs", required_argument, NULL, 1007 },
 		{ 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_signal };

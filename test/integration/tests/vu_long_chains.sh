@@ -34,7 +34,7 @@ setup_ns
 vu_passt_start
 hz=$(getconf CLK_TCK)
 c0=$(cpu_ticks "$PASST_PID")
-ip netns exec "$GUEST" "$VUFRONT" -t 5000 --chain-secs "$SECS" "$SOCK" \
+ip netns exec "$GUEST" "$VUFRONT" -t 5000 --attack-secs "$SECS" "$SOCK" \
 	long-chains >"$T/lc.out" 2>"$T/lc.err" ||
 	fail "vu-front long-chains: $(tail -n 3 "$T/lc.err")"
 c1=$(cpu_ticks "$PASST_PID")
