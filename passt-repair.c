@@ -277,6 +277,10 @@ static void repair_seccomp(void)
 		{ SCMP_SYS(fstat), 0, { } },
 		/* list the directory: is the repair socket there already? */
 		{ SCMP_SYS(getdents64), 0, { } },
+		/* where an explicit socket path leads (/proc/self/fd/N):
+		 * whose directory it is in
+		 */
+		{ SCMP_SYS(readlinkat), 0, { } },
 		/* watch the directory for the repair socket to appear */
 		{ SCMP_SYS(inotify_init1), 0, { } },
 		{ SCMP_SYS(inotify_add_watch), 0, { } },
@@ -305,6 +309,10 @@ static void repair_seccomp(void)
 		{ SCMP_SYS(getsockopt), 2,
 		  { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
 		    SCMP_A2(SCMP_CMP_EQ, SO_PROTOCOL) } },
+		/* ...and who listens at an explicit socket path */
+		{ SCMP_SYS(getsockopt), 2,
+		  { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+		    SCMP_A2(SCMP_CMP_EQ, SO_PEERCRED) } },
 		/* the job itself: TCP_REPAIR, and nothing else */
 		{ SCMP_SYS(setsockopt), 2,
 		  { SCMP_A1(SCMP_CMP_EQ, SOL_TCP),
