@@ -14,7 +14,8 @@
 #     root: taken
 #   started as root with --runas 4243 (a user of its own):
 #     uid 4242: refused; uid 4243: taken; root: taken
-#   started as uid 1000 (umask 0: anybody may connect to its sockets):
+#   started as uid 1000, in a directory of its own (umask 0: anybody may
+#   connect to its sockets):
 #     root: taken (KubeVirt: the launcher's user and virt-handler's root);
 #     uid 4242: refused; uid 1000: taken
 #
@@ -106,7 +107,12 @@ helper runas-4243 taken --reuid=4243 --regid=0
 helper runas-root taken
 passt_stop
 
-# ---- started as uid 1000, as libvirt or KubeVirt's launcher start it
+# ---- started as uid 1000, as libvirt or KubeVirt's launcher start it, in
+# a directory of its own (passt-repair takes a socket of uid 1000's only
+# in uid 1000's directory)
+mkdir -m 0755 "$T/u"
+chown 1000:1000 "$T/u"
+SOCK=$T/u/passt.socket PIDFILE=$T/u/passt.pid
 daemon user setpriv --reuid=1000 --regid=1000 --clear-groups
 grep -q 'Sandboxed' "$DLOG" || fail "user: not sandboxed"
 helper user-root taken
