@@ -38,7 +38,11 @@
  * in the same order). Once submitted, an operation holds the kernel's own
  * reference to the file, whatever happens to the number; should the
  * submission fail, the close waits for the next one that succeeds, and
- * the number stays taken until then.
+ * the number stays taken until then. Sanitizer and fuzzing builds
+ * (URING_CHECK) check it: each queued operation remembers the file its
+ * descriptor was (device, inode: eventfds all share one, so one eventfd
+ * taking another's number goes unseen), and a submission that finds
+ * another file there aborts, naming the descriptor.
  *
  * The ring is restricted (IORING_REGISTER_RESTRICTIONS, set while it is
  * still disabled) to IORING_OP_RECV and IORING_OP_WRITE, and where the
@@ -73,6 +77,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -171,6 +176,55 @@ static void uring_reap(int *wait_res)
 	io_uring_cq_advance(&ring, n);
 }
 
+#ifdef URING_CHECK
+/* What the descriptors of the queued operations were when queued */
+static struct {
+	dev_t dev;
+	ino_t ino;
+} queued_id[URING_ENTRIES];
+
+/* The file @fd is, into queued_id[@i] */
+static void uring_id_get(unsigned i, int fd)
+{
+	struct stat st;
+
+	memset(&queued_id[i], 0, sizeof(queued_id[i]));
+	if (!fstat(fd, &st)) {
+		queued_id[i].dev = st.st_dev;
+		queued_id[i].ino = st.st_ino;
+	}
+}
+
+/* Before a submission: every queued operation still names its file */
+static void uring_id_check(void)
+{
+	unsigned i;
+
+	for (i = 0; i < queued; i++) {
+		struct stat st;
+
+		if (fstat(queued_fd[i], &st) ||
+		    st.st_dev != queued_id[i].dev ||
+		    st.st_ino != queued_id[i].ino) {
+			err("io_uring: descriptor %i was closed (and maybe "
+			    "taken again) while a queued operation named it",
+			    queued_fd[i]);
+			abort();
+		}
+	}
+}
+#else
+static void uring_id_get(unsigned i, int fd)
+{
+	(void)i;
+	(void)fd;
+}
+
+static void uring_id_check(void)
+{
+}
+#endif
+
 /* Does an operation not submitted yet name @fd? */
 static bool uring_names(int fd)
 {
@@ -192,6 +246,9 @@ static void uring_submitted(unsigned n)
 
 	n = MIN(n, queued);
 	memmove(queued_fd, queued_fd + n, (queued - n) * sizeof(int));
+#ifdef URING_CHECK
+	memmove(queued_id, queued_id + n, (queued - n) * sizeof(queued_id[0]));
+#endif
 	queued -= n;
 	/* Closes that waited for this, unless still named (another error) */
 	for (i = 0; i < nclosing;) {
@@ -210,6 +267,7 @@ static void uring_submit_reap(void)
 	int rc;
 
 	if (queued) {
+		uring_id_check();
 		do
 			rc = io_uring_submit(&ring);
 		while (rc == -EINTR);
@@ -273,6 +331,7 @@ int uring_epoll_wait(int epfd, struct epoll_event *ev, int max)
 	io_uring_sqe_set_data64(sqe, URING_TAG_WAIT);
 
 	/* What was queued completes while it's submitted: count it in */
+	uring_id_check();
 	rc = io_uring_submit_and_wait(&ring, queued + 1);
 	while (rc == -EINTR)
 		rc = io_uring_submit_and_wait(&ring, 1);
@@ -333,6 +392,7 @@ static int uring_queue(struct io_uring_sqe *sqe, unsigned slot, int fd,
 		       uring_done_fn done, uint64_t tag, uint32_t want,
 		       bool always)
 {
+	uring_id_get(queued, fd);
 	queued_fd[queued] = fd;
 	ops[slot].busy = true;
 	ops[slot].always = always;
