@@ -27,9 +27,12 @@
  * poll() round dispatches control socket events to vu_ctrl_handler(),
  * kicks to vu_kick_handler() (one per write, as EPOLLET gives them:
  * reg_edge()) and a device-state fd's to migrate_pipe_handler(), then calls
- * tcp_defer_handler() and tap_flush(), like loop_run(). Replies are read
- * after messages that may have one, at OP_ROUND and before a disconnect.
- * TCP, UDP and ICMP are off (no sockets).
+ * tcp_defer_handler(), tap_flush() and uring_flush(), like
+ * main_round_end(): the interrupts go through io_uring, as in the daemon,
+ * where the kernel has it (and the library, built with URING_CHECK,
+ * aborts if a descriptor a queued operation names was closed before the
+ * flush). Replies are read after messages that may have one, at OP_ROUND
+ * and before a disconnect. TCP, UDP and ICMP are off (no sockets).
  *
  * Checks, besides ASan and UBSan:
  * - replies have flags VERSION | REPLY and 8 bytes of payload;
@@ -65,6 +68,7 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
+#include "env.h"
 #include "flow.h"
 #include "loop.h"
 #include "migrate/migrate.h"
@@ -74,6 +78,7 @@
 #include "tcp/tcp.h"
 #include "test/tools/common/vring_desc.h"
 #include "test/tools/common/vu_req.h"
+#include "uring.h"
 #include "util.h"
 
 /* Guest memory and its layout (guest physical = memfd offset) */
@@ -227,6 +232,7 @@ static unsigned loop_round(void)
 		}
 		tcp_defer_handler(&c);
 		tap_flush(&c);
+		uring_flush();
 		total += got;
 		if (!got)
 			break;
@@ -1647,6 +1653,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	c.mode = MODE_VU;
 	tap_frontend_set(&vu_frontend);
 	tcp_init(&c);
+	env_init();
+	uring_init(&c);
 	ram_fd = memfd("fzvu-ram", MEM_SIZE);
 	ram = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, ram_fd,
 		   0);
