@@ -14,7 +14,12 @@
  * Each message is built from a few input bytes so that most are valid or
  * nearly so; a modifier bit bends its size, fd count or flags, another
  * sends it in two pieces with a loop round in between, and a raw operation
- * writes whatever the input says (framing errors included).
+ * writes whatever the input says (framing errors included). A loop round
+ * follows each message, unless OP_ROUND with the split bit asked for a
+ * batch: then the messages pile up until the next OP_ROUND, and are all
+ * there for one round, as a front-end faster than the loop makes it (with
+ * the kicks and frames of that round: what a descriptor closed and taken
+ * again within one round needs).
  *
  * Guest memory is one memfd of MEM_SIZE bytes, which we map too; canonical
  * memory tables describe it (whole, or in slices) at guest physical 0 and
@@ -269,6 +274,7 @@ static struct gring {
 } rings[2];
 
 static unsigned tx_slot;
+static bool batch;	  /* no loop round after each message */
 static bool clean;	  /* only canonical operations so far */
 static uint64_t features; /* acked, as far as we know (clean only) */
 static bool log_on;	  /* dirty log mapped and LOG_ALL acked */
@@ -649,6 +655,8 @@ static void msg_send(struct msg *m, uint8_t op)
 	m->nfds = 0;
 	/* Only now, whole, can it have been answered */
 	replies_due |= reply_possible(m->req, m->flags);
+	if (batch)
+		return;
 	loop_round();
 	drain_replies();
 }
@@ -1082,6 +1090,8 @@ static void op_raw(uint8_t op)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	replies_due = true;
+	if (batch)
+		return;
 	loop_round();
 	drain_replies();
 }
@@ -1684,6 +1694,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	clean = true;
 	features = 0;
 	tx_slot = 0;
+	batch = false;
 	connects = 0;
 	rings_reset();
 	n_rx_frames = n_tx_done = 0;
@@ -1717,6 +1728,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				op_rx(op);
 				break;
 			case OP_ROUND:
+				/* The split bit: a batch starts (see the top) */
+				batch = op & 0x80;
+				if (batch)
+					break;
 				loop_round();
 				drain_replies_now();
 				break;
