@@ -6,11 +6,12 @@
 # as a pipe goes, for LF_SECS (3) seconds, while control messages go back
 # and forth. The daemon reads at most MIGRATE_LOAD_ROUND bytes of it per
 # loop round (migrate/migrate.c), so every control message must be
-# answered (within vu-front's 5 s) and the slowest within LF_MAX_MS
-# (1000 ms); the garbage is refused at CHECK_DEVICE_STATE, and a fresh
-# connection is served. Before, the read went on while the pipe had
-# bytes: a writer that kept it full kept the daemon away from everything
-# else.
+# answered (within vu-front's 5 s; the round trip times are printed);
+# the garbage is refused at CHECK_DEVICE_STATE, and a fresh connection
+# is served. Before, the read went on while the pipe had bytes: a writer
+# that kept it full kept the daemon away from everything else (on a
+# machine where the daemon reads faster than a pipe is filled it doesn't
+# show here: test_migrate_load checks the bound itself).
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -20,7 +21,6 @@ set -eu
 need_vufront
 
 SECS=${LF_SECS:-3}
-MAX_MS=${LF_MAX_MS:-1000}
 
 setup_ns
 vu_passt_start
@@ -30,8 +30,5 @@ ip netns exec "$GUEST" "$VUFRONT" -t 5000 --attack-secs "$SECS" "$SOCK" \
 passt_check_alive
 line=$(grep '^load-flood:' "$T/lf.out") || fail "no result from vu-front"
 log "$line"
-max=$(echo "$line" | sed 's/.* rtt_max_us=\([0-9]*\).*/\1/')
-[ "$max" -lt $((MAX_MS * 1000)) ] ||
-	fail "a control message waited $((max / 1000)) ms (at most $MAX_MS)"
 vu after connect arp-probe dhcp-probe
 passt_stop
