@@ -1033,6 +1033,9 @@ static const struct iso_rule iso_rules[] = {
 	{ "mmap", P_VUS, ARGM(2, PROT_EXEC, 0),
 	  "guest memory regions; malloc() for migration (never PROT_EXEC)" },
 	{ "munmap", P_VUS, NOARG, "guest memory regions, free()" },
+	{ "rt_sigreturn", P_VUS, NOARG,
+	  "the return from vhost/mem.c's SIGBUS handler: guest memory the "
+	  "front-end shrank under us" },
 	/* fstat() is one of these, by the C library's choice: glibc up to
 	 * 2.38 makes newfstatat (fstatat64 on 32-bit architectures), 2.39
 	 * and later fstat itself (seen: Debian 13's 2.41, sid's 2.43, where

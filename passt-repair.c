@@ -40,8 +40,15 @@
  * fstat() says, and connect through /proc/self/fd/N, so that what we
  * checked is what we connect to (and no sun_path limit applies); other
  * entries are skipped, with a message, and the wait goes on. An explicit
- * socket PATH is taken as given, symbolic links too (KubeVirt passes a
- * short link when the real path is too long for sun_path).
+ * socket PATH may be a symbolic link (KubeVirt passes a short link when
+ * the real path is too long for sun_path), but what it leads to must pass
+ * the same test: a socket owned by root or by the owner of the directory
+ * it is in (found through /proc/self/fd/N), or else one whose listener is
+ * root (SO_PEERCRED: a daemon started as root binds and listens before it
+ * becomes nobody or --runas, and hands its socket file to that user), or
+ * we refuse it, with status 1: whoever could bind there first would get
+ * repair mode on sockets of their own. It is connected to through
+ * /proc/self/fd/N too, and nothing is read or sent before that test.
  *
  * Protocol (the daemon is the server, one helper at a time): each request is
  * one message of exactly one data byte, a signed 8-bit command (1: repair
@@ -288,6 +295,10 @@ static void repair_seccomp(void)
 		{ SCMP_SYS(fstat), 0, { } },
 		/* list the directory: is the repair socket there already? */
 		{ SCMP_SYS(getdents64), 0, { } },
+		/* where an explicit socket path leads (/proc/self/fd/N):
+		 * whose directory it is in
+		 */
+		{ SCMP_SYS(readlinkat), 0, { } },
 		/* watch the directory for the repair socket to appear */
 		{ SCMP_SYS(inotify_init1), 0, { } },
 		{ SCMP_SYS(inotify_add_watch), 0, { } },
@@ -316,6 +327,10 @@ static void repair_seccomp(void)
 		{ SCMP_SYS(getsockopt), 2,
 		  { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
 		    SCMP_A2(SCMP_CMP_EQ, SO_PROTOCOL) } },
+		/* ...and who listens at an explicit socket path */
+		{ SCMP_SYS(getsockopt), 2,
+		  { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+		    SCMP_A2(SCMP_CMP_EQ, SO_PEERCRED) } },
 		/* the job itself: TCP_REPAIR, and nothing else */
 		{ SCMP_SYS(setsockopt), 2,
 		  { SCMP_A1(SCMP_CMP_EQ, SOL_TCP),
@@ -478,6 +493,70 @@ static int repair_entry_connect(const char *dir, const char *name)
 				   strerror(-s));
 		poll(NULL, 0, REPAIR_RETRY_MS);
 	}
+}
+
+/**
+ * repair_path_connect() - connect to an explicit socket path, if it may be
+ *			   used
+ * @path:	the path, already checked to fit in sun_path: a socket, or a
+ *		symbolic link to one
+ *
+ * What @path leads to must be a socket owned by root or by the owner of
+ * the directory it is in, or one whose listener was root (SO_PEERCRED: a
+ * daemon started as root listens before it becomes another user, and
+ * hands its socket file to that user): see the top of the file. Opened
+ * with O_PATH, checked with fstat(), its directory found and connected to
+ * through /proc/self/fd/N, so that what we checked is what we connect to;
+ * nothing is read or sent before the checks pass.
+ *
+ * Return: connected socket; dies if it can't be used, or connected to
+ */
+static int repair_path_connect(const char *path)
+{
+	char proc[sizeof("/proc/self/fd/") + 12], real[PATH_MAX];
+	struct ucred uc = { .uid = (uid_t)-1 };
+	socklen_t sl = sizeof(uc);
+	struct stat st, dst;
+	int fd, dfd, s;
+	ssize_t n;
+	char *slash;
+
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		repair_die("%s: %s", path, strerror(errno));
+	if (fstat(fd, &st))
+		repair_die("%s: fstat: %s", path, strerror(errno));
+	if (!S_ISSOCK(st.st_mode))
+		repair_die("%s: not a socket", path);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlinkat(AT_FDCWD, proc, real, sizeof(real) - 1);
+	if (n <= 0)
+		repair_die("%s: where does it lead? %s", path,
+			   n ? strerror(errno) : "nowhere");
+	real[n] = 0;
+	if (!(slash = strrchr(real, '/')))
+		repair_die("%s leads to %s: no directory", path, real);
+	if (slash == real)
+		slash++;	/* in / itself */
+	*slash = 0;
+	dfd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fstat(dfd, &dst))
+		repair_die("%s: its directory %s: %s", path, real,
+			   strerror(errno));
+	close(dfd);
+
+	s = repair_connect(proc);
+	close(fd);
+	if (s < 0)
+		repair_die("can't connect to %s: %s", path, strerror(-s));
+	if (st.st_uid && st.st_uid != dst.st_uid &&
+	    (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &uc, &sl) || uc.uid))
+		repair_die("%s: owned by user %u, neither root nor the owner "
+			   "(%u) of its directory %s, and its listener runs "
+			   "as user %d, not root: refusing it", path,
+			   (unsigned)st.st_uid, (unsigned)dst.st_uid, real,
+			   (int)uc.uid);
+	return s;
 }
 
 /**
@@ -714,7 +793,7 @@ static bool repair_handle(int s)
  *		-h, --help, --version
  *
  * Locks down in the order of the file's head comment, before any input;
- * then connects (repair_dir_wait() or repair_connect()) and answers
+ * then connects (repair_dir_wait() or repair_path_connect()) and answers
  * requests (repair_handle()) until the daemon closes the connection.
  * Failures after the command line end in repair_die(): status 1.
  *
@@ -766,10 +845,7 @@ int main(int argc, char **argv)
 				   "e.g. a symbolic link to its directory",
 				   arg, sizeof(path) - 1);
 		memcpy(path, arg, strlen(arg) + 1);
-		s = repair_connect(path);
-		if (s < 0)
-			repair_die("can't connect to %s: %s", path,
-				   strerror(-s));
+		s = repair_path_connect(path);
 	}
 
 	repair_drop_dac();

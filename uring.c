@@ -26,6 +26,24 @@
  * the flush: TCP queues its discards after the round's last close can
  * have happened.
  *
+ * Descriptors: a queued operation names its descriptor by number, and the
+ * kernel looks the number up only when the operation is submitted. A
+ * descriptor closed before that, whose number a socket accepted, an
+ * eventfd or a pipe received later in the round then takes, would get
+ * the operation instead: the eight bytes of an interrupt in a TCP
+ * connection or a migration stream, say. So whatever may have named a
+ * descriptor in a queued operation closes it with uring_close(), never
+ * with close(): if an operation not submitted yet names it, everything
+ * queued is submitted first (the round's calls go a little earlier, and
+ * in the same order). Once submitted, an operation holds the kernel's own
+ * reference to the file, whatever happens to the number; should the
+ * submission fail, the close waits for the next one that succeeds, and
+ * the number stays taken until then. Sanitizer and fuzzing builds
+ * (URING_CHECK) check it: each queued operation remembers the file its
+ * descriptor was (device, inode: eventfds all share one, so one eventfd
+ * taking another's number goes unseen), and a submission that finds
+ * another file there aborts, naming the descriptor.
+ *
  * The ring is restricted (IORING_REGISTER_RESTRICTIONS, set while it is
  * still disabled) to IORING_OP_RECV and IORING_OP_WRITE, and where the
  * loop waits in it IORING_OP_SEND and IORING_OP_EPOLL_WAIT, so the seccomp
@@ -59,6 +77,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -87,6 +106,9 @@ static struct ctx *ring_ctx;
 static struct uring_op ops[URING_ENTRIES];
 static unsigned op_next;		/* where to look for a free slot */
 static unsigned queued;			/* SQEs not yet submitted */
+static int queued_fd[URING_ENTRIES];	/* ...and the descriptors they name */
+static int closing[URING_ENTRIES];	/* closes waiting for a submission */
+static unsigned nclosing;
 static unsigned inflight;		/* submitted, no completion yet */
 
 /* Operations to call back (failed ones, and sends), only from
@@ -154,18 +176,104 @@ static void uring_reap(int *wait_res)
 	io_uring_cq_advance(&ring, n);
 }
 
+#ifdef URING_CHECK
+/* What the descriptors of the queued operations were when queued */
+static struct {
+	dev_t dev;
+	ino_t ino;
+} queued_id[URING_ENTRIES];
+
+/* The file @fd is, into queued_id[@i] */
+static void uring_id_get(unsigned i, int fd)
+{
+	struct stat st;
+
+	memset(&queued_id[i], 0, sizeof(queued_id[i]));
+	if (!fstat(fd, &st)) {
+		queued_id[i].dev = st.st_dev;
+		queued_id[i].ino = st.st_ino;
+	}
+}
+
+/* Before a submission: every queued operation still names its file */
+static void uring_id_check(void)
+{
+	unsigned i;
+
+	for (i = 0; i < queued; i++) {
+		struct stat st;
+
+		if (fstat(queued_fd[i], &st) ||
+		    st.st_dev != queued_id[i].dev ||
+		    st.st_ino != queued_id[i].ino) {
+			err("io_uring: descriptor %i was closed (and maybe "
+			    "taken again) while a queued operation named it",
+			    queued_fd[i]);
+			abort();
+		}
+	}
+}
+#else
+static void uring_id_get(unsigned i, int fd)
+{
+	(void)i;
+	(void)fd;
+}
+
+static void uring_id_check(void)
+{
+}
+#endif
+
+/* Does an operation not submitted yet name @fd? */
+static bool uring_names(int fd)
+{
+	unsigned i;
+
+	for (i = 0; i < queued; i++) {
+		if (queued_fd[i] == fd)
+			return true;
+	}
+	return false;
+}
+
+/* The kernel took @n of the queued SQEs, the oldest ones: the others (an
+ * error stopped it) still name their descriptors
+ */
+static void uring_submitted(unsigned n)
+{
+	unsigned i;
+
+	n = MIN(n, queued);
+	memmove(queued_fd, queued_fd + n, (queued - n) * sizeof(int));
+#ifdef URING_CHECK
+	memmove(queued_id, queued_id + n, (queued - n) * sizeof(queued_id[0]));
+#endif
+	queued -= n;
+	/* Closes that waited for this, unless still named (another error) */
+	for (i = 0; i < nclosing;) {
+		if (uring_names(closing[i])) {
+			i++;
+			continue;
+		}
+		close(closing[i]);
+		closing[i] = closing[--nclosing];
+	}
+}
+
 /* Submit what was queued (one io_uring_enter()), read what completed */
 static void uring_submit_reap(void)
 {
 	int rc;
 
 	if (queued) {
+		uring_id_check();
 		do
 			rc = io_uring_submit(&ring);
 		while (rc == -EINTR);
 		if (rc < 0)
 			warn_rl("io_uring: submit: %s", strerror(-rc));
-		queued = 0;
+		uring_submitted(rc < 0 ? 0 : (unsigned)rc);
 	}
 	if (inflight)
 		uring_reap(NULL);
@@ -223,12 +331,13 @@ int uring_epoll_wait(int epfd, struct epoll_event *ev, int max)
 	io_uring_sqe_set_data64(sqe, URING_TAG_WAIT);
 
 	/* What was queued completes while it's submitted: count it in */
+	uring_id_check();
 	rc = io_uring_submit_and_wait(&ring, queued + 1);
 	while (rc == -EINTR)
 		rc = io_uring_submit_and_wait(&ring, 1);
-	queued = 0;
 	if (rc < 0)
 		return rc;
+	uring_submitted((unsigned)rc);
 	uring_reap(&res);
 	/* Something that went asynchronous came first: wait on */
 	while (res == INT32_MIN) {
@@ -279,10 +388,12 @@ static struct io_uring_sqe *uring_get(unsigned *slot)
 	return NULL;	/* can't be: slots >= queued + inflight */
 }
 
-static int uring_queue(struct io_uring_sqe *sqe, unsigned slot,
+static int uring_queue(struct io_uring_sqe *sqe, unsigned slot, int fd,
 		       uring_done_fn done, uint64_t tag, uint32_t want,
 		       bool always)
 {
+	uring_id_get(queued, fd);
+	queued_fd[queued] = fd;
 	ops[slot].busy = true;
 	ops[slot].always = always;
 	ops[slot].done = done;
@@ -296,7 +407,7 @@ static int uring_queue(struct io_uring_sqe *sqe, unsigned slot,
 
 /**
  * uring_recv_trunc() - queue a recv(MSG_TRUNC | MSG_DONTWAIT) of @len bytes
- * @s:		socket, open until the next uring_flush()
+ * @s:		socket, closed only with uring_close()
  * @len:	bytes to drop from its receive queue
  * @done:	called (from a later uring_flush()) if fewer went, or an error
  * @tag:	passed to @done
@@ -311,12 +422,12 @@ int uring_recv_trunc(int s, uint32_t len, uring_done_fn done, uint64_t tag)
 	if (!ring_ok || !(sqe = uring_get(&slot)))
 		return -1;
 	io_uring_prep_recv(sqe, s, NULL, len, MSG_TRUNC | MSG_DONTWAIT);
-	return uring_queue(sqe, slot, done, tag, len, false);
+	return uring_queue(sqe, slot, s, done, tag, len, false);
 }
 
 /**
  * uring_write() - queue a write(), for eventfds (never blocks)
- * @fd:		descriptor, open until the next uring_flush()
+ * @fd:		descriptor, closed only with uring_close()
  * @buf:	bytes, valid until the write completed (static)
  * @len:	length
  *
@@ -330,13 +441,13 @@ int uring_write(int fd, const void *buf, uint32_t len)
 	if (!ring_ok || !(sqe = uring_get(&slot)))
 		return -1;
 	io_uring_prep_write(sqe, fd, buf, len, 0);
-	return uring_queue(sqe, slot, NULL, 0, len, false);
+	return uring_queue(sqe, slot, fd, NULL, 0, len, false);
 }
 
 /**
  * uring_send() - queue a send(MSG_DONTWAIT | MSG_NOSIGNAL), only where the
  *		  loop waits in the ring (it completes during that wait)
- * @s:		socket, open until the loop's next wait
+ * @s:		socket, closed only with uring_close()
  * @buf:	bytes, untouched until then
  * @len:	length
  * @done:	called from that wait with the result, whatever it is: until
@@ -354,7 +465,29 @@ int uring_send(int s, const void *buf, uint32_t len, uring_done_fn done,
 	if (!ring_wait || !(sqe = uring_get(&slot)))
 		return -1;
 	io_uring_prep_send(sqe, s, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-	return uring_queue(sqe, slot, done, tag, len, true);
+	return uring_queue(sqe, slot, s, done, tag, len, true);
+}
+
+/**
+ * uring_close() - close a descriptor that queued operations may name
+ * @fd:		descriptor, or -1 (nothing to do)
+ *
+ * If an operation not submitted yet names @fd, everything queued goes to
+ * the kernel first (see "Descriptors" above), and if that fails, the
+ * close waits for the next submission that takes it.
+ */
+void uring_close(int fd)
+{
+	if (fd < 0)
+		return;
+	if (ring_ok && uring_names(fd)) {
+		uring_submit_reap();
+		if (uring_names(fd) && nclosing < URING_ENTRIES) {
+			closing[nclosing++] = fd;
+			return;
+		}
+	}
+	close(fd);
 }
 
 /* Can the kernel wait for epoll events in a ring (Linux 6.15)? */
@@ -456,11 +589,15 @@ void uring_init(struct ctx *c)
  */
 void uring_exit(void)
 {
+	unsigned i;
+
 	if (ring_ok) {
 		uring_flush();
 		io_uring_queue_exit(&ring);
 	}
+	for (i = 0; i < nclosing; i++)
+		close(closing[i]);
 	ring_ok = ring_wait = false;
 	memset(ops, 0, sizeof(ops));
-	queued = inflight = op_next = ndue = 0;
+	queued = inflight = op_next = ndue = nclosing = 0;
 }

@@ -23,6 +23,7 @@ int uring_write(int fd, const void *buf, uint32_t len);
 int uring_send(int s, const void *buf, uint32_t len, uring_done_fn done,
 	       uint64_t tag);
 void uring_flush(void);
+void uring_close(int fd);
 struct epoll_event;
 int uring_epoll_wait(int epfd, struct epoll_event *ev, int max);
 void uring_exit(void);

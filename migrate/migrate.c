@@ -286,14 +286,18 @@ static void migrate_load_eof(struct ctx *c)
 
 /*
  * LOAD: read no further than the stream announces (mig_stream_need()), so
- * that the buffer never holds more than the flows it carries can. Bytes
- * after the end of the stream are read and dropped, as upstream ignores
- * them; so is everything after a beginning that no stream we take could
- * have (mig_parse() says what is wrong with it, at end of file)
+ * that the buffer never holds more than the flows it carries can, nor
+ * reserves more than MIG_STREAM_MAX. Bytes after the end of the stream
+ * are read and dropped, as upstream ignores them; so is everything after
+ * a beginning that no stream we take could have (mig_parse() says what is
+ * wrong with it, at end of file). At most MIGRATE_LOAD_ROUND bytes per
+ * loop round: a front-end that keeps the pipe full gets its turn again
+ * (EPOLLIN) after everybody else had theirs
  */
 static void migrate_load_read(struct ctx *c)
 {
 	static uint8_t drop[1 << 14];
+	size_t round = 0;
 
 	for (;;) {
 		uint64_t need = 0;
@@ -301,21 +305,27 @@ static void migrate_load_read(struct ctx *c)
 		ssize_t n;
 		int rc;
 
+		if (round >= MIGRATE_LOAD_ROUND)
+			return;
+
 		rc = mig_stream_need(mig.in, mig.in_len, &need);
 		if (rc >= 0 && need > MIG_STREAM_MAX)
 			mig.in_over = true;
 
 		if (rc < 0 || mig.in_over || (rc == 1 && mig.in_len >= need)) {
-			n = read(mig.fd, drop, sizeof(drop));
+			n = read(mig.fd, drop,
+				 MIN(sizeof(drop), MIGRATE_LOAD_ROUND - round));
 		} else {
 			if (mig.in_cap < need) {
 				/* The whole stream's length known: that; else
 				 * twice the capacity, at most twice what is
-				 * announced so far
+				 * announced so far, and never more than a
+				 * stream may be
 				 */
 				uint64_t cap = rc ? need :
-					MIN(MAX((uint64_t)mig.in_cap * 2, need),
-					    2 * need);
+					MIN(MIN(MAX((uint64_t)mig.in_cap * 2,
+						    need), 2 * need),
+					    MIG_STREAM_MAX);
 				uint8_t *p = realloc(mig.in, (size_t)cap);
 
 				if (!p) {
@@ -330,10 +340,13 @@ static void migrate_load_read(struct ctx *c)
 			room = mig.in_cap - mig.in_len;
 			if (rc)
 				room = (size_t)(need - mig.in_len);
-			n = read(mig.fd, mig.in + mig.in_len, room);
+			n = read(mig.fd, mig.in + mig.in_len,
+				 MIN(room, MIGRATE_LOAD_ROUND - round));
 			if (n > 0)
 				mig.in_len += (size_t)n;
 		}
+		if (n > 0)
+			round += (size_t)n;
 		if (n == 0) {
 			migrate_load_eof(c);
 			return;

@@ -22,6 +22,9 @@ struct ctx;
  */
 #define MIGRATE_LINGER_TERM_MS	 2000
 
+/* LOAD: bytes of the stream read per loop round, at most */
+#define MIGRATE_LOAD_ROUND	(256 * 1024)
+
 /**
  * typedef migrate_done_fn - the caller of a CHECK_DEVICE_STATE that had to
  *			     wait: the transfer is over

@@ -16,7 +16,9 @@
  *    helper passt-repair(1) connects to it. One helper at a time: another
  *    client is accepted and closed at once, and so is one that runs as
  *    neither root nor our own user (SO_PEERCRED, through the sandbox's
- *    checker, given to repair_init()), as it would get our sockets. A
+ *    checker, given to repair_init()), as it would get our sockets; and
+ *    started as root without --runas, one that isn't root: our own user
+ *    is nobody then, whom any process may run as. A
  *    request is one sendmsg() of one byte (the command: 1 on, 0 off, -1
  *    off without window probe) with 1 to REPAIR_FDS_MAX sockets attached
  *    (SCM_RIGHTS); the helper applies it to each and echoes the byte. Anything else back (EOF, a different
@@ -67,6 +69,7 @@ static int repair_conn_fd = -1;
 static uint32_t repair_gen;
 static bool repair_path_ours;
 static repair_peer_fn repair_peer_check;	/* the sandbox's checker */
+static bool repair_root_only;	/* started as root without --runas */
 static unsigned repair_batch = REPAIR_FDS_MAX;	/* see the top of the file */
 
 /* Can we set TCP_REPAIR ourselves? Try it on a scratch socket */
@@ -107,6 +110,10 @@ void repair_init(struct ctx *c, repair_peer_fn peer_check)
 	repair_peer_check = peer_check;
 	if (c->mode != MODE_VU)
 		return;
+	/* Started as root without --runas we become nobody, whom other
+	 * processes may be too: only root may be our helper then
+	 */
+	repair_root_only = !geteuid() && !c->runas;
 	direct = repair_probe_direct();
 	if (c->repair_mode == REPAIR_MODE_NONE) {
 		if (direct) {
@@ -170,6 +177,13 @@ static void repair_accept(struct ctx *c)
 		else
 			warn_rl("Repair helper refused: can't tell its user: "
 				"%s", strerror(-rc));
+		close(fd);
+		return;
+	}
+	if (repair_root_only && uid) {
+		warn_rl("Repair helper refused: it runs as user %u, not root: "
+			"started as root without --runas, we run as nobody, "
+			"and so may other processes", (unsigned)uid);
 		close(fd);
 		return;
 	}

@@ -53,6 +53,7 @@
 #include "tap/stream.h"
 #include "tap/stream_internal.h"
 #include "tap/tap.h"
+#include "uring.h"
 #include "util.h"
 
 /* Room for one read, at least: a sender's default socket buffer holds
@@ -154,7 +155,7 @@ static void stream_listen_handler(struct ctx *c)
 static void stream_disconnect(struct ctx *c)
 {
 	loop_del(c, c->fd_tap);
-	close(c->fd_tap);
+	uring_close(c->fd_tap);		/* a send() may name it */
 	c->fd_tap = -1;
 	stream_reset_buffers();
 

@@ -84,6 +84,7 @@
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
+#include "uring.h"
 #include "util.h"
 
 #define TCP_OPT_SYN_LEN 8	/* MSS (4) + NOP + window scale (3) */
@@ -337,7 +338,7 @@ void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst)
 		}
 		conn->acked_unread = 0;
 		loop_del(c, conn->sock);
-		close(conn->sock);
+		uring_close(conn->sock);	/* a discard may name it */
 		conn->sock = -1;
 	}
 	tcp_conn_free(conn);

@@ -23,6 +23,21 @@
  * one (the caller then translates its rings again). The dirty log is
  * mapped the same way (vu_log_map()).
  *
+ * Memory that shrinks: QEMU's memory-backend-memfd seals its memfds
+ * against shrinking (F_SEAL_SHRINK, its default seal=on), and so the
+ * memfd of its dirty log, but memory-backend-file and -shm files (huge
+ * pages from hugetlbfs, /dev/shm) can't be sealed, so we take any file.
+ * A front-end that truncates one after we mapped it makes our next access
+ * past the new end a SIGBUS. vu_mem_guard() catches it: if the address is
+ * in one of our guest mappings (or the log's), every one of them is
+ * replaced by anonymous memory at the same address, the access is made
+ * again and reads zeros (writes go nowhere), and vu_mem_faulted() tells
+ * the owner, who drops the front-end at its next safe point (user.c): the
+ * next one starts from nothing. A SIGBUS anywhere else is a crash: it goes
+ * to the handler that was there before (a sanitizer's), or kills us.
+ * The kernel's own accesses (a recvmsg() into a guest buffer) fail with
+ * EFAULT instead, which the caller sees.
+ *
  * Dirty logging: while logging is on (VHOST_F_LOG_ALL and a log mapped),
  * vu_log_write() marks the pages written (the virtqueue code calls it for
  * every page it writes, and the used ring entries and index), by guest
@@ -30,10 +45,12 @@
  * bitmap are never written.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "vhost/mem.h"
@@ -135,6 +152,110 @@ void vu_log_unmap(struct vu_mem *m)
 		munmap(m->log_map, m->log_map_len);
 	m->log_map = m->log = NULL;
 	m->log_map_len = m->log_size = 0;
+}
+
+/* The guard: the memory it watches, the handler it replaced, what hit */
+static struct vu_mem *vu_guard_mem;
+static struct sigaction vu_guard_old;
+static volatile sig_atomic_t vu_guard_hit;	/* region + 1, or -1: log */
+static volatile uintptr_t vu_guard_off;	/* offset in that mapping */
+
+/* Is @a in the mapping of @len bytes at @map? */
+static bool vu_guard_in(const uint8_t *a, const uint8_t *map, uint64_t len)
+{
+	return map && a >= map && (uint64_t)(a - map) < len;
+}
+
+/* Anonymous memory where @map was: accesses go on, and touch nothing */
+static void vu_guard_swap(uint8_t *map, uint64_t len)
+{
+	if (map)
+		mmap(map, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+		     MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+}
+
+/* SIGBUS: see "Memory that shrinks" above. Async-signal-safe: mmap() */
+static void vu_guard_handler(int sig, siginfo_t *si, void *uc)
+{
+	const uint8_t *a = si->si_addr;
+	struct vu_mem *m = vu_guard_mem;
+	int hit = 0;
+	unsigned i;
+
+	for (i = 0; m && i < m->n && !hit; i++) {
+		if (vu_guard_in(a, m->r[i].map, m->r[i].map_len)) {
+			hit = (int)i + 1;
+			vu_guard_off = (uintptr_t)(a - m->r[i].map);
+		}
+	}
+	if (m && !hit && vu_guard_in(a, m->log_map, m->log_map_len)) {
+		hit = -1;
+		vu_guard_off = (uintptr_t)(a - m->log_map);
+	}
+	if (!hit) {
+		/* Not ours: a crash, as it would have been without us */
+		if ((vu_guard_old.sa_flags & SA_SIGINFO) &&
+		    vu_guard_old.sa_sigaction) {
+			vu_guard_old.sa_sigaction(sig, si, uc);
+		} else if (vu_guard_old.sa_handler != SIG_DFL &&
+			   vu_guard_old.sa_handler != SIG_IGN) {
+			vu_guard_old.sa_handler(sig);
+		}
+		__builtin_trap();
+	}
+	for (i = 0; i < m->n; i++)
+		vu_guard_swap(m->r[i].map, m->r[i].map_len);
+	vu_guard_swap(m->log_map, m->log_map_len);
+	if (!vu_guard_hit)
+		vu_guard_hit = hit;
+}
+
+/**
+ * vu_mem_guard() - survive guest memory that shrinks under us (SIGBUS)
+ * @m:		the device's guest memory, watched from now on
+ *
+ * Before the sandbox, which allows no rt_sigaction().
+ *
+ * Return: 0, or -errno if the handler can't be installed
+ */
+int vu_mem_guard(struct vu_mem *m)
+{
+	struct sigaction sa = { .sa_sigaction = vu_guard_handler,
+				.sa_flags = SA_SIGINFO };
+
+	vu_guard_mem = m;
+	if (sigemptyset(&sa.sa_mask) ||
+	    sigaction(SIGBUS, &sa, &vu_guard_old))
+		return -errno;
+	if (vu_guard_old.sa_sigaction == vu_guard_handler)
+		vu_guard_old.sa_handler = SIG_DFL;	/* called twice */
+	return 0;
+}
+
+/**
+ * vu_mem_faulted() - did a guest memory access fault since the last call?
+ *
+ * If so, the guarded mappings are anonymous memory now (see "Memory that
+ * shrinks"): the caller drops the front-end, which unmaps them.
+ *
+ * Return: true if one did (logged: once per front-end, which goes)
+ */
+bool vu_mem_faulted(void)
+{
+	int hit = vu_guard_hit;
+
+	if (!hit)
+		return false;
+	vu_guard_hit = 0;
+	if (hit > 0)
+		warn("vhost-user: guest memory region %i shrank under us "
+		     "(SIGBUS at offset 0x%llx): dropping the front-end",
+		     hit - 1, (unsigned long long)vu_guard_off);
+	else
+		warn("vhost-user: guest memory of the dirty log shrank under "
+		     "us (SIGBUS at offset 0x%llx): dropping the front-end",
+		     (unsigned long long)vu_guard_off);
+	return true;
 }
 
 /* Check a region's fd can back @len bytes: a regular file that large */

@@ -70,5 +70,7 @@ int vu_mem_map(struct vu_mem *m, const uint8_t *msg, uint32_t n,
 void vu_mem_unmap(struct vu_mem *m);
 int vu_log_map(struct vu_mem *m, int fd, uint64_t size, uint64_t offset);
 void vu_log_unmap(struct vu_mem *m);
+int vu_mem_guard(struct vu_mem *m);
+bool vu_mem_faulted(void);
 
 #endif /* VHOST_MEM_H */

@@ -16,9 +16,11 @@
  *
  * Messages: a 12-byte header (request, flags, size) and size bytes of
  * payload, with file descriptors as SCM_RIGHTS on any part of it. The
- * socket is non-blocking: bytes and fds are accumulated across reads until
- * a whole message is there, so a slow or stalling front-end never blocks
- * the loop. Framing errors can't be resynchronised and end the
+ * socket is non-blocking: a message that is all there is read whole, its
+ * header and its payload, and handled in the same round; otherwise bytes
+ * and fds are accumulated across rounds until it is, so a slow or
+ * stalling front-end never blocks the loop. Up to VU_MSGS_PER_ROUND
+ * messages are handled per round. Framing errors can't be resynchronised and end the
  * connection: a payload larger than the largest message we know
  * (VU_PAYLOAD_MAX), more than VU_MAX_FDS fds, truncated control data.
  *
@@ -52,7 +54,10 @@
  * Anything else is refused with its request.
  *
  * Guest memory: SET_MEM_TABLE and SET_LOG_BASE are checked and mapped by
- * mem.c.
+ * mem.c. A guest access that faults because the front-end shrank a file
+ * under us (mem.c, "Memory that shrinks") drops the front-end after the
+ * message or kick that made it, or at the end of the round
+ * (vu_round_end()).
  *
  * Queue pairs (VHOST_USER_PROTOCOL_F_MQ): GET_QUEUE_NUM offers
  * VU_MAX_PAIRS; with queues=N QEMU drives N pairs over this one socket,
@@ -82,6 +87,7 @@
 #include "vhost/net.h"
 #include "migrate/announce.h"
 #include "migrate/migrate.h"
+#include "uring.h"
 #include "util.h"
 
 /* Request codes (front-end to back-end) */
@@ -153,10 +159,12 @@ static uint64_t vu_inflight[VU_QUEUES][VQ_INFLIGHT_WORDS];
 
 static const char *vu_req_name(uint32_t req);
 
+/* Close a ring's (or the log's) eventfd: an interrupt queued on the
+ * io_uring may name it (vu_net_flush()), see uring_close()
+ */
 static void vu_close_fd(int *fd)
 {
-	if (*fd >= 0)
-		close(*fd);
+	uring_close(*fd);
 	*fd = -1;
 }
 
@@ -227,6 +235,29 @@ static void vu_disconnect(struct ctx *c)
 	}
 }
 
+/* A guest memory access faulted (mem.c, vu_mem_faulted()): this
+ * front-end goes, and the next one starts from nothing. True if it went
+ */
+static bool vu_mem_check(struct ctx *c)
+{
+	if (!vu_mem_faulted())
+		return false;
+	if (vu_dev.fd >= 0)
+		vu_disconnect(c);
+	return true;
+}
+
+/**
+ * vu_round_end() - end of a loop round (tap_flush()): drop a front-end
+ *		    whose memory shrank under us, interrupt the guest
+ * @c:		execution context
+ */
+void vu_round_end(struct ctx *c)
+{
+	vu_mem_check(c);
+	vu_net_flush(c);
+}
+
 static void vu_attach(struct ctx *c, int fd)
 {
 	unsigned i;
@@ -257,9 +288,11 @@ int vu_init(struct ctx *c)
 		vu_dev.vq[i].inflight = vu_inflight[i];
 		vq_reset(&vu_dev.vq[i]);
 	}
-	/* Now or never: the sandbox allows no eventfd() */
+	/* Now or never: the sandbox allows no eventfd(), no sigaction() */
 	if ((rc = vu_eventfd_learn()))
 		die("vhost-user: can't create an eventfd: %s", strerror(-rc));
+	if ((rc = vu_mem_guard(&vu_dev.mem)))
+		die("vhost-user: can't catch SIGBUS: %s", strerror(-rc));
 
 	if (c->fd_inherited >= 0) {
 		vu_attach(c, tap_inherited(c));
@@ -1110,7 +1143,11 @@ static int vu_collect_fds(struct msghdr *mh)
 	return rc;
 }
 
-/* Read what's there; 1: a message is complete, 0: wait, <0: disconnect */
+/* Read what's there of the message being received, header and payload
+ * alike: 1 once it is complete, 0 to wait for more, <0: disconnect. At
+ * most one read per byte of the largest message, so a front-end that
+ * trickles a byte at a time costs its own message's length
+ */
 static int vu_recv(void)
 {
 	union {
@@ -1120,47 +1157,52 @@ static int vu_recv(void)
 	struct iovec iov;
 	struct msghdr mh = {
 		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf),
 	};
-	size_t want;
 	uint32_t size;
 	ssize_t n;
 
-	if (rx.got < VU_HDR_LEN) {
-		want = VU_HDR_LEN - rx.got;
-	} else {
+	for (;;) {
+		size_t want;
+
+		if (rx.got < VU_HDR_LEN) {
+			want = VU_HDR_LEN - rx.got;
+		} else {
+			memcpy(&size, rx.buf + 8, 4);
+			want = VU_HDR_LEN + size - rx.got;
+		}
+		iov.iov_base = rx.buf + rx.got;
+		iov.iov_len = want;
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = sizeof(cbuf.buf);
+		n = recvmsg(vu_dev.fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return 0;
+			return -errno;
+		}
+		if (vu_collect_fds(&mh)) {
+			warn_rl("vhost-user: more than %u fds with one message, "
+				"or truncated control data", VU_MAX_FDS);
+			return -EPROTO;
+		}
+		rx.got += n;
+		if (rx.got < VU_HDR_LEN)
+			continue;
+
 		memcpy(&size, rx.buf + 8, 4);
-		want = VU_HDR_LEN + size - rx.got;
-	}
-	iov.iov_base = rx.buf + rx.got;
-	iov.iov_len = want;
-	n = recvmsg(vu_dev.fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (n == 0)
-		return -ECONNRESET;
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EINTR)
-			return 0;
-		return -errno;
-	}
-	if (vu_collect_fds(&mh)) {
-		warn_rl("vhost-user: more than %u fds with one message, or "
-			"truncated control data", VU_MAX_FDS);
-		return -EPROTO;
-	}
-	rx.got += n;
-	if (rx.got < VU_HDR_LEN)
-		return 0;
+		if (size > VU_PAYLOAD_MAX) {
+			uint32_t req;
 
-	memcpy(&size, rx.buf + 8, 4);
-	if (size > VU_PAYLOAD_MAX) {
-		uint32_t req;
-
-		memcpy(&req, rx.buf, 4);
-		warn_rl("vhost-user: %s (%u): payload of %u bytes is too "
-			"large", vu_req_name(req), req, size);
-		return -EPROTO;
+			memcpy(&req, rx.buf, 4);
+			warn_rl("vhost-user: %s (%u): payload of %u bytes is "
+				"too large", vu_req_name(req), req, size);
+			return -EPROTO;
+		}
+		if (rx.got == VU_HDR_LEN + size)
+			return 1;
 	}
-	return rx.got == VU_HDR_LEN + size;
 }
 
 /**
@@ -1203,6 +1245,8 @@ void vu_ctrl_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 		m.p = rx.buf + VU_HDR_LEN;
 		rc = vu_handle(c, &m);
 		vu_rx_reset();
+		if (vu_mem_check(c))
+			return;
 		if (rc) {
 			warn("vhost-user: can't go on after %s, closing the "
 			     "connection", vu_req_name(m.req));
@@ -1232,6 +1276,7 @@ void vu_kick_handler(struct ctx *c, union epoll_ref ref)
 		return;
 	if (idx % 2 == VU_TX_Q)
 		vu_net_tx_kick(c, idx);
+	vu_mem_check(c);
 	/* RX: new buffers. The loop resumes blocked flows after this round */
 }
 

@@ -100,6 +100,7 @@ void vu_ctrl_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 void vu_kick_handler(struct ctx *c, union epoll_ref ref);
 void vu_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 void vu_cleanup(struct ctx *c);
+void vu_round_end(struct ctx *c);
 int vu_eventfd_learn(void);
 int vu_eventfd_check(int fd);
 

@@ -25,8 +25,12 @@
  * is set up anew. Each head is walked through its chain: every descriptor
  * is copied out of guest memory once (the guest may change it under us;
  * we only ever act on our copy), indexes are checked against the table
- * size, the number of hops is bounded by the table size (a loop can't
- * last longer), readable descriptors must precede writable ones, the total
+ * size, the number of hops is bounded by VQ_CHAIN_MAX, direct and
+ * indirect ones together (a loop can't last longer, and a chain of
+ * zero-length descriptors costs no more than one that carries bytes: what
+ * walking a ring costs is proportional to the entries the driver made
+ * available, @walked tells the caller, who budgets per round), readable
+ * descriptors must precede writable ones, the total
  * length must fit the 32-bit used length, and every buffer is translated
  * into pieces (struct vq_iov) that lie in mapped memory, at most
  * VQ_IOV_MAX of them. An indirect descriptor (allowed only as the whole
@@ -271,7 +275,9 @@ static int vq_elem_add(const struct vu_mem *m, struct vq_elem *e,
 	return 0;
 }
 
-/* Walk the chain starting at @i in @table of @n entries */
+/* Walk the chain starting at @i in @table of @n entries; @e->walked
+ * counts the descriptors read, at most VQ_CHAIN_MAX
+ */
 static int vq_walk(const struct vu_mem *m, struct vq_elem *e,
 		   const uint8_t *table, unsigned n, unsigned i, bool indirect)
 {
@@ -284,6 +290,9 @@ static int vq_walk(const struct vu_mem *m, struct vq_elem *e,
 			return -EINVAL;
 		if (++hops > n)
 			return -ELOOP;
+		if (e->walked == VQ_CHAIN_MAX)
+			return -E2BIG;
+		e->walked++;
 		vq_desc_read(table, i, &d);
 		if (d.flags & VQ_DESC_F_INDIRECT) {
 			uint64_t got, len = d.len;
@@ -324,6 +333,8 @@ static bool vq_inflight(const struct virtq *vq, uint16_t head)
  *
  * A chain returned (0) is in flight until vq_fill() or vq_release().
  *
+ * @e->walked says how many descriptors were read, whatever the result.
+ *
  * Return: 0; -ENOENT if none is available; -EIO if the ring is broken
  *	   (nothing was taken); -EBUSY if the entry names a head in flight
  *	   (the entry was taken, and @e->head is @vq->size: there is nothing
@@ -336,6 +347,7 @@ int vq_pop(struct virtq *vq, const struct vu_mem *m, struct vq_elem *e)
 	uint16_t head, known = (uint16_t)(vq->avail_seen - vq->last_avail);
 	int rc;
 
+	e->walked = 0;
 	if (!known || known > vq->size) {
 		int n = vq_avail_count(vq);
 

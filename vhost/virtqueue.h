@@ -19,6 +19,13 @@
 #define VQ_INFLIGHT_WORDS (VQ_MAX_SIZE / 64)
 /* Buffer pieces one chain may map to (descriptors split at region ends) */
 #define VQ_IOV_MAX 64
+/* Descriptors one chain may have, direct and indirect ones together: each
+ * one with bytes is a piece at least, plus the one that points to an
+ * indirect table; a frame of Linux's takes at most MAX_SKB_FRAGS + 2 (19,
+ * or 47 with the largest frag count). Zero-length ones (which QEMU
+ * refuses outright) count too
+ */
+#define VQ_CHAIN_MAX (VQ_IOV_MAX + 1)
 /* Alignment of an indirect descriptor table: what our 64-bit loads of its
  * entries need (see vq_walk())
  */
@@ -52,11 +59,13 @@ struct vq_iov {
  * @in_num:	device-writable pieces, after those
  * @out_len:	total readable bytes
  * @in_len:	total writable bytes
+ * @walked:	descriptors read for it (its cost, good chain or bad)
  * @iov:	the pieces
  */
 struct vq_elem {
 	uint16_t head;
 	unsigned out_num, in_num;
+	unsigned walked;
 	uint64_t out_len, in_len;
 	struct vq_iov iov[VQ_IOV_MAX];
 };

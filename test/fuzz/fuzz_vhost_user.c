@@ -14,7 +14,12 @@
  * Each message is built from a few input bytes so that most are valid or
  * nearly so; a modifier bit bends its size, fd count or flags, another
  * sends it in two pieces with a loop round in between, and a raw operation
- * writes whatever the input says (framing errors included).
+ * writes whatever the input says (framing errors included). A loop round
+ * follows each message, unless OP_ROUND with the split bit asked for a
+ * batch: then the messages pile up until the next OP_ROUND, and are all
+ * there for one round, as a front-end faster than the loop makes it (with
+ * the kicks and frames of that round: what a descriptor closed and taken
+ * again within one round needs).
  *
  * Guest memory is one memfd of MEM_SIZE bytes, which we map too; canonical
  * memory tables describe it (whole, or in slices) at guest physical 0 and
@@ -27,9 +32,12 @@
  * poll() round dispatches control socket events to vu_ctrl_handler(),
  * kicks to vu_kick_handler() (one per write, as EPOLLET gives them:
  * reg_edge()) and a device-state fd's to migrate_pipe_handler(), then calls
- * tcp_defer_handler() and tap_flush(), like loop_run(). Replies are read
- * after messages that may have one, at OP_ROUND and before a disconnect.
- * TCP, UDP and ICMP are off (no sockets).
+ * tcp_defer_handler(), tap_flush() and uring_flush(), like
+ * main_round_end(): the interrupts go through io_uring, as in the daemon,
+ * where the kernel has it (and the library, built with URING_CHECK,
+ * aborts if a descriptor a queued operation names was closed before the
+ * flush). Replies are read after messages that may have one, at OP_ROUND
+ * and before a disconnect. TCP, UDP and ICMP are off (no sockets).
  *
  * Checks, besides ASan and UBSan:
  * - replies have flags VERSION | REPLY and 8 bytes of payload;
@@ -65,6 +73,7 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
+#include "env.h"
 #include "flow.h"
 #include "loop.h"
 #include "migrate/migrate.h"
@@ -74,6 +83,7 @@
 #include "tcp/tcp.h"
 #include "test/tools/common/vring_desc.h"
 #include "test/tools/common/vu_req.h"
+#include "uring.h"
 #include "util.h"
 
 /* Guest memory and its layout (guest physical = memfd offset) */
@@ -227,6 +237,7 @@ static unsigned loop_round(void)
 		}
 		tcp_defer_handler(&c);
 		tap_flush(&c);
+		uring_flush();
 		total += got;
 		if (!got)
 			break;
@@ -263,6 +274,7 @@ static struct gring {
 } rings[2];
 
 static unsigned tx_slot;
+static bool batch;	  /* no loop round after each message */
 static bool clean;	  /* only canonical operations so far */
 static uint64_t features; /* acked, as far as we know (clean only) */
 static bool log_on;	  /* dirty log mapped and LOG_ALL acked */
@@ -643,6 +655,8 @@ static void msg_send(struct msg *m, uint8_t op)
 	m->nfds = 0;
 	/* Only now, whole, can it have been answered */
 	replies_due |= reply_possible(m->req, m->flags);
+	if (batch)
+		return;
 	loop_round();
 	drain_replies();
 }
@@ -1076,6 +1090,8 @@ static void op_raw(uint8_t op)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	replies_due = true;
+	if (batch)
+		return;
 	loop_round();
 	drain_replies();
 }
@@ -1647,6 +1663,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	c.mode = MODE_VU;
 	tap_frontend_set(&vu_frontend);
 	tcp_init(&c);
+	env_init();
+	uring_init(&c);
 	ram_fd = memfd("fzvu-ram", MEM_SIZE);
 	ram = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, ram_fd,
 		   0);
@@ -1676,6 +1694,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	clean = true;
 	features = 0;
 	tx_slot = 0;
+	batch = false;
 	connects = 0;
 	rings_reset();
 	n_rx_frames = n_tx_done = 0;
@@ -1709,6 +1728,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				op_rx(op);
 				break;
 			case OP_ROUND:
+				/* The split bit: a batch starts (see the top) */
+				batch = op & 0x80;
+				if (batch)
+					break;
 				loop_round();
 				drain_replies_now();
 				break;

@@ -281,6 +281,9 @@ passt_check_alive() {
 # waits for it to be connected
 bridge_start() {
 	_name=${1:-tb}
+	# Not the last one's words: the shell truncates the log only once
+	# the new one runs, and the wait below may look before
+	rm -f "$T/$_name.err"
 	# shellcheck disable=SC2086
 	ip netns exec "$GUEST" "$TOOLS/tapbridge" -r 5 ${TAPBRIDGE_OPTS:-} \
 		"$SOCK" 2>"$T/$_name.err" &

@@ -36,6 +36,9 @@ vu() {
 # bridge_start [NAME]: vu-front in bridge mode in GUEST, connected
 bridge_start() {
 	_name=${1:-vb}
+	# Not the last one's words: the shell truncates the log only once
+	# the new one runs, and the wait below may look before
+	rm -f "$T/$_name.err"
 	ip netns exec "$GUEST" "$VUFRONT" -r 5 ${VU_FRONT_OPTS:-} "$SOCK" \
 		bridge 2>"$T/$_name.err" &
 	BRIDGE_PID=$!

@@ -64,6 +64,10 @@
  *   stop-kick      GET_VRING_BASE on TX (checks the index), then a frame
  *                  and a kick: the daemon must not touch the ring
  *   log            SET_LOG_BASE + LOG_ALL: a frame to us marks its pages
+ *   shrink-mem     the first memory region's file truncated to nothing, and
+ *                  a kick: the daemon must drop the connection, and live
+ *                  (the file gets its size back, for the next one)
+ *   shrink-log     the same with the dirty log's file (logging on)
  *   features       print the daemon's feature and protocol feature offers
  *                  ("features=0x... protocol_features=0x..." on stdout)
  *   mig-probe      connect: exit 3 unless the daemon offers DEVICE_STATE
@@ -73,6 +77,26 @@
  *   state-abandon  connect, start a LOAD, write part of it, disconnect: the
  *                  daemon must close the state pipe, and accept a LOAD on
  *                  the next connection (then empty: CHECK fails)
+ *   close-race     GET_VRING_BASE in a round with interrupts to send, then
+ *                  new descriptors (a state pipe, TCP clients of a
+ *                  forwarded port) in the same round: the state and the
+ *                  clients get only what they should (needs --freeze PID,
+ *                  --race-netns PATH, --race-connect ADDR:PORT: the
+ *                  daemon, stopped while the round is made ready, and
+ *                  where the clients connect from, and to)
+ *   msg-rounds     messages that are all there are handled in one round of
+ *                  the daemon: 32 with their payloads, sent while it is
+ *                  stopped (--freeze PID), all answered when the round's
+ *                  interrupt comes
+ *   long-chains    a TX ring of 32768 entries, every one the head of a chain
+ *                  of 32768 zero-length descriptors, avail->idx moved every
+ *                  50 ms, control messages meanwhile, for --attack-secs
+ *                  SECONDS (5); prints "long-chains: used=N ms=N rtt_n=N
+ *                  rtt_p50_us=N rtt_p99_us=N rtt_max_us=N" on stdout
+ *   load-flood     a LOAD whose pipe a child fills with garbage as fast as
+ *                  it goes, for --attack-secs, control messages meanwhile;
+ *                  prints "load-flood: bytes=N rtt_n=N rtt_p50_us=N
+ *                  rtt_p99_us=N rtt_max_us=N check=N" on stdout
  *   hostile        bridge like "bridge" (-n, -m), but lay the rings out as
  *                  a broken or malicious driver would, until SIGTERM: see
  *                  "hostile guest driver" below. Needs --hostile SEED or
@@ -184,6 +208,7 @@
 #include <net/if.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -192,6 +217,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -2879,28 +2905,30 @@ static int case_stop_kick(void)
 	return 0;
 }
 
-static int case_log(void)
+/* Dirty logging on, as QEMU's pre-copy turns it on: a log of one bit per
+ * page of guest memory in a memfd (*@fd, mapped at *@log), LOG_ALL, and
+ * the rings' used areas logged. Return: 0, -1 on failure
+ */
+static int log_on(int *fd, uint8_t **log)
 {
 	uint64_t log_size = VF_MEM_SIZE / 4096 / 8, st, m[2];
-	int fd = memfd_create("vu-log", MFD_CLOEXEC);
-	uint8_t *log;
-	uint64_t pg;
 	struct addr_msg a;
-	unsigned i, dirty = 0;
+	unsigned i;
 
-	if (fd < 0 || ftruncate(fd, (off_t)log_size))
+	*fd = memfd_create("vu-log", MFD_CLOEXEC);
+	if (*fd < 0 || ftruncate(*fd, (off_t)log_size))
 		return -1;
-	log = mmap(NULL, log_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (log == MAP_FAILED)
+	*log = mmap(NULL, log_size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd,
+		    0);
+	if (*log == MAP_FAILED)
 		return -1;
 	m[0] = log_size;
 	m[1] = 0;
-	if (msg_send_fds(SET_LOG_BASE, 0, m, 16, &fd, 1) ||
+	if (msg_send_fds(SET_LOG_BASE, 0, m, 16, fd, 1) ||
 	    reply_u64(SET_LOG_BASE, &st)) {
 		say("log: SET_LOG_BASE not answered\n");
 		return -1;
 	}
-	close(fd);
 	if (send_u64(SET_FEATURES, F_V1 | F_PROTO | F_MRG | F_LOG_ALL))
 		return -1;
 	for (i = 0; i < 2; i++) {
@@ -2908,6 +2936,20 @@ static int case_log(void)
 		if (acked(SET_VRING_ADDR, &a, sizeof(a), NULL, 0, &st) || st)
 			return -1;
 	}
+	return 0;
+}
+
+static int case_log(void)
+{
+	uint64_t log_size = VF_MEM_SIZE / 4096 / 8;
+	unsigned i, dirty = 0;
+	uint8_t *log;
+	uint64_t pg;
+	int fd;
+
+	if (log_on(&fd, &log))
+		return -1;
+	close(fd);
 	if (case_arp_probe())
 		return -1;
 	/* The used ring page of RX and at least one RX buffer page */
@@ -2928,6 +2970,48 @@ static int case_log(void)
 	vsay("log: %u RX buffer pages marked\n", dirty);
 	munmap(log, log_size);
 	return 0;
+}
+
+/*
+ * shrink-mem, shrink-log: the file behind guest memory (the first
+ * region), or behind the dirty log, truncated to nothing under the
+ * daemon, which then touches it (a kick, a frame to answer): it must
+ * drop this front-end, not die of SIGBUS. The file gets its size back
+ * afterwards, for the next connection.
+ */
+static int case_shrink(bool log_file)
+{
+	uint64_t full = VF_MEM_SIZE / (two_regions ? 2 : 1);
+	uint8_t *log = NULL, f[64];
+	int fd = -1, rc;
+
+	if (log_file) {
+		if (log_on(&fd, &log) || case_arp_probe())
+			return -1;
+		if (ftruncate(fd, 0))
+			return -1;
+		/* An ARP reply marks pages in the log that is gone */
+		if (tx_frame(f, arp_request(f)))
+			return -1;
+		kick(&tx);
+	} else {
+		if (ftruncate(memfd[0], 0))
+			return -1;
+		kick(&tx);
+		kick(&rx);
+	}
+	rc = case_expect_close();
+	if (log_file) {
+		munmap(log, VF_MEM_SIZE / 4096 / 8);
+		close(fd);
+	} else if (ftruncate(memfd[0], (off_t)full)) {
+		return -1;
+	}
+	sock_close();
+	if (rc)
+		say("shrink-%s: the daemon kept the connection\n",
+		    log_file ? "log" : "mem");
+	return rc;
 }
 
 /* features: what the daemon offers, on stdout, as QEMU asks for it first
@@ -4213,6 +4297,656 @@ static int case_hostile(void)
 	return rc;
 }
 
+/* ---- attacks on the daemon's own resources ---------------------------- */
+
+/*
+ * What a front-end can do to the daemon beyond laying rings out: cases of
+ * their own, each with one daemon-side resource as its target, and each
+ * checking that the daemon survived it, served it no more than its share,
+ * and gave nobody else anything of it.
+ */
+
+static pid_t freeze_pid;		/* --freeze: the daemon's pid */
+static const char *race_netns;		/* --race-netns: the clients' netns */
+static const char *race_to;		/* --race-connect ADDR:PORT */
+
+/* Stop (SIGSTOP) the daemon and wait until it is stopped, or go on */
+static int freeze(bool on)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	char path[64], st[512];
+
+	if (kill(freeze_pid, on ? SIGSTOP : SIGCONT)) {
+		perror("vu-front: freeze");
+		return -1;
+	}
+	if (!on)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)freeze_pid);
+	while (now_ms() < end) {
+		FILE *f = fopen(path, "re");
+		char *p = NULL;
+
+		if (f) {
+			p = fgets(st, sizeof(st), f);
+			fclose(f);
+		}
+		if (p && (p = strrchr(st, ')')) && p[1] &&
+		    (p[2] == 'T' || p[2] == 't'))
+			return 0;
+		usleep(1000);
+	}
+	say("freeze: pid %d doesn't stop\n", (int)freeze_pid);
+	return -1;
+}
+
+/* A TCP socket in netns @ns (a path), not connected: what a client of a
+ * forwarded port will be. Return: the socket, -1 on failure
+ */
+static int race_socket(const char *ns)
+{
+	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	int fd = open(ns, O_RDONLY | O_CLOEXEC), s = -1;
+
+	if (self < 0 || fd < 0 || setns(fd, CLONE_NEWNET)) {
+		perror("vu-front: setns");
+		goto out;
+	}
+	s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (setns(self, CLONE_NEWNET)) {
+		perror("vu-front: setns back");
+		exit(1);
+	}
+out:
+	if (self >= 0)
+		close(self);
+	if (fd >= 0)
+		close(fd);
+	return s;
+}
+
+/* Connect @s to --race-connect, and wait until it is */
+static int race_connect(int s)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct pollfd p = { s, POLLOUT, 0 };
+	char host[64], *colon;
+	int err = 0;
+	socklen_t sl = sizeof(err);
+
+	snprintf(host, sizeof(host), "%s", race_to);
+	if (!(colon = strrchr(host, ':')))
+		return -1;
+	*colon = 0;
+	a.sin_port = htons((uint16_t)atoi(colon + 1));
+	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
+		return -1;
+	if (connect(s, (struct sockaddr *)&a, sizeof(a)) &&
+	    errno != EINPROGRESS) {
+		perror("vu-front: race connect");
+		return -1;
+	}
+	if (poll(&p, 1, timeout_ms) != 1 ||
+	    getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &sl) || err) {
+		say("close-race: client connect: %s\n", strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+/* Read the 8-byte answer to a GET_VRING_BASE for ring @q */
+static int vring_base_reply(unsigned q)
+{
+	uint32_t s[2];
+	uint8_t hdr[12];
+	uint32_t r;
+
+	if (read_full(hdr, 12) || read_full(s, 8))
+		return -1;
+	memcpy(&r, hdr, 4);
+	if (r != GET_VRING_BASE || s[0] != q) {
+		say("close-race: GET_VRING_BASE %u: reply %u for ring %u\n",
+		    q, r, s[0]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Wait until the daemon read everything we sent on the control socket */
+static int sent_all_read(void)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	int outq = 0;
+
+	while (!ioctl(sock, SIOCOUTQ, &outq) && outq > 0) {
+		if (now_ms() > end) {
+			say("close-race: the daemon doesn't read: %d bytes\n",
+			    outq);
+			return -1;
+		}
+		usleep(1000);
+	}
+	return 0;
+}
+
+#define RACE_CLIENTS 4
+#define RACE_SOAKS 6
+#define RACE_HOLES 12	/* free numbers below those in use, at most */
+#define RACE_PIPE 4096
+/* What the state pipe holds first: it leaves 56 bytes of its one page */
+static const uint8_t race_fill[RACE_PIPE - 56];
+
+/*
+ * close-race: a round of the daemon in which it has an interrupt to send
+ * (a frame on TX, and its kick, come first), handles GET_VRING_BASE on TX
+ * (which sends its last interrupts and closes the ring's kick and call
+ * fds), and then takes new descriptors, which get the numbers just freed:
+ * @soak eventfds (SET_VRING_ERR on rings nobody uses), then a migration
+ * state pipe (SAVE), or TCP clients of a forwarded port (--race-connect,
+ * from --race-netns). All of it is made ready while the daemon is
+ * stopped (--freeze): the GET_VRING_BASE header beforehand, and its
+ * payload in that round, as a daemon that read a message in two rounds
+ * would see it. The state must be a clean stream, the clients must get
+ * nothing: an interrupt written to a number the daemon had closed would
+ * be eight bytes in one of them ("01 00 00 00 00 00 00 00").
+ */
+static int close_race_one(bool save, unsigned soak)
+{
+	static const uint8_t magic[8] = { 0xb1, 0xbb, 0x1d, 0x1b,
+					  0x0b, 0xb1, 0xd1, 0xb0 };
+	uint32_t base[2][2] = { { 0, 0 }, { 1, 0 } }, dir[2] = { STATE_SAVE };
+	uint32_t hdr[3] = { GET_VRING_BASE, F_VERSION, 8 };
+	int cl[RACE_CLIENTS], p[2] = { -1, -1 }, rc = -1, fd, efd[RACE_SOAKS];
+	int hole[RACE_HOLES + 1];
+	unsigned i, n = save ? 0 : RACE_CLIENTS;
+	uint8_t f[64], *state = NULL;
+	uint64_t v, check = 1;
+	size_t len = 0;
+
+	for (i = 0; i < RACE_CLIENTS; i++)
+		cl[i] = -1;
+	for (i = 0; i < RACE_SOAKS; i++)
+		efd[i] = -1;
+	for (i = 0; i < RACE_HOLES + 1; i++)
+		hole[i] = -1;
+	if (dev_connect(0) || case_arp_probe())
+		return -1;
+	for (i = 0; i < n; i++) {
+		if ((cl[i] = race_socket(race_netns)) < 0)
+			goto out;
+	}
+	for (i = 0; i < soak; i++) {
+		if ((efd[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+			goto out;
+	}
+	/* A pipe of one page that has room for an interrupt, not for the
+	 * state: the state goes in a later round, as a large one does
+	 */
+	if (save && (pipe2(p, O_CLOEXEC) ||
+		     fcntl(p[1], F_SETPIPE_SZ, RACE_PIPE) != RACE_PIPE ||
+		     write(p[1], race_fill, sizeof(race_fill)) !=
+		     sizeof(race_fill)))
+		goto out;
+
+	/* The daemon's free descriptor numbers, below the ones it uses,
+	 * taken (error fds of rings nobody uses); then TX's kick fd again,
+	 * and its call fd: the call fd takes the kick fd's old number, so
+	 * that it is the lowest of the two, and what comes first after
+	 * GET_VRING_BASE takes its number. A daemon that takes one message
+	 * per round takes one descriptor in that round, no more.
+	 */
+	for (i = 0; i < RACE_HOLES + 1; i++) {
+		uint64_t ring = 2 + i, st;
+
+		if (i == RACE_HOLES &&
+		    (acked(SET_VRING_KICK, &(uint64_t){ 1 }, 8, &tx.kick, 1,
+			   &st) || st ||
+		     acked(SET_VRING_CALL, &(uint64_t){ 1 }, 8, &tx.call, 1,
+			   &st) || st))
+			goto out;
+		if ((hole[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+		    acked(SET_VRING_ERR, &ring, 8, &hole[i], 1, &st) || st)
+			goto out;
+	}
+
+	/* RX stopped, and the header of TX's GET_VRING_BASE read */
+	if (msg_send(GET_VRING_BASE, 0, base[0], 8) || vring_base_reply(0) ||
+	    send(sock, hdr, 12, MSG_NOSIGNAL) != 12 || sent_all_read())
+		goto out;
+
+	if (freeze(true))
+		goto out;
+	rc = -1;
+	if (tx_frame(f, arp_request(f)))
+		goto thaw;
+	kick(&tx);
+	if (send(sock, base[1], 8, MSG_NOSIGNAL) != 8)
+		goto thaw;
+	for (i = 0; i < soak; i++) {
+		uint64_t ring = 4 + RACE_HOLES + i;
+
+		if (msg_send_fds(SET_VRING_ERR, 0, &ring, 8, &efd[i], 1))
+			goto thaw;
+	}
+	if (save && msg_send_fds(SET_DEVICE_STATE_FD, 0, dir, 8, &p[1], 1))
+		goto thaw;
+	for (i = 0; i < n; i++) {
+		if (race_connect(cl[i]))
+			goto thaw;
+	}
+	rc = 0;
+thaw:
+	if (freeze(false) || rc)
+		goto out;
+	rc = -1;
+	if (vring_base_reply(1))
+		goto out;
+	if (save) {
+		close(p[1]);
+		p[1] = -1;
+		if (reply_state_fd(&v, &fd) || (v & 0xff) ||
+		    !(v & STATE_NOFD)) {
+			say("close-race: SAVE refused\n");
+			goto out;
+		}
+		if (fd >= 0)
+			close(fd);
+		/* Not a byte read before the round is over: until then,
+		 * the state can't go in, whatever takes its time
+		 */
+		if (get_u64(GET_FEATURES, &v) || get_u64(GET_FEATURES, &v))
+			goto out;
+		if (pipe_read_all(p[0], &state, &len) ||
+		    get_u64(CHECK_DEVICE_STATE, &check)) {
+			say("close-race: no state, or no CHECK answer\n");
+			goto out;
+		}
+		if (len < sizeof(race_fill) + 8 ||
+		    memcmp(state + sizeof(race_fill), magic, 8) || check) {
+			const uint8_t *b = state + sizeof(race_fill);
+
+			len = len > sizeof(race_fill) ? len - sizeof(race_fill) : 0;
+			say("close-race: state of %zu bytes starts with "
+			    "%02x %02x %02x %02x %02x %02x %02x %02x, CHECK "
+			    "%llu (%u fds soaked)\n", len,
+			    len > 0 ? b[0] : 0, len > 1 ? b[1] : 0,
+			    len > 2 ? b[2] : 0, len > 3 ? b[3] : 0,
+			    len > 4 ? b[4] : 0, len > 5 ? b[5] : 0,
+			    len > 6 ? b[6] : 0, len > 7 ? b[7] : 0,
+			    (unsigned long long)check, soak);
+			goto out;
+		}
+	}
+	/* Two round trips: the daemon's round that had it all is over */
+	if (get_u64(GET_FEATURES, &v) || get_u64(GET_FEATURES, &v))
+		goto out;
+	for (i = 0; i < n; i++) {
+		struct pollfd pfd = { cl[i], POLLIN, 0 };
+		uint8_t b[64];
+		ssize_t got;
+
+		if (poll(&pfd, 1, i ? 0 : 200) <= 0)
+			continue;
+		got = recv(cl[i], b, sizeof(b), MSG_DONTWAIT);
+		if (got > 0) {
+			say("close-race: client %u got %zd bytes the guest "
+			    "never sent: %02x %02x %02x %02x...\n", i, got,
+			    b[0], got > 1 ? b[1] : 0, got > 2 ? b[2] : 0,
+			    got > 3 ? b[3] : 0);
+			goto out;
+		}
+	}
+	vsay("close-race: %s, %u fds soaked: clean\n",
+	     save ? "state" : "clients", soak);
+	rc = 0;
+out:
+	for (i = 0; i < RACE_CLIENTS; i++) {
+		if (cl[i] >= 0)
+			close(cl[i]);
+	}
+	for (i = 0; i < RACE_SOAKS; i++) {
+		if (efd[i] >= 0)
+			close(efd[i]);
+	}
+	for (i = 0; i < RACE_HOLES + 1; i++) {
+		if (hole[i] >= 0)
+			close(hole[i]);
+	}
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	free(state);
+	sock_close();
+	return rc;
+}
+
+#define ROUNDS_MSGS 32
+
+/*
+ * msg-rounds: messages that are all there are handled in one round of
+ * the daemon. With the daemon stopped (--freeze): a frame on TX and its
+ * kick (the round's interrupt on RX, for the ARP reply, comes at its
+ * end), and ROUNDS_MSGS SET_VRING_ENABLE with NEED_REPLY, each with its
+ * payload; then the daemon goes on, and is stopped again the moment the
+ * RX interrupt comes: every reply must be there by then. A daemon that
+ * read a header in one round and its payload in the next took a round
+ * per message, and had answered none when its first round ended.
+ */
+static int case_msg_rounds(void)
+{
+	uint64_t end, v;
+	uint8_t f[64];
+	unsigned i;
+	int inq = 0, rc = -1;
+
+	if (!freeze_pid) {
+		say("msg-rounds: needs --freeze\n");
+		return -1;
+	}
+	if (!reply_ack) {
+		say("msg-rounds: needs REPLY_ACK\n");
+		return -1;
+	}
+	/* Stopped: no interrupt of an earlier round can come any more */
+	if (freeze(true))
+		return -1;
+	drain_eventfd(rx.call);
+	if (tx_frame(f, arp_request(f)))
+		goto thaw;
+	kick(&tx);
+	for (i = 0; i < ROUNDS_MSGS; i++) {
+		uint32_t st[2] = { 0, 1 };
+
+		if (msg_send(SET_VRING_ENABLE, F_NEED_REPLY, st, 8))
+			goto thaw;
+	}
+	rc = 0;
+thaw:
+	if (freeze(false) || rc)
+		return -1;
+	/* The interrupt of the round with the ARP reply: stopped again at
+	 * once, with what was answered by then. Another interrupt (a router
+	 * advertisement of a round that was under way when we stopped it)
+	 * isn't the one
+	 */
+	end = now_ms() + timeout_ms;
+	for (;;) {
+		struct pollfd pfd = { rx.call, POLLIN, 0 };
+		static uint8_t rf[FRAME_MAX];
+		int left = (int)(end - now_ms()), n;
+		bool arp = false;
+
+		if (left <= 0) {
+			say("msg-rounds: no RX interrupt\n");
+			return -1;
+		}
+		if (poll(&pfd, 1, left) != 1)
+			continue;
+		if (freeze(true))
+			return -1;
+		if (ioctl(sock, FIONREAD, &inq))
+			inq = -1;
+		drain_eventfd(rx.call);
+		while ((n = rx_frame(rf, sizeof(rf))) > 0)
+			arp = arp || is_arp_reply(rf, (size_t)n, 0);
+		if (freeze(false) || n < 0)
+			return -1;
+		kick(&rx);
+		if (arp)
+			break;
+	}
+	if (inq < ROUNDS_MSGS * 20) {
+		say("msg-rounds: %d bytes of replies when the round's "
+		    "interrupt came, expected %d: a round per message?\n", inq,
+		    ROUNDS_MSGS * 20);
+		return -1;
+	}
+	for (i = 0; i < ROUNDS_MSGS; i++) {
+		if (reply_u64(SET_VRING_ENABLE, &v) || v) {
+			say("msg-rounds: reply %u missing or refused\n", i);
+			return -1;
+		}
+	}
+	drain_eventfd(rx.call);
+	vsay("msg-rounds: %u messages answered in one round\n", ROUNDS_MSGS);
+	return 0;
+}
+
+#define LC_Q 32768			/* the largest ring there is */
+#define LC_RING 0x400000ULL		/* desc, then avail, then used */
+#define LC_AVAIL (LC_RING + 16ULL * LC_Q)
+#define LC_USED (LC_RING + 0xa0000ULL)
+#define LC_MOVE_MS 50
+#define LC_SAMPLES 4096
+
+static unsigned lc_secs = 5;		/* --attack-secs */
+
+static int lc_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * long-chains: a driver that does almost nothing, with a ring that costs
+ * the most it can: a TX ring of LC_Q entries whose descriptors are all
+ * zero-length, each pointing to the next (a chain of LC_Q descriptors
+ * from any head, a loop in the end), every available entry a head, and
+ * avail->idx moved every LC_MOVE_MS to a full ring again, for
+ * --attack-secs seconds. Meanwhile control messages (GET_FEATURES) go back and forth.
+ * Prints the entries the daemon used (what it walked) and the round trip
+ * times; the test measures the daemon's CPU time per entry.
+ */
+static int case_long_chains(void)
+{
+	struct addr_msg a = { 1, 0, qva(LC_RING), qva(LC_USED), qva(LC_AVAIL),
+			      LC_USED }, ra;
+	struct ring big = { .q = LC_Q, .gpa = LC_RING };
+	uint64_t st, v, start, next = 0, now;
+	static uint64_t rtt[LC_SAMPLES];
+	uint32_t used_total = 0;
+	uint8_t mt[8 + 32 * 2];
+	unsigned i, n = 0;
+	uint16_t last;
+
+	if (sock_connect(sock_path) || dev_handshake() ||
+	    send_u64(SET_FEATURES, features_acked()) ||
+	    acked(SET_MEM_TABLE, mt, (uint32_t)mem_table_msg(mt), memfd,
+		  two_regions ? 2 : 1, &st) || st)
+		return -1;
+	big.desc = gp(LC_RING);
+	big.avail = gp(LC_AVAIL);
+	big.used = gp(LC_USED);
+	big.kick = tx.kick;
+	big.call = tx.call;
+	for (i = 0; i < LC_Q; i++) {
+		desc_set(&big, i, VF_RX_BUFS, 0, D_NEXT,
+			 (uint16_t)((i + 1) % LC_Q));
+		put16(big.avail + 4 + 2 * i, (uint16_t)i);
+	}
+	memset(big.used, 0, 6 + 8 * LC_Q);
+	put16(big.avail, 0);
+	put16(big.avail + 2, 0);
+
+	ring_init(&rx, VF_RX_RING);
+	addr_fill(&ra, &rx, 0, 0);
+	if (send_state(SET_VRING_NUM, 0, VF_Q) ||
+	    send_state(SET_VRING_BASE, 0, 0) ||
+	    send_state(SET_VRING_NUM, 1, LC_Q) ||
+	    send_state(SET_VRING_BASE, 1, 0) ||
+	    acked(SET_VRING_ADDR, &ra, sizeof(ra), NULL, 0, &st) || st ||
+	    acked(SET_VRING_ADDR, &a, sizeof(a), NULL, 0, &st) || st)
+		return -1;
+	if (send_vring_fd(SET_VRING_KICK, 0, rx.kick) ||
+	    send_vring_fd(SET_VRING_CALL, 0, rx.call) ||
+	    send_vring_fd(SET_VRING_KICK, 1, tx.kick) ||
+	    send_vring_fd(SET_VRING_CALL, 1, tx.call))
+		return -1;
+	rx_post_all();
+	if (send_state(SET_VRING_ENABLE, 0, 1) ||
+	    send_state(SET_VRING_ENABLE, 1, 1))
+		return -1;
+
+	last = get16(big.used + 2);
+	start = now_ms();
+	while ((now = now_ms()) < start + lc_secs * 1000ULL) {
+		long long t0;
+		uint16_t u = get16(big.used + 2);
+
+		used_total += (uint16_t)(u - last);
+		last = u;
+		if (now >= next) {
+			/* A full ring again, from where the daemon is */
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			put16(big.avail + 2, (uint16_t)(u + LC_Q));
+			kick(&big);
+			next = now + LC_MOVE_MS;
+		}
+		t0 = now_ns();
+		if (get_u64(GET_FEATURES, &v)) {
+			say("long-chains: no answer to GET_FEATURES\n");
+			return -1;
+		}
+		if (n < LC_SAMPLES)
+			rtt[n++] = (uint64_t)(now_ns() - t0) / 1000;
+		usleep(10000);
+	}
+	used_total += (uint16_t)(get16(big.used + 2) - last);
+	qsort(rtt, n, sizeof(rtt[0]), lc_cmp);
+	printf("long-chains: used=%u ms=%llu rtt_n=%u rtt_p50_us=%llu "
+	       "rtt_p99_us=%llu rtt_max_us=%llu\n", used_total,
+	       (unsigned long long)(now_ms() - start), n,
+	       (unsigned long long)(n ? rtt[n / 2] : 0),
+	       (unsigned long long)(n ? rtt[n * 99 / 100] : 0),
+	       (unsigned long long)(n ? rtt[n - 1] : 0));
+	fflush(stdout);
+	sock_close();
+	return 0;
+}
+
+/* Control round trips (GET_FEATURES) until @child exits; the times go
+ * to @rtt (microseconds, at most LC_SAMPLES), their count to *@n.
+ * Return: 0, -1 if one went unanswered
+ */
+static int rtt_until_exit(pid_t child, uint64_t *rtt, unsigned *n)
+{
+	*n = 0;
+	for (;;) {
+		long long t0 = now_ns();
+		uint64_t v;
+
+		if (waitpid(child, NULL, WNOHANG) == child)
+			return 0;
+		if (get_u64(GET_FEATURES, &v)) {
+			say("no answer to GET_FEATURES within %d ms\n",
+			    timeout_ms);
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+			return -1;
+		}
+		if (*n < LC_SAMPLES)
+			rtt[(*n)++] = (uint64_t)(now_ns() - t0) / 1000;
+		usleep(10000);
+	}
+}
+
+/*
+ * load-flood: a migration target fed as fast as a pipe goes: LOAD, then
+ * a child splices garbage into the state pipe for --attack-secs seconds
+ * (the daemon reads it all and drops it: no stream starts like that),
+ * while control messages go back and forth. Prints "load-flood:
+ * bytes=N rtt_n=N rtt_p50_us=N rtt_p99_us=N rtt_max_us=N check=N" on
+ * stdout; CHECK_DEVICE_STATE must refuse the garbage.
+ */
+static int case_load_flood(void)
+{
+	static uint64_t rtt[LC_SAMPLES];
+	static uint8_t junk[1 << 18];
+	uint64_t check = 0, *bytes;
+	int p[2], fd, rc;
+	unsigned n;
+	pid_t child;
+
+	mig_wanted = true;
+	bytes = mmap(NULL, sizeof(*bytes), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (bytes == MAP_FAILED || sock_connect(sock_path) ||
+	    dev_handshake() || pipe2(p, O_CLOEXEC))
+		return -1;
+	*bytes = 0;
+	fcntl(p[1], F_SETPIPE_SZ, 1 << 20);	/* as large as we may */
+	if ((fd = state_fd(STATE_LOAD, p[1], p[0])) < 0)
+		return -1;
+	memset(junk, 0xa5, sizeof(junk));
+	signal(SIGCHLD, SIG_DFL);
+	if (!(child = fork())) {
+		uint64_t end = now_ms() + lc_secs * 1000ULL;
+
+		/* Pages by reference (vmsplice()): faster than the daemon
+		 * can copy them out, so the pipe never runs dry
+		 */
+		fcntl(fd, F_SETFL, 0);
+		while (now_ms() < end) {
+			struct iovec iov = { junk, sizeof(junk) };
+			ssize_t w = vmsplice(fd, &iov, 1, 0);
+
+			if (w < 0)
+				w = write(fd, junk, sizeof(junk));
+			if (w <= 0)
+				break;
+			*bytes += (uint64_t)w;
+		}
+		_exit(0);
+	}
+	close(fd);
+	rc = rtt_until_exit(child, rtt, &n);
+	signal(SIGCHLD, SIG_IGN);
+	if (rc)
+		return -1;
+	if (get_u64(CHECK_DEVICE_STATE, &check)) {
+		say("load-flood: no answer to CHECK_DEVICE_STATE\n");
+		return -1;
+	}
+	qsort(rtt, n, sizeof(rtt[0]), lc_cmp);
+	printf("load-flood: bytes=%llu rtt_n=%u rtt_p50_us=%llu "
+	       "rtt_p99_us=%llu rtt_max_us=%llu check=%llu\n",
+	       (unsigned long long)*bytes, n,
+	       (unsigned long long)(n ? rtt[n / 2] : 0),
+	       (unsigned long long)(n ? rtt[n * 99 / 100] : 0),
+	       (unsigned long long)(n ? rtt[n - 1] : 0),
+	       (unsigned long long)check);
+	fflush(stdout);
+	sock_close();
+	if (!check) {
+		say("load-flood: the daemon took the garbage\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int case_close_race(void)
+{
+	unsigned soak;
+
+	if (!freeze_pid || !race_netns || !race_to) {
+		say("close-race: needs --freeze, --race-netns and "
+		    "--race-connect\n");
+		return -1;
+	}
+	mig_wanted = true;
+	for (soak = 0; soak < RACE_SOAKS; soak++) {
+		if (close_race_one(true, soak))
+			return -1;
+	}
+	for (soak = 0; soak < 2; soak++) {
+		if (close_race_one(false, soak))
+			return -1;
+	}
+	return 0;
+}
+
 /* ---- main ------------------------------------------------------------ */
 
 static void usage(const char *name)
@@ -4227,7 +4961,9 @@ static void usage(const char *name)
 		"[--migrate-notify FIFO] "
 		"[--migrate-notify-msg FILE] [--send-rarp] [--phase-exec CMD] "
 		"[--hostile SEED] [--no-mrg] "
-		"[--rx-chain SIZES] [--rx-same-head] SOCKPATH CASE...\n"
+		"[--rx-chain SIZES] [--rx-same-head] [--freeze PID] "
+		"[--race-netns PATH] [--race-connect ADDR:PORT] "
+		"SOCKPATH CASE...\n"
 		"(see the comment at the top of vu-front.c for the cases "
 		"and options)\n", name);
 	exit(2);
@@ -4240,7 +4976,7 @@ static int run_case(const char *name)
 		"bad-ring-fds",
 		"bad-ring-addr", "unknown", "oversize", "too-many-fds",
 		"loop-chain", "bad-avail-idx", "rx-readonly", "stop-kick",
-		"log",
+		"log", "msg-rounds", "shrink-mem", "shrink-log",
 	};
 	unsigned i;
 
@@ -4297,8 +5033,20 @@ static int run_case(const char *name)
 		return case_stop_kick();
 	if (!strcmp(name, "log"))
 		return case_log();
+	if (!strcmp(name, "shrink-mem"))
+		return case_shrink(false);
+	if (!strcmp(name, "shrink-log"))
+		return case_shrink(true);
 	if (!strcmp(name, "hostile"))
 		return case_hostile();
+	if (!strcmp(name, "close-race"))
+		return case_close_race();
+	if (!strcmp(name, "msg-rounds"))
+		return case_msg_rounds();
+	if (!strcmp(name, "long-chains"))
+		return case_long_chains();
+	if (!strcmp(name, "load-flood"))
+		return case_load_flood();
 	say("unknown case %s\n", name);
 	exit(2);
 }
@@ -4325,6 +5073,10 @@ int main(int argc, char **argv)
 		{ "no-mrg", no_argument, NULL, 1001 },
 		{ "rx-chain", required_argument, NULL, 1002 },
 		{ "rx-same-head", no_argument, NULL, 1003 },
+		{ "freeze", required_argument, NULL, 1004 },
+		{ "race-netns", required_argument, NULL, 1005 },
+		{ "race-connect", required_argument, NULL, 1006 },
+		{ "attack-secs", required_argument, NULL, 1007 },
 		{ 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -4436,6 +5188,18 @@ int main(int argc, char **argv)
 			break;
 		case 1003:
 			hos.on = hos.fixed = hos.same_head = true;
+			break;
+		case 1004:
+			freeze_pid = (pid_t)atoi(optarg);
+			break;
+		case 1005:
+			race_netns = optarg;
+			break;
+		case 1006:
+			race_to = optarg;
+			break;
+		case 1007:
+			lc_secs = (unsigned)atoi(optarg);
 			break;
 		default:
 			usage(argv[0]);

@@ -4,7 +4,9 @@
  * from a TCP socket's receive queue and a short one calls back its owner
  * with its tag (from uring_flush() only, even when the ring filled up on
  * the way), a queued eventfd write lands, nothing happens before the
- * flush, a send() queued with the loop's wait calls back its owner with
+ * flush, a descriptor closed with uring_close() gets what was queued for
+ * it, never whatever takes its number before the flush, a send() queued
+ * with the loop's wait calls back its owner with
  * what it sent, full or short (the owner's bytes are free only then), and
  * with PASST_NO_IO_URING=1 (or no ring) every queueing call
  * says the caller must do it itself.
@@ -136,6 +138,54 @@ static void test_eventfd_write_lands_at_flush(void **state)
 	close(e);
 }
 
+/* A write queued on an eventfd that is closed, whose number a new
+ * eventfd takes before the flush: the old one gets it, as it did when it
+ * was queued, and the new one nothing (before uring_close(), the new one
+ * got it: eight bytes in whatever took the number)
+ */
+static void test_close_submits_what_names_it(void **state)
+{
+	static const uint64_t one = 1;
+	uint64_t v = 0;
+	int e = eventfd(0, EFD_NONBLOCK), keep, again;
+
+	(void)state;
+	if (!uring_on())
+		skip();
+	assert_true(e >= 0);
+	keep = dup(e);		/* to read the old one's counter */
+	assert_int_equal(uring_write(e, &one, sizeof(one)), 0);
+	uring_close(e);
+	again = eventfd(0, EFD_NONBLOCK);
+	assert_int_equal(again, e);		/* the number, reused */
+	uring_flush();
+	assert_int_equal(read(again, &v, sizeof(v)), -1);
+	assert_int_equal(read(keep, &v, sizeof(v)), sizeof(v));
+	assert_int_equal(v, 1);
+	close(again);
+	close(keep);
+}
+
+/* Closing a descriptor nothing queued names submits nothing: the round's
+ * operations still wait for the flush
+ */
+static void test_close_of_another_waits(void **state)
+{
+	static const uint64_t one = 1;
+	int e = eventfd(0, EFD_NONBLOCK), other = eventfd(0, 0);
+	uint64_t v;
+
+	(void)state;
+	if (!uring_on())
+		skip();
+	assert_int_equal(uring_write(e, &one, sizeof(one)), 0);
+	uring_close(other);
+	assert_int_equal(read(e, &v, sizeof(v)), -1);	/* not yet */
+	uring_flush();
+	assert_int_equal(read(e, &v, sizeof(v)), sizeof(v));
+	close(e);
+}
+
 /* @bytes in a socket's queue, then 5000 discards of one byte each (the
  * ring has 2048 entries: it fills up on the way); return the failures
  * seen before the final flush
@@ -249,6 +299,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_discards_and_short_one_calls_back),
 		cmocka_unit_test(test_eventfd_write_lands_at_flush),
+		cmocka_unit_test(test_close_submits_what_names_it),
+		cmocka_unit_test(test_close_of_another_waits),
 		cmocka_unit_test(test_many_more_than_the_ring),
 		cmocka_unit_test(test_failures_called_back_only_at_flush),
 		cmocka_unit_test(test_send_with_wait_always_calls_back),

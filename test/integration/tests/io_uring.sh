@@ -16,16 +16,17 @@
 # Each time 16 MiB of a verified pattern go each way, guest -> peer and
 # peer -> guest, at once, while the guest ACKs and the round's discards
 # and (vhost-user) call eventfd writes go through the path under test.
-# The whole integration suite runs on the ring with the plain build and
-# on the plain calls under ASan (make integration-asan); this test makes
-# sure that each daemon really is on the path it says.
+# The whole integration suite runs on the ring, with the plain build and
+# under ASan (make integration-asan), the QEMU suite under ASan on the
+# plain calls (make e2e-asan); this test makes sure that each daemon
+# really is on the path it says.
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
 . "$(dirname "$0")/../lib.sh"
 need_sockio
 
-unset PASST_NO_IO_URING PASST_IO_URING_WAIT	# this test chooses (make integration-asan sets one)
+unset PASST_NO_IO_URING PASST_IO_URING_WAIT	# this test chooses
 SYSCTL=/proc/sys/kernel/io_uring_disabled
 [ -e "$SYSCTL" ] || skip "kernel without io_uring (no $SYSCTL)"
 OLD=$(cat "$SYSCTL")

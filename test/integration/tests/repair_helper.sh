@@ -20,7 +20,12 @@
 # socket of uid 4242's and a link to a live root socket elsewhere are
 # skipped (said on stderr, the wait goes on, neither server sees a
 # connection), then a root socket is taken; in uid 4242's directory,
-# 4242's socket is taken and uid 5555's never.
+# 4242's socket is taken and uid 5555's never. An explicit socket path
+# passes the same owner test, for what it leads to, or has a root
+# listener: 4242's server in root's open directory is refused (status 1,
+# before any request is read), directly or through a link; 4242's server in
+# 4242's directory is taken through a link from root's, and so is a root
+# server whose socket file is nobody's (a daemon started as root).
 #
 # The helper is $REPAIR (default: passt-repair next to $PASST, else in
 # build/: "make" builds it, "make asan" does not).
@@ -237,9 +242,11 @@ srv_wait_ok longdir
 expect_ok longdir
 
 # ---- directory mode: whose sockets, and no symbolic links
-# srv_idle NAME PATH: a server nobody should connect to (it gives up)
+# srv_idle NAME PATH: a server nobody should connect to (it gives up);
+# through SRV_AS, if set
 srv_idle() {
-	ip netns exec "$HOST" "$SRV" -t 3 "$2" 2>"$T/$1.srv.err" &
+	# shellcheck disable=SC2086
+	ip netns exec "$HOST" ${SRV_AS:-} "$SRV" -t 3 "$2" 2>"$T/$1.srv.err" &
 	_ipid=$!
 	track "$_ipid"
 	wait_for "grep -q 'repairsrv: listening' '$T/$1.srv.err' ||
@@ -288,6 +295,32 @@ helper_run dirowner "$U"
 srv_wait_ok dirowner
 expect "dirowner: helper status" "$HELPER_ST" 0
 never stranger
+
+# ---- an explicit socket path passes the same test, for what it leads to
+# (a symbolic link is fine: KubeVirt passes a short one), or has a root
+# listener: uid 4242's server in root's directory open to all is
+# refused, directly or through a link (before any request is read); 4242's
+# server in 4242's directory is taken, through a link in root's; and a
+# root server whose socket file is nobody's (as a daemon started as root
+# hands it over) in root's directory is taken
+AS4242="setpriv --reuid=4242 --regid=4242 --clear-groups"
+SRV_AS=$AS4242 srv_idle pathplanted "$O/d-planted.repair"
+helper_run pathplanted "$O/d-planted.repair"
+expect_error pathplanted "owned by user 4242, neither root nor the owner (0) of its directory $O, and its listener runs as user 4242, not root: refusing it"
+SRV_AS=$AS4242 srv_idle pathlinked "$O/d-linked.repair"
+ln -s "$O/d-linked.repair" "$S/d-link.repair"
+helper_run pathlink "$S/d-link.repair"
+expect_error pathlink "owned by user 4242, neither root nor the owner (0) of its directory $O"
+SRV_AS=$AS4242 srv_start pathowner -n 10 "$U/c-owner.repair"
+ln -s "$U/c-owner.repair" "$S/c-link.repair"
+helper_run pathowner "$S/c-link.repair"
+srv_wait_ok pathowner
+expect_ok pathowner
+srv_start handed -n 10 "$O/e-handed.repair"
+chown 65534 "$O/e-handed.repair"
+helper_run handed "$O/e-handed.repair"
+srv_wait_ok handed
+expect_ok handed
 
 # ---- no CAP_NET_ADMIN: EPERM, reported, status non-zero, sockets intact
 need setpriv

@@ -9,8 +9,13 @@
 #
 #   started as root (the daemon becomes nobody, 65534; the repair socket
 #   stays writable for root's group, so these helpers run with group 0):
-#     uid 4242: refused; nobody: taken (ours); root: taken
-#   started as uid 1000 (umask 0: anybody may connect to its sockets):
+#     uid 4242: refused; nobody: refused (ours, but any process may run
+#     as nobody: started as root without --runas, only root is taken);
+#     root: taken
+#   started as root with --runas 4243 (a user of its own):
+#     uid 4242: refused; uid 4243: taken; root: taken
+#   started as uid 1000, in a directory of its own (umask 0: anybody may
+#   connect to its sockets):
 #     root: taken (KubeVirt: the launcher's user and virt-handler's root);
 #     uid 4242: refused; uid 1000: taken
 #
@@ -28,15 +33,17 @@ REPAIR=${REPAIR:-$(dirname "$PASST")/passt-repair}
 setup_ns
 need setpriv
 
-# daemon NAME [WRAPPER...]: the daemon in HOST, vhost-user, foreground
+# daemon NAME [WRAPPER...]: the daemon in HOST, vhost-user, foreground,
+# with DAEMON_OPTS
 daemon() {
 	_name=$1
 	shift
 	rm -f "$SOCK" "$SOCK.repair" "$PIDFILE"
 	DLOG=$T/$_name.err
+	# shellcheck disable=SC2086 # options, split
 	ip netns exec "$HOST" "$@" sh -c 'umask 0; exec "$@"' sh "$PASST" \
-		-f --vhost-user -s "$SOCK" -P "$PIDFILE" >"$T/$_name.out" \
-		2>"$DLOG" &
+		-f --vhost-user -s "$SOCK" -P "$PIDFILE" ${DAEMON_OPTS:-} \
+		>"$T/$_name.out" 2>"$DLOG" &
 	PASST_PID=$!
 	PASST_ERR=$DLOG
 	track "$PASST_PID"
@@ -87,11 +94,25 @@ helper() {
 # ---- started as root: the daemon runs as nobody
 daemon root
 helper root-4242 refused --reuid=4242 --regid=0
-helper root-nobody taken --reuid=65534 --regid=0
+helper root-nobody refused --reuid=65534 --regid=0
+grep 'Repair helper refused' "$DLOG" | tail -n 1 | grep -q 'not root' ||
+	fail "root-nobody: $(grep 'Repair helper refused' "$DLOG" | tail -n 1)"
 helper root-root taken
 passt_stop
 
-# ---- started as uid 1000, as libvirt or KubeVirt's launcher start it
+# ---- started as root with --runas: that user's helper is taken
+DAEMON_OPTS="--runas 4243" daemon runas
+helper runas-4242 refused --reuid=4242 --regid=0
+helper runas-4243 taken --reuid=4243 --regid=0
+helper runas-root taken
+passt_stop
+
+# ---- started as uid 1000, as libvirt or KubeVirt's launcher start it, in
+# a directory of its own (passt-repair takes a socket of uid 1000's only
+# in uid 1000's directory)
+mkdir -m 0755 "$T/u"
+chown 1000:1000 "$T/u"
+SOCK=$T/u/passt.socket PIDFILE=$T/u/passt.pid
 daemon user setpriv --reuid=1000 --regid=1000 --clear-groups
 grep -q 'Sandboxed' "$DLOG" || fail "user: not sandboxed"
 helper user-root taken

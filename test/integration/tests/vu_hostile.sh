@@ -24,9 +24,16 @@
 # Environment: HOSTILE_SEEDS (the seeds, "1 2 3 4 5 6"), HOSTILE_SECS,
 # HOSTILE_LONG_SECS: instead, random seeds for that many seconds (make
 # fuzz-long), each printed, so that a failure names its seed; reproduce
-# with HOSTILE_SEEDS=SEED test/integration/run.sh vu_hostile.
+# with HOSTILE_SEEDS=SEED test/integration/run.sh vu_hostile. After each
+# seed there, the attacks of vu-front's sibling cases too, against the
+# same daemon (make check runs each in a test of its own, vu_*.sh):
+# GET_VRING_BASE racing new descriptors (close-race), guest memory and
+# the dirty log shrinking (shrink-mem, shrink-log), messages read whole
+# (msg-rounds), a ring of endless zero-length chains (long-chains) and a
+# flooded LOAD pipe (load-flood), a second each.
 # HOSTILE_OPTS: more vu-front options for the hostile runs (-v: why it
-# mended rings or reconnected).
+# mended rings or reconnected); HOSTILE_PASST_OPTS: more daemon options
+# (--trace: what it did with each frame and message).
 # PT_TIMEOUT: 300
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
@@ -45,7 +52,9 @@ runs=0
 port=6000
 
 setup_ns
-vu_passt_start
+# -t: a forwarded port, for close-race's clients (long mode)
+# shellcheck disable=SC2086 # options, split
+vu_passt_start -t 6999 ${HOSTILE_PASST_OPTS:-}
 head -c 32M /dev/urandom >"$T/data"
 ns "$ROUTER" "$SOCKIO" --ready "$T/udp-ready" udp-echo "$PEER4" 7 \
 	2>"$T/udp-echo.err" &
@@ -137,6 +146,20 @@ hostile() {
 	passt_check_alive
 }
 
+# attacks NAME: vu-front's sibling cases against the same daemon, each
+# followed by a well-behaved front-end that is served
+attacks() {
+	vu "$1-race" close-race --freeze "$PASST_PID" \
+		--race-netns "/run/netns/$ROUTER" --race-connect "$ADDR4:6999"
+	vu "$1-shrink" connect arp-probe shrink-mem connect arp-probe \
+		shrink-log connect arp-probe msg-rounds --freeze "$PASST_PID"
+	vu "$1-chains" --attack-secs 1 long-chains connect arp-probe
+	vu "$1-flood" --attack-secs 1 load-flood connect arp-probe dhcp-probe
+	passt_check_alive
+	sanitizer_check "$PASST_ERR"
+	log "$1: attacks survived, the next front-end served"
+}
+
 start=$(date +%s)
 if [ "$LONG" -gt 0 ]; then
 	n=0
@@ -145,6 +168,7 @@ if [ "$LONG" -gt 0 ]; then
 		log "hostile: seed $seed (reproduce: HOSTILE_SEEDS=$seed" \
 			"test/integration/run.sh vu_hostile)"
 		hostile "seed-$seed" --hostile "$seed"
+		attacks "seed-$seed"
 		n=$((n + 1))
 	done
 	log "hostile: $n random seeds in $(($(date +%s) - start)) s, daemon" \
