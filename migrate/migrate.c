@@ -570,7 +570,9 @@ void migrate_device_started(struct ctx *c)
 	if (!tap_connected(c))
 		return;
 	if (tcp_migrate_parked()) {
-		n = tcp_migrate_target_release(c, &reset);
+		/* The announcement first, then the window probes */
+		n = tcp_migrate_target_release(c, &reset,
+					       announce_device_started);
 		info("Migration: the guest runs here: %u connection(s) "
 		     "resumed, %u reset", n, reset);
 		return;
@@ -594,6 +596,8 @@ void migrate_repair_changed(struct ctx *c)
 {
 	if (mig.phase == MIG_WAIT_HELPER && repair_available(c, 0))
 		migrate_load_apply(c);
+	if (repair_available(c, 0))
+		tcp_migrate_repair_retry(c);
 }
 
 /**

@@ -56,6 +56,14 @@
 #include "tcp/tcp_internal.h"
 #include "util.h"
 
+#ifndef TCP_RTO_MAX_MS
+#define TCP_RTO_MAX_MS	44	/* Linux 6.15, uapi linux/tcp.h */
+#endif
+
+/* TCP_RTO_MAX_MS: the least the kernel takes, and its default (TCP_RTO_MAX) */
+#define TCPM_RTO_CAP_MS		1000
+#define TCPM_RTO_DEFAULT_MS	120000
+
 #ifndef IPV6_MINHOPCOUNT
 #define IPV6_MINHOPCOUNT 73
 #endif
@@ -254,4 +262,50 @@ ssize_t tcpm_fill(int s, const uint8_t *p, uint32_t len)
 		done += (uint32_t)n;
 	}
 	return done;
+}
+
+/* TCP_INFO as far as tcpi_segs_in (Linux 4.2), beyond glibc's copy */
+struct tcpm_info {
+	struct tcp_info ti;
+	uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+	uint32_t segs_out, segs_in;
+};
+
+/**
+ * tcpm_progress() - what a socket tells of its peer so far
+ * @s:		socket
+ * @pr:		filled with it
+ *
+ * Return: 0, or -errno (-ENODATA from a kernel without those fields)
+ */
+int tcpm_progress(int s, struct tcpm_progress *pr)
+{
+	struct tcpm_info i;
+	socklen_t sl = sizeof(i);
+
+	memset(&i, 0, sizeof(i));
+	memset(pr, 0, sizeof(*pr));
+	if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &i, &sl))
+		return -errno;
+	if (sl < sizeof(i))
+		return -ENODATA;
+	pr->segs_in = i.segs_in;
+	pr->unacked = i.ti.tcpi_unacked;
+	pr->bytes_acked = i.bytes_acked;
+	pr->bytes_received = i.bytes_received;
+	return 0;
+}
+
+/**
+ * tcpm_rto_cap() - cap a restored socket's retransmission timeout at 1 s
+ *		    (TCP_RTO_MAX_MS, Linux 6.15), or give it the default
+ *		    back; best effort (older kernels: nothing)
+ * @s:		socket
+ * @on:		cap it, or not
+ */
+void tcpm_rto_cap(int s, bool on)
+{
+	int v = on ? TCPM_RTO_CAP_MS : TCPM_RTO_DEFAULT_MS;
+
+	setsockopt(s, IPPROTO_TCP, TCP_RTO_MAX_MS, &v, sizeof(v));
 }

@@ -6,7 +6,12 @@
  *
  * Theory of operation
  *
- * the default 536 bytes less options for good), bound to the original
+ * Target, at the LOAD (tcp_migrate_target()): for each flow of a stream
+ * that parsed and validated as a whole, a socket is made, put in repair
+ * mode and made deaf, given the MSS as TCP_MAXSEG (the kernel sizes its
+ * segments at connect() from the MSS clamp, and TCP_REPAIR_OPTIONS sets
+ * the clamp but never sizes them again: without it, a restored socket
+ * keeps the default 536 bytes less options for good), bound to the original
  * local address and port, given the timestamp and the sequence numbers,
  * and connected (no SYN in repair mode). Nothing more yet: the connection
  * is "parked" (TCP_F_PARKED), out of the loop. Until the guest runs here,
@@ -28,9 +33,14 @@
  * source had more in flight than that (a long fat path): then, and only
  * then, the buffer is set with SO_SNDBUF, which caps it at twice
  * net.core.wmem_max and keeps it at that size (no autotuning for that
- * connection). Then FIN_WAIT2's FIN (shutdown() in repair mode), the
- * window, and repair mode off for all of them (the kernel sends a
- * window probe: the peer's answer gets both ends in step). The part of
+ * connection). Then FIN_WAIT2's FIN (shutdown() in repair mode) and
+ * the window. Then, for all of them, in this order: the sockets hear
+ * their peers again (TTL limit and filter off), the guest is announced
+ * on the pod's link (the caller's; a fabric like OVN switches on it),
+ * and repair mode goes off (the kernel sends a window probe: the peer's
+ * answer gets both ends in step, and must find the socket listening:
+ * with a fabric that switches at once, it is the first segment to
+ * come). The part of
  * the send queue never sent goes in after that, as ordinary data: as
  * much as the socket takes, and what doesn't fit is written as the socket
  * drains (TCP_F_TAIL, migrate_tail.c). Then FIN_WAIT1, CLOSING and
@@ -224,6 +234,14 @@ static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 	n = tcpm_fill(s, f->rcvq, e->rcvq);
 	if (n < 0 || (uint32_t)n < e->rcvq)
 		return n < 0 ? (int)n : -ENOBUFS;
+	/* Its timeouts within a second while we poke (migrate_poke.c),
+	 * armed as the in-flight data goes in. Not with the peer's window
+	 * closed: a socket that retransmits into a zero window without
+	 * hearing from the peer for twice that cap gives up
+	 * (tcp_rtx_probe0_timed_out())
+	 */
+	if (e->snd_wnd)
+		tcpm_rto_cap(s, true);
 	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)) ||
 	    (rc = tcpm_fill_sent(s, f->sndq, sent)))
 		return rc;
@@ -510,8 +528,6 @@ static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
 	int rc;
 
 	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED);
-	tcpm_deaf(conn->sock, false);
-	tcpm_filter_detach(conn->sock);
 	tcp_sock_tune(conn->sock);
 	/* Never sent: ordinary data now, what the socket takes; the rest as
 	 * it drains, then the FIN
@@ -546,10 +562,15 @@ static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
  *				  connections go live
  * @c:		execution context
  * @reset:	set to the number of connections reset towards the guest
+ * @before_off:	called once the sockets hear their peers again, just
+ *		before they leave repair mode (the announcement: the
+ *		fabric may switch on it, and the answers to the window
+ *		probes must find the sockets listening), or NULL
  *
  * Return: number of connections that went live
  */
-unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset)
+unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
+				    void (*before_off)(struct ctx *c))
 {
 	unsigned i, k = 0, done = 0, *idx;
 	int *fds;
@@ -566,6 +587,8 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset)
 		for (i = 0; i < tcpm_park.n; i++)
 			tcpm_reset_guest(c, tcpm_park.p[i].f);
 		tcp_migrate_target_drop(c);
+		if (before_off)
+			before_off(c);
 		return 0;
 	}
 
@@ -585,6 +608,21 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset)
 		}
 		fds[k++] = conn->sock;
 	}
+
+	/* Ready to hear the peers before any probe goes out: with a fabric
+	 * that switches at once (on the announcement), the answer to the
+	 * window probe of TCP_REPAIR_OFF is the first segment to arrive,
+	 * and a deaf socket would drop it (TCPMinTTLDrop), leaving the
+	 * sender to wait for the next poke. In repair mode meanwhile, the
+	 * socket takes what arrives as any socket does: its queues are
+	 * all there
+	 */
+	for (i = 0; i < k; i++) {
+		tcpm_deaf(fds[i], false);
+		tcpm_filter_detach(fds[i]);
+	}
+	if (before_off)
+		before_off(c);
 
 	/* Repair off for all at once: the window probes go out */
 	if (k && repair_set(c, fds, k, REPAIR_OFF))

@@ -253,9 +253,12 @@ static int tcpm_dump(const struct tcp_conn *conn, uint8_t st,
 	if ((rc = tcpm_get_u32(s, TCP_MAXSEG, &mss)))
 		return rc;
 	e->mss = mss;
-	if ((ti.tcpi_options & TCPI_OPT_TIMESTAMPS) &&
-	    (rc = tcpm_get_u32(s, TCP_TIMESTAMP, &e->timestamp)))
-		return rc;
+	if (ti.tcpi_options & TCPI_OPT_TIMESTAMPS) {
+		if ((rc = tcpm_get_u32(s, TCP_TIMESTAMP, &e->timestamp)))
+			return rc;
+		tcpm_ts_freeze(conn, e->timestamp,
+			       ti.tcpi_options & TCPM_TCPI_OPT_USEC_TS);
+	}
 	if ((rc = tcpm_get_window(s, &w)))
 		return rc;
 	e->snd_wl1 = w.snd_wl1;

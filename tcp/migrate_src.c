@@ -53,10 +53,7 @@
  *     mode (tcp_migrate_source_release()): the kernel sends nothing, no
  *     FIN, no RST. Every other connection is reset (see migrate.c).
  *
- * Target, at the LOAD (tcp_migrate_target()): for each flow of a stream
- * that parsed and validated as a whole, a socket is made, put in repair
- * mode and made deaf, given the MSS as TCP_MAXSEG (the kernel sizes its
- * segments at connect() from the MSS clamp, and TCP_REPAIR_OPTIONS sets
+ * The target's side is migrate_dst.c.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -82,17 +79,30 @@
 static bool tcpm_listen_paused;
 
 /**
- * struct tcpm_wnd - source: the send window of a held socket, which the
- *		     hold closes (see tcpm_shut_window())
+ * struct tcpm_wnd - source: what the hold changes in a held socket and a
+ *		     resume puts back: its send window (see
+ *		     tcpm_shut_window()) and its timestamp clock (see
+ *		     tcpm_ts_freeze())
  * @idx:	flow index
  * @gen:	flow generation
  * @snd_wnd:	the peer's window as it was
+ * @ts:		the timestamp clock as dumped, if @ts_at
+ * @ts_at:	when it was dumped (ms), 0 if the clock wasn't moved
+ * @ts_us:	the clock counts microseconds (TCPI_OPT_USEC_TS)
  */
 struct tcpm_wnd {
 	unsigned idx;
 	uint32_t gen;
 	uint32_t snd_wnd;
+	uint32_t ts;
+	uint64_t ts_at;
+	bool ts_us;
 };
+
+/* How far back a held socket's timestamp clock goes after the dump: far
+ * more than any linger, far less than the 2^31 of PAWS
+ */
+#define TCPM_TS_BACK	(1U << 30)
 
 static struct tcpm_wnd *tcpm_wnds;
 static unsigned tcpm_nwnds;
@@ -117,6 +127,60 @@ bool tcpm_saved_window(const struct tcp_conn *conn, uint32_t *wnd)
 		}
 	}
 	return false;
+}
+
+/* The entry of a held @conn in tcpm_wnds, NULL if none */
+static struct tcpm_wnd *tcpm_wnd_of(const struct tcp_conn *conn)
+{
+	unsigned i, idx = flow_idx((const union flow *)conn);
+
+	for (i = 0; i < tcpm_nwnds; i++) {
+		if (tcpm_wnds[i].idx == idx && tcpm_wnds[i].gen == conn->f.gen)
+			return &tcpm_wnds[i];
+	}
+	return NULL;
+}
+
+/**
+ * tcpm_ts_freeze() - a held socket's timestamp clock was dumped: set it
+ *		      far back, until the migration is over or fails
+ * @conn:	held connection, in repair mode
+ * @ts:		the clock as dumped (TCP_TIMESTAMP)
+ * @us:		the clock counts microseconds
+ *
+ * A held socket may still send: its retransmission timer runs (see the
+ * top of the file). Each such segment would carry a timestamp past the
+ * dumped one, the peer would take it as its ts_recent, and the target,
+ * whose clock starts from the dumped value when the state arrives, would
+ * be behind it: the peer would drop the target's data (PAWS) and, since
+ * Linux 6.14, its window probes (PAWSOldAck) until the target's clock
+ * caught up. With the clock far back, the peer drops the source's
+ * segments instead, and the target is ahead of everything the peer took.
+ */
+void tcpm_ts_freeze(const struct tcp_conn *conn, uint32_t ts, bool us)
+{
+	struct tcpm_wnd *w = tcpm_wnd_of(conn);
+	uint32_t back = ts - TCPM_TS_BACK;
+
+	if (!w || setsockopt(conn->sock, IPPROTO_TCP, TCP_TIMESTAMP, &back,
+			     sizeof(back)))
+		return;
+	w->ts = ts;
+	w->ts_at = now_ms();
+	w->ts_us = us;
+}
+
+/* The clock of a held @conn as it would be had the hold not moved it */
+static void tcpm_ts_thaw(const struct tcp_conn *conn)
+{
+	struct tcpm_wnd *w = tcpm_wnd_of(conn);
+	uint32_t ts;
+
+	if (!w || !w->ts_at)
+		return;
+	ts = w->ts + (uint32_t)(now_ms() - w->ts_at) * (w->ts_us ? 1000 : 1);
+	setsockopt(conn->sock, IPPROTO_TCP, TCP_TIMESTAMP, &ts, sizeof(ts));
+	w->ts_at = 0;
 }
 
 /*
@@ -273,7 +337,8 @@ static void tcpm_shut_window(void)
 		if (!tcpm_is_held(conn) || tcpm_get_window(conn->sock, &w))
 			continue;
 		tcpm_wnds[tcpm_nwnds++] = (struct tcpm_wnd){ i, conn->f.gen,
-							    w.snd_wnd };
+							    w.snd_wnd, 0, 0,
+							    false };
 		w.snd_wnd = 0;
 		if (setsockopt(conn->sock, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w,
 			       sizeof(w)))
@@ -459,8 +524,10 @@ unsigned tcp_migrate_source_resume(struct ctx *c)
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 
-		if (tcpm_is_held(conn))
-			tcpm_open_window(conn);
+		if (!tcpm_is_held(conn))
+			continue;
+		tcpm_open_window(conn);
+		tcpm_ts_thaw(conn);
 	}
 	tcpm_wnds_free();
 	fds = calloc(held, sizeof(*fds));
