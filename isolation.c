@@ -138,6 +138,9 @@
 #ifndef TCP_REPAIR_WINDOW
 #define TCP_REPAIR_WINDOW	29
 #endif
+#ifndef TCP_RTO_MAX_MS
+#define TCP_RTO_MAX_MS		44	/* Linux 6.15 */
+#endif
 #ifndef SO_PEEK_OFF
 #define SO_PEEK_OFF		42
 #endif
@@ -916,6 +919,8 @@ static const struct iso_rule iso_rules[] = {
 	  "tcp/migrate_src.c, tcp/migrate_dst.c: restored windows" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_MAXSEG),
 	  "tcp/migrate_dst.c: a restored socket's MSS before connect()" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_RTO_MAX_MS),
+	  "tcp/migrate.c: a restored socket's timeouts while it is poked" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IP, IP_MINTTL),
 	  "tcp/migrate.c: a held or parked socket deaf to the peer" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IPV6, IPV6_MINHOPCOUNT),
