@@ -19,7 +19,9 @@ void tcp_migrate_listen(struct ctx *c, bool on);
 bool tcp_migrate_listen_paused(void);
 int tcp_migrate_source_hold(struct ctx *c);
 void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b);
-unsigned tcp_migrate_source_resume(struct ctx *c);
+unsigned tcp_migrate_source_resume(struct ctx *c, bool give_up,
+				   unsigned *waiting);
+unsigned tcp_migrate_movable(void);
 unsigned tcp_migrate_source_release(struct ctx *c);
 unsigned tcp_migrate_source_unborn(struct ctx *c);
 unsigned tcp_migrate_held(void);

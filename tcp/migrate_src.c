@@ -508,19 +508,32 @@ rollback:
  * tcp_migrate_source_resume() - the migration failed: take the held
  *				 connections back
  * @c:		execution context
+ * @give_up:	reset those that can't leave repair mode now, rather than
+ *		leave them held for a helper to come
+ * @waiting:	set to how many stay held, waiting for a repair helper
+ *
+ * Leaving repair mode needs the helper (or CAP_NET_ADMIN). Without one,
+ * a held connection can't move data: unless @give_up, it stays held,
+ * deaf and silent, as it was, and a later call (a helper connected)
+ * takes it back; with @give_up it is reset (closed in repair mode, which
+ * the peer doesn't hear; the guest gets a RST).
  *
  * Return: number of connections resumed
  */
-unsigned tcp_migrate_source_resume(struct ctx *c)
+unsigned tcp_migrate_source_resume(struct ctx *c, bool give_up,
+				   unsigned *waiting)
 {
 	unsigned i, span = flow_span(), n, held = 0, done = 0;
 	int *fds;
 
+	*waiting = 0;
 	tcp_migrate_listen(c, true);
 	for (i = 0; i < span; i++)
 		held += tcpm_is_held(tcp_conn_at(i));
-	if (!held)
+	if (!held) {
+		tcpm_wnds_free();
 		return 0;
+	}
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 
@@ -529,19 +542,24 @@ unsigned tcp_migrate_source_resume(struct ctx *c)
 		tcpm_open_window(conn);
 		tcpm_ts_thaw(conn);
 	}
-	tcpm_wnds_free();
 	fds = calloc(held, sizeof(*fds));
 	if (fds) {
 		n = tcpm_held_fds(fds, held);
 		if (repair_set(c, fds, n, REPAIR_OFF))
-			warn("Can't clear TCP_REPAIR on resumed connections: "
-			     "they will be reset");
+			warn("Can't clear TCP_REPAIR on resumed connections "
+			     "(no passt-repair helper)");
 		free(fds);
 	}
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 
-		if (!tcpm_is_held(conn) || !tcpm_take_back(c, conn))
+		if (!tcpm_is_held(conn))
+			continue;
+		if (!give_up && tcpm_in_repair(conn->sock)) {
+			(*waiting)++;
+			continue;
+		}
+		if (!tcpm_take_back(c, conn))
 			continue;
 		conn = tcp_conn_at(i);
 		if (!conn)
@@ -559,6 +577,8 @@ unsigned tcp_migrate_source_resume(struct ctx *c)
 		tcp_data_to_guest(c, conn);
 		done++;
 	}
+	if (!*waiting)
+		tcpm_wnds_free();
 	return done;
 }
 
@@ -644,5 +664,23 @@ unsigned tcp_migrate_held(void)
 
 	for (i = 0; i < span; i++)
 		n += tcpm_is_held(tcp_conn_at(i));
+	return n;
+}
+
+/**
+ * tcp_migrate_movable() - how many connections a SAVE now would hold
+ *
+ * Return: established connections with a socket, not held already
+ */
+unsigned tcp_migrate_movable(void)
+{
+	unsigned i, span = flow_span(), n = 0;
+
+	for (i = 0; i < span; i++) {
+		const struct tcp_conn *conn = tcp_conn_at(i);
+
+		n += conn && conn->f.state == TCP_ST_ESTABLISHED &&
+		     conn->sock >= 0 && !(conn->flags & TCP_F_MIGRATED);
+	}
 	return n;
 }
