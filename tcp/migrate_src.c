@@ -365,6 +365,33 @@ static void tcpm_wnds_free(void)
 	tcpm_nwnds = 0;
 }
 
+/* Connections a listener's queue holds at most, as far as we look */
+#define TCPM_DRAIN_MAX	4096
+
+/*
+ * Reset what the kernel completed on listener @s and we haven't accepted
+ * yet: from the SAVE on we won't, and such a connection, not ours, is
+ * neither deaf nor held: it would take (and acknowledge) what its peer
+ * sends during the linger, and be reset when the listener closes. Reset
+ * now, the peer learns at once, and tries again (its SYNs reach the target
+ * once the fabric has switched). Return: how many
+ */
+static unsigned tcpm_listen_drain(int s)
+{
+	struct linger rst = { .l_onoff = 1, .l_linger = 0 };
+	unsigned n;
+
+	for (n = 0; n < TCPM_DRAIN_MAX; n++) {
+		int a = accept4(s, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (a < 0)
+			break;
+		setsockopt(a, SOL_SOCKET, SO_LINGER, &rst, sizeof(rst));
+		close(a);
+	}
+	return n;
+}
+
 /**
  * tcp_migrate_listen() - forwarded ports take connections, or not
  * @c:		execution context
@@ -380,7 +407,7 @@ static void tcpm_wnds_free(void)
 void tcp_migrate_listen(struct ctx *c, bool on)
 {
 	const int *fds;
-	unsigned i, n = fwd_tcp_listeners(&fds);
+	unsigned i, n = fwd_tcp_listeners(&fds), drained = 0;
 
 	if (tcpm_listen_paused == !on)
 		return;
@@ -402,10 +429,16 @@ void tcp_migrate_listen(struct ctx *c, bool on)
 		}
 		loop_mod(c, fds[i], on ? EPOLLIN : 0,
 			 loop_ref(REF_TCP_LISTEN, ref, (uint32_t)fds[i]));
+		if (!on)
+			drained += tcpm_listen_drain(fds[i]);
 	}
 	if (n)
 		debug("Migration: %u forwarded TCP port listener(s) %s", n,
 		      on ? "taking connections again" : "dropping SYNs");
+	if (drained)
+		info("Migration: %u connection(s) waiting in a forwarded port's "
+		     "queue reset (the guest never saw them: they can't move)",
+		     drained);
 }
 
 /**
