@@ -116,6 +116,18 @@ static void tcpm_sockaddr(union sockaddr_inany *sa, const struct in6_addr *a,
 		sockaddr_set(sa, AF_INET6, a, port);
 }
 
+/*
+ * Did the source's socket end cleanly, both FINs exchanged and ours
+ * acknowledged? FIN_WAIT2 with the peer's FIN is how it's written (a
+ * socket can't be both: it goes to TIME_WAIT, then CLOSE): its peer may
+ * have no socket any more, and anything sent to it draws a RST
+ */
+static bool tcpm_closed(const struct mig_flow_in *f)
+{
+	return f->e.tcpi_state == MIG_TCP_FIN_WAIT2 &&
+	       (f->b.events & MIG_EV_SOCK_FIN_RCVD);
+}
+
 /* Index of the HOST side of a record (the other is the TAP side) */
 static int tcpm_host(const struct mig_flow_in *f)
 {
@@ -154,8 +166,11 @@ static int tcpm_restore_conn(int s, const struct mig_flow_in *f)
 	    setsockopt(s, IPPROTO_TCP, TCP_TIMESTAMP, &e->timestamp,
 		       sizeof(e->timestamp)))
 		return -errno;
-	/* FIN_WAIT2: seq_snd is one past our FIN, queued again later */
-	seq_snd = e->seq_snd - (e->tcpi_state == MIG_TCP_FIN_WAIT2 ? 1 : 0);
+	/* FIN_WAIT2: seq_snd is one past our FIN, queued again later; not
+	 * for one that closed cleanly (see tcpm_closed_go())
+	 */
+	seq_snd = e->seq_snd - (e->tcpi_state == MIG_TCP_FIN_WAIT2 &&
+				!tcpm_closed(f) ? 1 : 0);
 	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)) ||
 	    setsockopt(s, IPPROTO_TCP, TCP_QUEUE_SEQ, &seq_snd,
 		       sizeof(seq_snd)))
@@ -245,7 +260,8 @@ static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)) ||
 	    (rc = tcpm_fill_sent(s, f->sndq, sent)))
 		return rc;
-	if (e->tcpi_state == MIG_TCP_FIN_WAIT2 && shutdown(s, SHUT_WR))
+	if (e->tcpi_state == MIG_TCP_FIN_WAIT2 && !tcpm_closed(f) &&
+	    shutdown(s, SHUT_WR))
 		return -errno;
 	if (setsockopt(s, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w)))
 		return -errno;
@@ -515,6 +531,30 @@ unsigned tcp_migrate_target_drop(struct ctx *c)
 	return n;
 }
 
+/*
+ * A connection that closed cleanly at the source, out of repair mode: its
+ * peer is done with it and may have no socket left, so nothing may reach
+ * it, or its RST would take what the guest hasn't read yet. The socket was
+ * restored without our FIN (queued again, it would be retransmitted) and
+ * left repair mode without a window probe; shut down for reading, it sends
+ * no window update either as the guest drains it. Its FINs are the flow's
+ * already. Return: 0 or -errno
+ */
+static int tcpm_closed_go(struct ctx *c, struct tcp_conn *conn)
+{
+	tcpm_rto_cap(conn->sock, false);
+	if (shutdown(conn->sock, SHUT_RD))
+		return -errno;
+	if (loop_add(c, conn->sock, tcpm_events(conn),
+		     flow_ref((union flow *)conn, REF_TCP)))
+		return -EIO;
+	if ((conn->flags & TCP_F_GUEST_FIN) && (conn->flags & TCP_F_FIN_ACKED)) {
+		conn->flags |= TCP_F_DRAINING;
+		conn->timer = now_ms();
+	}
+	return 0;
+}
+
 /* Parked @conn out of repair mode: the never-sent part, a FIN, the loop */
 static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
 		   const struct mig_flow_in *f)
@@ -529,6 +569,8 @@ static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
 
 	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED);
 	tcp_sock_tune(conn->sock);
+	if (tcpm_closed(f))
+		return tcpm_closed_go(c, conn);
 	/* Never sent: ordinary data now, what the socket takes; the rest as
 	 * it drains, then the FIN
 	 */
@@ -572,16 +614,18 @@ static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
 unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 				    void (*before_off)(struct ctx *c))
 {
-	unsigned i, k = 0, done = 0, *idx;
-	int *fds;
+	unsigned i, k = 0, q = 0, done = 0, poked = 0, *idx;
+	int *fds, *quiet;
 
 	*reset = 0;
 	if (!tcpm_park.n)
 		return 0;
 	fds = calloc(tcpm_park.n, sizeof(*fds));
+	quiet = calloc(tcpm_park.n, sizeof(*quiet));
 	idx = calloc(tcpm_park.n, sizeof(*idx));
-	if (!fds || !idx) {
+	if (!fds || !quiet || !idx) {
 		free(fds);
+		free(quiet);
 		free(idx);
 		*reset = tcpm_park.n;
 		for (i = 0; i < tcpm_park.n; i++)
@@ -606,7 +650,10 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 			tcpm_park_close(conn);
 			continue;
 		}
-		fds[k++] = conn->sock;
+		if (tcpm_closed(p->f))
+			quiet[q++] = conn->sock;
+		else
+			fds[k++] = conn->sock;
 	}
 
 	/* Ready to hear the peers before any probe goes out: with a fabric
@@ -624,8 +671,11 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 	if (before_off)
 		before_off(c);
 
-	/* Repair off for all at once: the window probes go out */
-	if (k && repair_set(c, fds, k, REPAIR_OFF))
+	/* Repair off for all at once: the window probes go out. Not for
+	 * those that closed cleanly: their peers may have no socket left
+	 */
+	if ((k && repair_set(c, fds, k, REPAIR_OFF)) ||
+	    (q && repair_set(c, quiet, q, REPAIR_OFF_NO_WP)))
 		warn("Migration: can't clear TCP_REPAIR on restored "
 		     "connections: those left in repair mode are reset");
 
@@ -653,13 +703,17 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 			(*reset)++;
 			continue;
 		}
-		fds[done] = conn->sock;
-		idx[done++] = p->idx;
+		done++;
+		if (!tcpm_closed(p->f)) {
+			fds[poked] = conn->sock;
+			idx[poked++] = p->idx;
+		}
 		tcp_ack_now(c, conn);
 		tcp_data_to_guest(c, conn);
 	}
-	tcpm_poke_start(fds, idx, done);
+	tcpm_poke_start(fds, idx, poked);
 	free(fds);
+	free(quiet);
 	free(idx);
 	tcpm_park_free();
 	return done;
