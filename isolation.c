@@ -894,6 +894,8 @@ static const struct iso_rule iso_rules[] = {
 	  "receive buffers (tap/stream.c: not in this mode)" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_LINGER),
 	  "tcp/tcp.c: reset instead of FIN" },
+	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_OOBINLINE),
+	  "tcp/conn.c, tcp/migrate_src.c: urgent data kept in the stream" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_PEEK_OFF),
 	  "tcp/conn.c, tcp/to_guest.c, tcp/migrate_src.c: peeking at "
 	  "unacknowledged data" },

@@ -226,6 +226,35 @@ static int tcpm_peek(int s, uint8_t *buf, uint32_t len)
 }
 
 /*
+ * Read @len bytes of the receive queue (repair mode), exactly: a read
+ * stops at the mark of urgent data (tcp_recvmsg_locked(), even with
+ * SO_OOBINLINE), so with a peek offset (Linux 6.9), go on from where the
+ * last one stopped. Return: 0 or -errno
+ */
+static int tcpm_peek_rcvq(int s, uint8_t *buf, uint32_t len)
+{
+	int zero = 0, off = -1, err = 0;
+	uint32_t got = 0;
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	if (!tcp_peek_offset_ok)
+		return tcpm_peek(s, buf, len);
+	setsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero));
+	while (got < len) {
+		n = recv(s, buf + got, len - got, MSG_PEEK | MSG_DONTWAIT);
+		if (n <= 0) {
+			err = n < 0 ? errno : EIO;
+			break;
+		}
+		got += (uint32_t)n;
+	}
+	setsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off));
+	return err ? -err : 0;
+}
+
+/*
  * Dump one held socket (repair mode) of @conn into @e and its queues
  * (malloc'd, the caller frees them), @st being its state as
  * tcpm_sock_state() gave it. Never-sent data still waiting in our memory
@@ -329,7 +358,7 @@ static int tcpm_dump(const struct tcp_conn *conn, uint8_t st,
 		return -E2BIG;
 	if (e->rcvq && !(*rcvq = malloc(e->rcvq)))
 		return -ENOMEM;
-	if ((rc = tcpm_peek(s, *rcvq, e->rcvq)))
+	if ((rc = tcpm_peek_rcvq(s, *rcvq, e->rcvq)))
 		return rc;
 	tcpm_queue(s, TCPM_QUEUE_NONE);
 	return 0;

@@ -464,7 +464,7 @@ bool tcp_migrate_listen_paused(void)
 int tcp_migrate_source_hold(struct ctx *c)
 {
 	unsigned i, span = flow_span(), n, held = 0, unfiltered = 0;
-	int *fds, rc, attach_err = 0;
+	int *fds, rc, attach_err = 0, one = 1;
 
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
@@ -483,6 +483,11 @@ int tcp_migrate_source_hold(struct ctx *c)
 		if ((rc = tcpm_filter_attach(conn->sock)))
 			attach_err = -rc;
 		tcpm_deaf(conn->sock, true);
+		/* Urgent data already taken stays in the dumped stream: with
+		 * it out of line, SIOCINQ stops at its mark (tcp_inq())
+		 */
+		setsockopt(conn->sock, SOL_SOCKET, SO_OOBINLINE, &one,
+			   sizeof(one));
 		loop_del(c, conn->sock);
 		if (tcp_peek_offset_ok)
 			setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &off,
