@@ -141,6 +141,9 @@
 #ifndef TCP_RTO_MAX_MS
 #define TCP_RTO_MAX_MS		44	/* Linux 6.15 */
 #endif
+#ifndef SO_BUF_LOCK
+#define SO_BUF_LOCK		72	/* Linux 5.14 */
+#endif
 #ifndef SO_PEEK_OFF
 #define SO_PEEK_OFF		42
 #endif
@@ -890,6 +893,8 @@ static const struct iso_rule iso_rules[] = {
 	  "fwd/fwd.c, icmp/icmp.c: -i/--outbound-if*" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_SNDBUF),
 	  "tcp/migrate_dst.c: the restored socket's send buffer" },
+	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_BUF_LOCK),
+	  "tcp/migrate_dst.c: ...unlocked again for autotuning" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_RCVBUF),
 	  "receive buffers (tap/stream.c: not in this mode)" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_LINGER),

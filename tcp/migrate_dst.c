@@ -32,8 +32,8 @@
  * fits in the send buffer a new socket gets from autotuning unless the
  * source had more in flight than that (a long fat path): then, and only
  * then, the buffer is set with SO_SNDBUF, which caps it at twice
- * net.core.wmem_max and keeps it at that size (no autotuning for that
- * connection). Then FIN_WAIT2's FIN (shutdown() in repair mode) and
+ * net.core.wmem_max, and unlocked again (SO_BUF_LOCK 0): autotuning grows
+ * it from there as it grew the source's. Then FIN_WAIT2's FIN (shutdown() in repair mode) and
  * the window. Then, for all of them, in this order: the sockets hear
  * their peers again (TTL limit and filter off), the guest is announced
  * on the pod's link (the caller's; a fabric like OVN switches on it),
@@ -79,6 +79,10 @@ struct tcpm_opt {
 #define TCPM_OPT_WINDOW		3
 #define TCPM_OPT_SACK_PERM	4
 #define TCPM_OPT_TIMESTAMP	8
+
+#ifndef SO_BUF_LOCK
+#define SO_BUF_LOCK	72	/* Linux 5.14, asm-generic/socket.h */
+#endif
 
 /* Largest MSS TCP_MAXSEG takes (the kernel's MAX_TCP_WINDOW) */
 #define TCPM_MAXSEG_MAX	32767
@@ -193,7 +197,7 @@ static int tcpm_restore_conn(int s, const struct mig_flow_in *f)
 static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
 {
 	ssize_t n = tcpm_fill(s, p, len);
-	int want, got = 0;
+	int want, got = 0, unlock = 0;
 	socklen_t sl = sizeof(got);
 
 	if (n < 0 || (uint32_t)n == len)
@@ -202,9 +206,12 @@ static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
 			(uint64_t)INT32_MAX / 2);
 	setsockopt(s, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want));
 	getsockopt(s, SOL_SOCKET, SO_SNDBUF, &got, &sl);
+	/* SO_SNDBUF locks the size for the socket's life: autotuning, which
+	 * grew the source's buffer, may go on from there (Linux 5.14)
+	 */
+	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
 	info("Migration: %u bytes in flight to restore, more than a new "
-	     "socket's buffer: its send buffer is now %i bytes, fixed",
-	     len, got);
+	     "socket's buffer: its send buffer is now %i bytes", len, got);
 	p += n;
 	len -= (uint32_t)n;
 	n = tcpm_fill(s, p, len);
