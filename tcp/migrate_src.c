@@ -288,7 +288,11 @@ static void tcpm_unhold(struct ctx *c, struct tcp_conn *conn)
 	if (tcp_peek_offset_ok) {
 		int po = (int)(conn->seq_to_guest - conn->seq_acked);
 
-		if (conn->flags & TCP_F_FIN_SENT)
+		/* Our FIN is in that span, not in the socket; a FIN the
+		 * guest ACKed leaves no span at all (-1 would turn the
+		 * offset off, and a peek would start at the queue's head)
+		 */
+		if ((conn->flags & TCP_F_FIN_SENT) && po > 0)
 			po--;
 		setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &po,
 			   sizeof(po));
