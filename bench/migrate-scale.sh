@@ -10,12 +10,16 @@
 #   CONNS="1 10" REPS=1 DAEMONS=ours sudo -E bench/migrate-scale.sh
 #
 # DAEMONS (default "ours upstream"): ours is $PASST (build/passt), upstream
-# Debian 13's passt (0.0~git20250503, test/upstream/fetch.sh, cached in
-# /var/cache/passt-test/upstream), each with its own passt-repair. Each is
+# the newest upstream passt at hand (bench/upstream.sh: Debian sid's, else
+# Debian 13's, each cached under /var/cache/passt-test), each with its own
+# passt-repair. Each is
 # measured in the migration harness of test/integration (migrate-lib.sh:
 # the GUEST namespace's kernel is the guest behind vu-front, SRC and DST
 # pods with the same addresses, a FABRIC router with the peer), at Debian's
 # default net.core.wmem_max/rmem_max (212992, as every migration test).
+# WS (default "0 3000"): the fabric switches W ms after the target runs
+# the guest, for each W in turn (0: at once, as OVN does on the target's
+# RARP, which our target sends as it starts the guest).
 # For each N in CONNS (default "1 100 1000"), REPS times (default 3): N
 # pattern streams between the peer and the guest, half of them peer ->
 # guest and half guest -> peer (IPv4; at RATE KiB/s each, default 64, but
@@ -37,7 +41,9 @@
 #
 # Then every stream is stopped and checked byte for byte, and the old
 # source ends (SIGUSR2; Debian 13's passt exits by itself once migrated).
-# The table shows medians over the REPS migrations, and "broken": streams
+# The table shows medians over the REPS migrations (resume: the median of
+# each migration's median, and the worst single connection of all of
+# them), and "broken": streams
 # that failed (reset, or not byte-exact) in all REPS migrations together,
 # with the daemons' "Migration:" lines in the log. PT_KEEP=1 keeps the
 # captures and logs.
@@ -48,40 +54,45 @@ export PASST=${PASST:-$BENCH_TOP/build/passt}
 export TOOLS=${TOOLS:-$BENCH_TOP/build/test/tools}
 DAEMONS=${DAEMONS:-ours upstream}
 
-# The top level: one run of this script per daemon, then one table
+# The top level: one run of this script per daemon and W, then one table
 if [ -z "${MS_DAEMON:-}" ]; then
 	out=$(mktemp -d /tmp/migrate-scale.XXXXXX)
 	st=0
+	WS=${WS:-${W:-0 3000}}
 	for d in $DAEMONS; do
 		case $d in
 		ours)
 			bin=$PASST
 			;;
 		upstream)
-			up=$(sh "$BENCH_TOP/test/upstream/fetch.sh" 2>"$out/fetch.err" |
+			up=$(sh "$BENCH_TOP/bench/upstream.sh" 2>"$out/fetch.err" |
 			     tail -n 1) ||
 				{ echo "upstream passt unavailable: $(tail -n 1 "$out/fetch.err")" >&2
 				  continue; }
 			bin=$up/passt
+			grep -h 'cached:\|fetched' "$out/fetch.err" >&2 || :
 			;;
 		*)
 			echo "DAEMONS: ours, upstream, not $d" >&2
 			exit 2
 			;;
 		esac
-		echo "migrate-scale: $d ($bin)" >&2
-		MS_DAEMON=$d MS_OUT=$out/$d.results PASST_MIG=$bin \
-			PT_ID=mb$$$d bash "$0" || st=$?
+		for w in $WS; do
+			echo "migrate-scale: $d ($bin), W=$w" >&2
+			MS_DAEMON=$d MS_OUT=$out/$d.$w.results PASST_MIG=$bin \
+				W=$w PT_ID=mb$$$d bash "$0" || st=$?
+		done
 	done
-	printf '\nmigrate-scale: W=%s ms, %s KiB/s per connection (%s KiB/s in all at most), medians of %s, at net.core.wmem_max=rmem_max=%s\n' \
-		"${W:-0}" "${RATE:-64}" "${RATE_TOTAL:-8192}" "${REPS:-3}" \
+	printf '\nmigrate-scale: %s KiB/s per connection (%s KiB/s in all at most), medians of %s, at net.core.wmem_max=rmem_max=%s\n' \
+		"${RATE:-64}" "${RATE_TOTAL:-8192}" "${REPS:-3}" \
 		"${MIG_WMEM_MAX:-212992}"
-	printf '| daemon | connections | state bytes | downtime ms | total ms | resume ms (median) | resume ms (max) | moved | broken |\n'
-	printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+	printf '| daemon | W ms | connections | state bytes | downtime ms | total ms | resume ms (median) | resume ms (worst) | moved | broken |\n'
+	printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 	for d in $DAEMONS; do
-		[ -s "$out/$d.results" ] || continue
+	for w in $WS; do
+		[ -s "$out/$d.$w.results" ] || continue
 		for n in ${CONNS:-1 100 1000}; do
-			awk -v d="$d" -v n="$n" '
+			awk -v d="$d" -v n="$n" -v w="$w" '
 				function med(a, k,   i, j, t) {
 					for (i = 1; i <= k; i++)
 						for (j = i + 1; j <= k; j++)
@@ -93,16 +104,17 @@ if [ -z "${MS_DAEMON:-}" ]; then
 					k++
 					dt[k] = $2; tt[k] = $3; sb[k] = $4
 					if ($5 != "-") { m++; rm[m] = $5 }
-					if ($6 != "-") { x++; rx[x] = $6 }
+					if ($6 != "-") { x++; rx[x] = $6; if ($6 + 0 > worst) worst = $6 + 0 }
 					got += $7; bad += $8
 				}
 				END {
 					if (!k) exit
-					printf "| %s | %s | %s | %s | %s | %s | %s | %s of %s | %s |\n",
-						d, n, med(sb, k), med(dt, k), med(tt, k),
-						med(rm, m), med(rx, x), got, n * k, bad + 0
-				}' "$out/$d.results"
+					printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s of %s | %s |\n",
+						d, w, n, med(sb, k), med(dt, k), med(tt, k),
+						med(rm, m), x ? worst : "-", got, n * k, bad + 0
+				}' "$out/$d.$w.results"
 		done
+	done
 	done
 	[ "${PT_KEEP:-0}" = 1 ] || rm -rf "$out"
 	exit "$st"
