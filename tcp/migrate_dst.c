@@ -671,10 +671,8 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 	 * socket takes what arrives as any socket does: its queues are
 	 * all there
 	 */
-	for (i = 0; i < k; i++) {
-		tcpm_deaf(fds[i], false);
-		tcpm_filter_detach(fds[i]);
-	}
+	for (i = 0; i < k; i++)
+		tcpm_deaf(fds[i], false);	/* the helper's filter: at "off" */
 	if (before_off)
 		before_off(c);
 

@@ -228,12 +228,12 @@ static int tcpm_peek(int s, uint8_t *buf, uint32_t len)
 /*
  * Read @len bytes of the receive queue (repair mode), exactly: a read
  * stops at the mark of urgent data (tcp_recvmsg_locked(), even with
- * SO_OOBINLINE), so with a peek offset (Linux 6.9), go on from where the
- * last one stopped. Return: 0 or -errno
+ * SO_OOBINLINE), so with a peek offset (Linux 6.9; the hold set it to 0,
+ * the head of the queue), go on from where the last one stopped. Return:
+ * 0 or -errno
  */
 static int tcpm_peek_rcvq(int s, uint8_t *buf, uint32_t len)
 {
-	int zero = 0, off = -1, err = 0;
 	uint32_t got = 0;
 	ssize_t n;
 
@@ -241,17 +241,15 @@ static int tcpm_peek_rcvq(int s, uint8_t *buf, uint32_t len)
 		return 0;
 	if (!tcp_peek_offset_ok)
 		return tcpm_peek(s, buf, len);
-	setsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero));
 	while (got < len) {
 		n = recv(s, buf + got, len - got, MSG_PEEK | MSG_DONTWAIT);
-		if (n <= 0) {
-			err = n < 0 ? errno : EIO;
-			break;
-		}
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return -EIO;
 		got += (uint32_t)n;
 	}
-	setsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off));
-	return err ? -err : 0;
+	return 0;
 }
 
 /*

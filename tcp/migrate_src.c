@@ -472,7 +472,7 @@ int tcp_migrate_source_hold(struct ctx *c)
 
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
-		int off = -1;
+		int zero = 0;
 
 		if (!conn || conn->f.state != TCP_ST_ESTABLISHED ||
 		    conn->sock < 0 || (conn->flags & TCP_F_MIGRATED))
@@ -482,9 +482,10 @@ int tcp_migrate_source_hold(struct ctx *c)
 			continue;
 		/* Some kernels want CAP_NET_ADMIN for any socket filter:
 		 * then our passt-repair attaches it with TCP_REPAIR (checked
-		 * below), and the TTL limit works anyway
+		 * below), and the TTL limit works anyway. Refused once, it
+		 * will be for the others too
 		 */
-		if ((rc = tcpm_filter_attach(conn->sock)))
+		if (!attach_err && (rc = tcpm_filter_attach(conn->sock)))
 			attach_err = -rc;
 		tcpm_deaf(conn->sock, true);
 		/* Urgent data already taken stays in the dumped stream: with
@@ -493,9 +494,12 @@ int tcp_migrate_source_hold(struct ctx *c)
 		setsockopt(conn->sock, SOL_SOCKET, SO_OOBINLINE, &one,
 			   sizeof(one));
 		loop_del(c, conn->sock);
+		/* The dump peeks the receive queue from its head, on past
+		 * the marks of urgent data (migrate_dump.c)
+		 */
 		if (tcp_peek_offset_ok)
-			setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &off,
-				   sizeof(off));
+			setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &zero,
+				   sizeof(zero));
 		conn->flags |= TCP_F_MIGRATED;
 		held++;
 	}
