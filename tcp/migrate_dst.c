@@ -256,14 +256,6 @@ static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 	n = tcpm_fill(s, f->rcvq, e->rcvq);
 	if (n < 0 || (uint32_t)n < e->rcvq)
 		return n < 0 ? (int)n : -ENOBUFS;
-	/* Its timeouts within a second while we poke (migrate_poke.c),
-	 * armed as the in-flight data goes in. Not with the peer's window
-	 * closed: a socket that retransmits into a zero window without
-	 * hearing from the peer for twice that cap gives up
-	 * (tcp_rtx_probe0_timed_out())
-	 */
-	if (e->snd_wnd)
-		tcpm_rto_cap(s, true);
 	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)) ||
 	    (rc = tcpm_fill_sent(s, f->sndq, sent)))
 		return rc;
@@ -549,7 +541,6 @@ unsigned tcp_migrate_target_drop(struct ctx *c)
  */
 static int tcpm_closed_go(struct ctx *c, struct tcp_conn *conn)
 {
-	tcpm_rto_cap(conn->sock, false);
 	if (shutdown(conn->sock, SHUT_RD))
 		return -errno;
 	if (loop_add(c, conn->sock, tcpm_events(conn),
@@ -623,6 +614,7 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 {
 	unsigned i, k = 0, q = 0, done = 0, poked = 0, *idx;
 	int *fds, *quiet;
+	bool *cap;
 
 	*reset = 0;
 	if (!tcpm_park.n)
@@ -630,10 +622,12 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 	fds = calloc(tcpm_park.n, sizeof(*fds));
 	quiet = calloc(tcpm_park.n, sizeof(*quiet));
 	idx = calloc(tcpm_park.n, sizeof(*idx));
-	if (!fds || !quiet || !idx) {
+	cap = calloc(tcpm_park.n, sizeof(*cap));
+	if (!fds || !quiet || !idx || !cap) {
 		free(fds);
 		free(quiet);
 		free(idx);
+		free(cap);
 		*reset = tcpm_park.n;
 		for (i = 0; i < tcpm_park.n; i++)
 			tcpm_reset_guest(c, tcpm_park.p[i].f);
@@ -711,15 +705,17 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 		done++;
 		if (!tcpm_closed(p->f)) {
 			fds[poked] = conn->sock;
+			cap[poked] = p->f->e.snd_wnd;
 			idx[poked++] = p->idx;
 		}
 		tcp_ack_now(c, conn);
 		tcp_data_to_guest(c, conn);
 	}
-	tcpm_poke_start(fds, idx, poked);
+	tcpm_poke_start(fds, idx, cap, poked);
 	free(fds);
 	free(quiet);
 	free(idx);
+	free(cap);
 	tcpm_park_free();
 	return done;
 }

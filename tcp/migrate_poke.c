@@ -23,9 +23,11 @@
  * before the switch go to the source, and a poke answered there makes the
  * next one unanswered for 500 ms. Hence:
  *
- *  - before the switch shows, one "sentinel" is poked per tick, in turn
- *    (each socket at most every TCPM_POKE_MS), rather than all of them:
- *    most sockets then have no unanswered probe of ours at the peer;
+ *  - before the switch shows, only one socket, the "sentinel", is poked,
+ *    every TCPM_POKE_MS, and another one takes over after
+ *    TCPM_SENTINEL_POKES (its peer may be the one that's gone): the
+ *    others then have no probe of ours answered to the source in the last
+ *    500 ms when the switch comes, and theirs is answered at once;
  *  - the first sign of the switch (anything from any peer: tcpi_segs_in,
  *    read for a bounded number of sockets per tick, sentinels first; or
  *    SIGUSR2 from the launcher) pokes every socket still waiting at once,
@@ -37,17 +39,20 @@
  *    (nothing a TCP socket sends makes its peer retransmit sooner:
  *    doc/migration.md, section 10).
  *
- * The restored sockets also get TCP_RTO_MAX_MS (Linux 6.15) at its least,
- * 1 s (migrate_dst.c), until they leave the list or TCPM_POKE_FAST_MS
- * have passed: their first timeout (3 s without an RTT sample) and the
- * backed-off ones after it come within a second. That is how a hole in
- * what the source had in flight gets filled soon after the switch: the
- * peer acknowledges up to it at once, but the kernel can't tell it lost
- * (RACK ignores the TCPCB_REPAIRED data), and only a timeout sends it
- * again. The default (120 s) comes back in time: a cap left on would cut
- * the connection's patience short (tcp_retries2 is modelled with it:
- * about 14 s with 1 s, against 15 minutes), in later outages and in a
- * cut-over longer than that.
+ * At the first sign of the switch, the sockets still on the list also get
+ * TCP_RTO_MAX_MS (Linux 6.15) at its least, 1 s, for TCPM_CAP_MS or
+ * until they leave the list: the next timeout, armed again by the first
+ * ACK that comes (a hole in what the source had in flight: the peer
+ * acknowledges up to it at once), comes within a second. The kernel can't
+ * tell that hole lost (RACK ignores the TCPCB_REPAIRED data), and only a
+ * timeout sends it again: without the cap, 3 s and more. Not before the
+ * switch: timeouts every second into the cut-over would each shrink the
+ * congestion window to one segment again for nothing. The default (120 s)
+ * comes back in time: a cap left on would cut the connection's patience
+ * short (tcp_retries2 is modelled with it: about 14 s with 1 s, against 15
+ * minutes). Not for a socket whose peer has its window closed, which a
+ * cap would give up on after 2 s without an ACK
+ * (tcp_rtx_probe0_timed_out()): those aren't blocked on a timeout anyway.
  *
  * Everything stops TCPM_POKE_FOR_MS after the release. If a poke can't be
  * made (no helper any more), pokes stop; a socket a helper left in repair
@@ -79,17 +84,21 @@
 #define TCPM_POKE_FOR_MS	30000	/* no poke after this */
 #define TCPM_POKE_CHECK		256	/* sockets read per tick, at most */
 #define TCPM_STUCK_MS		30000	/* left in repair mode: reset then */
+#define TCPM_CAP_MS		5000	/* RTO capped that long after a sign */
+#define TCPM_SENTINEL_POKES	4	/* then the next socket is the sentinel */
 
 /**
  * struct tcpm_poked - a restored socket we poke
  * @idx:	flow index
  * @sock:	its socket when restored
  * @last:	last poke, ms (0: never)
+ * @cap:	its timeouts may be capped (the peer's window wasn't closed)
  */
 struct tcpm_poked {
 	unsigned idx;
 	int sock;
 	uint64_t last;
+	bool cap;
 };
 
 static struct {
@@ -97,9 +106,10 @@ static struct {
 	unsigned n;
 	uint64_t start;		/* the release */
 	uint64_t next;		/* next sentinel, ms */
-	bool uncapped;		/* TCP_RTO_MAX_MS is back to its default */
+	uint64_t cap_end;	/* TCP_RTO_MAX_MS capped until then, 0: not */
 	uint64_t interval;	/* between sentinels */
-	unsigned turn;		/* next sentinel's position */
+	unsigned turn;		/* the sentinel's position */
+	unsigned sentinel_pokes;	/* pokes of the current sentinel */
 	unsigned check;		/* next position to read */
 	bool switched;		/* a sign of the switch seen */
 } tcpm_poke;
@@ -124,7 +134,8 @@ static struct tcp_conn *tcpm_poked_conn(const struct tcpm_poked *p)
 /* Drop entry @i of the list (order doesn't matter), its RTO cap off */
 static void tcpm_poke_drop(unsigned i, bool uncap)
 {
-	if (uncap && !tcpm_poke.uncapped && tcpm_poked_conn(&tcpm_poke.p[i]))
+	if (uncap && tcpm_poke.cap_end && tcpm_poke.p[i].cap &&
+	    tcpm_poked_conn(&tcpm_poke.p[i]))
 		tcpm_rto_cap(tcpm_poke.p[i].sock, false);
 	tcpm_poke.p[i] = tcpm_poke.p[--tcpm_poke.n];
 	if (tcpm_poke.turn >= tcpm_poke.n)
@@ -159,6 +170,34 @@ static bool tcpm_poke_read(unsigned i)
 	return pr.unacked && !pr.bytes_acked;
 }
 
+/* The first sign of the switch: cap the timeouts (see the top) */
+static void tcpm_poke_cap(uint64_t now)
+{
+	unsigned i;
+
+	if (tcpm_poke.cap_end)
+		return;
+	tcpm_poke.cap_end = now + TCPM_CAP_MS;
+	for (i = 0; i < tcpm_poke.n; i++) {
+		if (tcpm_poke.p[i].cap && tcpm_poked_conn(&tcpm_poke.p[i]))
+			tcpm_rto_cap(tcpm_poke.p[i].sock, true);
+	}
+}
+
+/* Cap off again for those still on the list */
+static void tcpm_poke_uncap(void)
+{
+	unsigned i;
+
+	if (!tcpm_poke.cap_end)
+		return;
+	for (i = 0; i < tcpm_poke.n; i++) {
+		if (tcpm_poke.p[i].cap && tcpm_poked_conn(&tcpm_poke.p[i]))
+			tcpm_rto_cap(tcpm_poke.p[i].sock, false);
+	}
+	tcpm_poke.cap_end = 0;
+}
+
 /* Read up to TCPM_POKE_CHECK entries, in turn; drop the unblocked ones */
 static void tcpm_poke_check(void)
 {
@@ -191,7 +230,7 @@ static void tcpm_stuck_add(struct ctx *c, struct tcp_conn *conn)
 	}
 	tcpm_stuck.p = p;
 	p[tcpm_stuck.n++] = (struct tcpm_poked){ flow_idx((union flow *)conn),
-						 conn->sock, 0 };
+						 conn->sock, 0, false };
 	loop_del(c, conn->sock);
 	conn->flags |= TCP_F_MIGRATED | TCP_F_PARKED;
 	if (!tcpm_stuck.deadline)
@@ -246,14 +285,20 @@ static unsigned tcpm_poke_now(struct ctx *c, uint64_t now, bool all)
 		struct tcpm_poked *p = &tcpm_poke.p[j];
 		uint64_t gap = all ? TCPM_POKE_LIMIT_MS : TCPM_POKE_MS;
 
-		if (p->last && now < p->last + gap)
+		if (p->last && now < p->last + gap) {
+			if (!all)
+				break;	/* the sentinel's turn isn't due */
 			continue;
+		}
 		if (!tcpm_poked_conn(p))
 			continue;
 		which[n] = j;
 		fds[n++] = p->sock;
 		if (!all) {
-			tcpm_poke.turn = (j + 1) % tcpm_poke.n;
+			if (++tcpm_poke.sentinel_pokes >= TCPM_SENTINEL_POKES) {
+				tcpm_poke.turn = (j + 1) % tcpm_poke.n;
+				tcpm_poke.sentinel_pokes = 0;
+			}
 			break;
 		}
 	}
@@ -281,32 +326,34 @@ out:
  *		       on
  * @fds:	their sockets
  * @idx:	their flow indices
+ * @cap:	whether each may have its timeouts capped (see the top)
  * @n:		how many
  */
-void tcpm_poke_start(const int *fds, const unsigned *idx, unsigned n)
+void tcpm_poke_start(const int *fds, const unsigned *idx, const bool *cap,
+		     unsigned n)
 {
 	unsigned i;
 
 	tcpm_poke_stop();
 #ifdef TCP_MIGRATE_NO_POKE
-	for (i = 0; i < n; i++)
-		tcpm_rto_cap(fds[i], false);
+	(void)fds;
 	(void)idx;
+	(void)cap;
+	(void)n;
+	(void)i;
 	return;
 #else
-	if (!n || !(tcpm_poke.p = calloc(n, sizeof(*tcpm_poke.p)))) {
-		for (i = 0; i < n; i++)
-			tcpm_rto_cap(fds[i], false);
+	if (!n || !(tcpm_poke.p = calloc(n, sizeof(*tcpm_poke.p))))
 		return;
-	}
 	/* TCP_REPAIR_OFF sent each a window probe just now */
 	tcpm_poke.start = now_ms();
 	for (i = 0; i < n; i++)
 		tcpm_poke.p[i] = (struct tcpm_poked){ idx[i], fds[i],
-						      tcpm_poke.start };
+						      tcpm_poke.start,
+						      cap[i] };
 	tcpm_poke.n = n;
-	tcpm_poke.interval = LOOP_TICK_MS;
-	tcpm_poke.next = tcpm_poke.start + LOOP_TICK_MS;
+	tcpm_poke.interval = TCPM_POKE_MS;
+	tcpm_poke.next = tcpm_poke.start + TCPM_POKE_MS;
 #endif
 }
 
@@ -395,21 +442,15 @@ void tcp_migrate_poke_timer(struct ctx *c, uint64_t now)
 		tcpm_poke_stop();
 		return;
 	}
-	if (!tcpm_poke.uncapped && now >= tcpm_poke.start + TCPM_POKE_FAST_MS) {
-		unsigned i;
-
-		for (i = 0; i < tcpm_poke.n; i++) {
-			if (tcpm_poked_conn(&tcpm_poke.p[i]))
-				tcpm_rto_cap(tcpm_poke.p[i].sock, false);
-		}
-		tcpm_poke.uncapped = true;
-	}
+	if (tcpm_poke.cap_end && now >= tcpm_poke.cap_end)
+		tcpm_poke_uncap();
 	tcpm_poke_check();
 	if (!tcpm_poke.n) {
 		tcpm_poke_stop();
 		return;
 	}
 	if (tcpm_poke.switched) {
+		tcpm_poke_cap(now);
 		tcpm_poke_now(c, now, true);
 		return;
 	}
@@ -437,6 +478,7 @@ unsigned tcp_migrate_poke(struct ctx *c)
 	if (!tcpm_poke.n)
 		return 0;
 	tcpm_poke.switched = true;
+	tcpm_poke_cap(now_ms());
 	tcpm_poke_now(c, now_ms(), true);
 	return tcpm_poke.n;
 }
