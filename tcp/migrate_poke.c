@@ -107,6 +107,7 @@ static struct {
 	uint64_t start;		/* the release */
 	uint64_t next;		/* next sentinel, ms */
 	uint64_t cap_end;	/* TCP_RTO_MAX_MS capped until then, 0: not */
+	bool capped;		/* the cap came (once per release) */
 	uint64_t interval;	/* between sentinels */
 	unsigned turn;		/* the sentinel's position */
 	unsigned sentinel_pokes;	/* pokes of the current sentinel */
@@ -175,8 +176,9 @@ static void tcpm_poke_cap(uint64_t now)
 {
 	unsigned i;
 
-	if (tcpm_poke.cap_end)
+	if (tcpm_poke.capped)
 		return;
+	tcpm_poke.capped = true;
 	tcpm_poke.cap_end = now + TCPM_CAP_MS;
 	for (i = 0; i < tcpm_poke.n; i++) {
 		if (tcpm_poke.p[i].cap && tcpm_poked_conn(&tcpm_poke.p[i]))
