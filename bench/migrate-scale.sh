@@ -86,8 +86,8 @@ if [ -z "${MS_DAEMON:-}" ]; then
 	printf '\nmigrate-scale: %s KiB/s per connection (%s KiB/s in all at most), medians of %s, at net.core.wmem_max=rmem_max=%s\n' \
 		"${RATE:-64}" "${RATE_TOTAL:-8192}" "${REPS:-3}" \
 		"${MIG_WMEM_MAX:-212992}"
-	printf '| daemon | W ms | connections | state bytes | downtime ms | total ms | resume ms (median) | resume ms (worst) | moved | broken |\n'
-	printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+	printf '| daemon | W ms | connections | state bytes | downtime ms | total ms | resume ms (median) | resume ms (worst) | peer -> guest (median, worst) | guest -> peer (median, worst) | moved | broken |\n'
+	printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 	for d in $DAEMONS; do
 	for w in $WS; do
 		[ -s "$out/$d.$w.results" ] || continue
@@ -105,13 +105,19 @@ if [ -z "${MS_DAEMON:-}" ]; then
 					dt[k] = $2; tt[k] = $3; sb[k] = $4
 					if ($5 != "-") { m++; rm[m] = $5 }
 					if ($6 != "-") { x++; rx[x] = $6; if ($6 + 0 > worst) worst = $6 + 0 }
+					if ($9 != "-" && $9 != "") { dm++; dmed[dm] = $9 }
+					if ($10 != "-" && $10 != "" && $10 + 0 > dworst) dworst = $10 + 0
+					if ($11 != "-" && $11 != "") { um++; umed[um] = $11 }
+					if ($12 != "-" && $12 != "" && $12 + 0 > uworst) uworst = $12 + 0
 					got += $7; bad += $8
 				}
 				END {
 					if (!k) exit
-					printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s of %s | %s |\n",
+					printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s, %s | %s, %s | %s of %s | %s |\n",
 						d, w, n, med(sb, k), med(dt, k), med(tt, k),
-						med(rm, m), x ? worst : "-", got, n * k, bad + 0
+						med(rm, m), x ? worst : "-", med(dmed, dm),
+						dm ? dworst : "-", med(umed, um),
+						um ? uworst : "-", got, n * k, bad + 0
 				}' "$out/$d.$w.results"
 		done
 	done
@@ -323,22 +329,34 @@ for n in $CONNS; do
 					first[p] = int($2 * 1000 - sw)
 			}
 			END {
-				for (p in first) print first[p]
+				# even: peer -> guest, odd: guest -> peer
+				for (p in first)
+					print first[p], (p - p0) % 2 ? "up" : "down"
 				for (i = 0; i < n; i++)
 					if (!((p0 + i) in first)) miss++
 				if (miss) print "missing", miss > "/dev/stderr"
-			}' >"$T/resume$round" 2>"$T/resume$round.err"
+			}' >"$T/resume$round.dir" 2>"$T/resume$round.err"
+		cut -d' ' -f1 "$T/resume$round.dir" >"$T/resume$round"
 		res_med=$(median <"$T/resume$round")
 		res_max=$(sort -n "$T/resume$round" | tail -n 1)
+		for dir in down up; do
+			awk -v d="$dir" '$2 == d { print $1 }' \
+				"$T/resume$round.dir" >"$T/resume$round.$dir"
+			eval "med_$dir=\$(median <\"\$T/resume\$round.\$dir\")"
+			eval "max_$dir=\$(sort -n \"\$T/resume\$round.\$dir\" | tail -n 1)"
+		done
+		log "N=$n #$r: resume ms, peer -> guest: median $med_down max ${max_down:--}; guest -> peer: median $med_up max ${max_up:--}"
 		got=$(wc -l <"$T/resume$round")
 		log "N=$n #$r: $MIG_RESULT; resume_ms median $res_med max ${res_max:--} ($got of $n connections seen moving) $(cat "$T/resume$round.err")"
 		many_verify "$round" $((60 + n / 5)) "$n"
 		bad=$MANY_BAD
 		[ "$bad" -eq 0 ] ||
 			log "N=$n #$r: $bad stream(s) broken: $(grep -h -m 5 '^stream' "$T/many$round".*.err | tr '\n' ' ')"
-		printf '%s %s %s %s %s %s %s %s\n' "$n" "$(mig_field downtime_ms)" \
-			"$(mig_field total_ms)" "$(mig_field state_bytes)" \
-			"$res_med" "${res_max:--}" "$got" "$bad" >>"$results"
+		printf '%s %s %s %s %s %s %s %s %s %s %s %s\n' "$n" \
+			"$(mig_field downtime_ms)" "$(mig_field total_ms)" \
+			"$(mig_field state_bytes)" "$res_med" "${res_max:--}" \
+			"$got" "$bad" "$med_down" "${max_down:--}" "$med_up" \
+			"${max_up:--}" >>"$results"
 		kill -USR2 "$cur_pid" 2>/dev/null || :
 		mig_exit_wait "$cur_pid" 10 || fail "old source ignored SIGUSR2"
 		cur=$to cur_sock=$to_sock cur_pid=$to_pid
