@@ -33,17 +33,18 @@
  * source had more in flight than that (a long fat path): then, and only
  * then, the buffer is set with SO_SNDBUF, which caps it at twice
  * net.core.wmem_max, and unlocked again (SO_BUF_LOCK 0): autotuning grows
- * it from there as it grew the source's. Then FIN_WAIT2's FIN (shutdown() in repair mode) and
- * the window. Then, for all of them, in this order: the sockets hear
- * their peers again (TTL limit and filter off), the guest is announced
- * on the pod's link (the caller's; a fabric like OVN switches on it),
- * and repair mode goes off (the kernel sends a window probe: the peer's
- * answer gets both ends in step, and must find the socket listening:
- * with a fabric that switches at once, it is the first segment to
- * come). The part of
- * the send queue never sent goes in after that, as ordinary data: as
- * much as the socket takes, and what doesn't fit is written as the socket
- * drains (TCP_F_TAIL, migrate_tail.c). Then FIN_WAIT1, CLOSING and
+ * it from there as it grew the source's. Then FIN_WAIT2's FIN (shutdown()
+ * in repair mode) and the window. Then, for all of them, in this order:
+ * the sockets hear their peers again (TTL limit and filter off), the
+ * guest is announced on the pod's link (the caller's; a fabric like OVN
+ * switches on it), and repair mode goes off (the kernel sends a window
+ * probe: the peer's answer gets both ends in step, and must find the
+ * socket listening: with a fabric that switches at once, it is the first
+ * segment to come). A connection that closed cleanly at the source
+ * (tcpm_closed()) leaves repair mode without a probe, and is left silent
+ * (tcpm_closed_go()). The part of the send queue never sent goes in after
+ * that, as ordinary data: as much as the socket takes, and what doesn't
+ * fit is written as the socket drains (TCP_F_TAIL, migrate_tail.c). Then FIN_WAIT1, CLOSING and
  * LAST_ACK get their FIN again, the flow goes in the loop and resumes
  * from the first byte the guest hasn't ACKed. A flow that fails before
  * its socket leaves repair mode is closed in repair mode (nothing to the
