@@ -17,9 +17,14 @@
 # the GUEST namespace's kernel is the guest behind vu-front, SRC and DST
 # pods with the same addresses, a FABRIC router with the peer), at Debian's
 # default net.core.wmem_max/rmem_max (212992, as every migration test).
-# WS (default "0 3000"): the fabric switches W ms after the target runs
-# the guest, for each W in turn (0: at once, as OVN does on the target's
-# RARP, which our target sends as it starts the guest).
+# WS (default "rarp 3000"): the fabric switches W ms after the target
+# runs the guest, for each W in turn; "rarp": on the first RARP from the
+# target pod, as OVN does with activation-strategy=rarp (activation-lib.sh;
+# ours sends it as it starts the guest, before its connections leave
+# repair mode; a daemon that sends none, as upstream's, gets the switch
+# 3 s after the start instead, and the log says "timeout"); 0: at once,
+# as vu-front starts the target (which may come before the target's
+# connections can take anything: earlier than any fabric would).
 # For each N in CONNS (default "1 100 1000"), REPS times (default 3): N
 # pattern streams between the peer and the guest, half of them peer ->
 # guest and half guest -> peer (IPv4; at RATE KiB/s each, default 64, but
@@ -58,7 +63,7 @@ DAEMONS=${DAEMONS:-ours upstream}
 if [ -z "${MS_DAEMON:-}" ]; then
 	out=$(mktemp -d /tmp/migrate-scale.XXXXXX)
 	st=0
-	WS=${WS:-${W:-0 3000}}
+	WS=${WS:-${W:-rarp 3000}}
 	for d in $DAEMONS; do
 		case $d in
 		ours)
@@ -134,6 +139,8 @@ LIB=$BENCH_TOP/test/integration
 . "$LIB/vu.sh"
 # shellcheck source=../test/integration/migrate-lib.sh
 . "$LIB/migrate-lib.sh"
+# shellcheck source=../test/integration/activation-lib.sh
+. "$LIB/activation-lib.sh"
 need busybox tcpdump
 
 CONNS=${CONNS:-1 100 1000}
@@ -281,12 +288,15 @@ for n in $CONNS; do
 		mig_cap_start "$FABRIC" "$(pod_if "$to")" new$round in
 		cap_new=$CAP_PID
 
-		mig_migrate_switch "$to_sock" "$to" "$W" ||
-			fail "N=$n: migration: $MIG_RESULT"
-		if [ "$W" -eq 0 ]; then
-			sw=$(mig_field at_ms)
+		if [ "$W" = rarp ]; then
+			act_migrate "$to_sock" "$to" 3000 ||
+				fail "N=$n: migration: $MIG_RESULT"
+			sw=$ACT_SWITCH
+			log "N=$n #$r: the fabric switched on: $ACT_HOW, $((ACT_SWITCH - ACT_RUN)) ms after the target ran the guest"
 		else
-			sw=$(($(cat "$T/migrate.switched") / 1000000))
+			mig_migrate_switch "$to_sock" "$to" "$W" ||
+				fail "N=$n: migration: $MIG_RESULT"
+			sw=$MIG_SWITCH_AT
 		fi
 		if ! many_flowing "$round" "$n" 4096 120; then
 			log "N=$n: streams not moving after the switch: $MIG_LAGGING"

@@ -257,9 +257,20 @@ static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 	n = tcpm_fill(s, f->rcvq, e->rcvq);
 	if (n < 0 || (uint32_t)n < e->rcvq)
 		return n < 0 ? (int)n : -ENOBUFS;
+	/* The timer the in-flight data arms as it goes in, within a second:
+	 * a hole in it (the source's last flight lost in the cut-over) is
+	 * sent again then, not after 3 s (no RTT sample yet). Only that
+	 * one: the cap comes off again before the socket leaves repair mode
+	 * (see migrate_poke.c for why, and for when it comes back). Not with
+	 * the peer's window closed (tcp_rtx_probe0_timed_out())
+	 */
+	if (e->snd_wnd)
+		tcpm_rto_cap(s, true);
 	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)) ||
 	    (rc = tcpm_fill_sent(s, f->sndq, sent)))
 		return rc;
+	if (e->snd_wnd)
+		tcpm_rto_cap(s, false);
 	if (e->tcpi_state == MIG_TCP_FIN_WAIT2 && !tcpm_closed(f) &&
 	    shutdown(s, SHUT_WR))
 		return -errno;
