@@ -160,7 +160,7 @@ static struct tcpm_wnd *tcpm_wnd_of(const struct tcp_conn *conn)
 void tcpm_ts_freeze(const struct tcp_conn *conn, uint32_t ts, bool us)
 {
 	struct tcpm_wnd *w = tcpm_wnd_of(conn);
-	uint32_t back = ts - TCPM_TS_BACK;
+	uint32_t back = ts - TCPM_TS_BACK;	/* even: the unit bit stays */
 
 	if (!w || setsockopt(conn->sock, IPPROTO_TCP, TCP_TIMESTAMP, &back,
 			     sizeof(back)))
@@ -170,7 +170,13 @@ void tcpm_ts_freeze(const struct tcp_conn *conn, uint32_t ts, bool us)
 	w->ts_us = us;
 }
 
-/* The clock of a held @conn as it would be had the hold not moved it */
+/*
+ * The clock of a held @conn as it would be had the hold not moved it. The
+ * value's lowest bit says whether the clock counts microseconds (Linux
+ * 6.7: TCP_TIMESTAMP sets tcp_usec_ts from it), so it is kept as dumped:
+ * an odd sum would switch a millisecond clock to microseconds, a thousand
+ * times faster, and the peer's ts_recent with it
+ */
 static void tcpm_ts_thaw(const struct tcp_conn *conn)
 {
 	struct tcpm_wnd *w = tcpm_wnd_of(conn);
@@ -179,6 +185,7 @@ static void tcpm_ts_thaw(const struct tcp_conn *conn)
 	if (!w || !w->ts_at)
 		return;
 	ts = w->ts + (uint32_t)(now_ms() - w->ts_at) * (w->ts_us ? 1000 : 1);
+	ts = (ts & ~1U) | (w->ts & 1U);
 	setsockopt(conn->sock, IPPROTO_TCP, TCP_TIMESTAMP, &ts, sizeof(ts));
 	w->ts_at = 0;
 }
