@@ -232,6 +232,13 @@ mig_setup() {
 	mig_fabric_to src
 	mkfifo "$MIG_FIFO" "$T/fabric.fifo"
 	: >"$MIG_DONE"
+	# MIG_CAPTURE_ALL=1: every TCP segment through the fabric, the whole
+	# test long ($T/fabric-all.pcap, with PT_KEEP=1), to look into one
+	if [ "${MIG_CAPTURE_ALL:-0}" = 1 ]; then
+		ip netns exec "$FABRIC" tcpdump -U -n -s 96 -i any \
+			-w "$T/fabric-all.pcap" tcp >"$T/fabric-all.log" 2>&1 &
+		track $!
+	fi
 }
 
 # mig_peer_ttl TTL: the peer's namespace (FABRIC) sends with TTL (and IPv6
