@@ -164,6 +164,14 @@ static int tcpm_basic(const struct ctx *c, const struct tcp_conn *conn,
 	b->sndbuf = (uint32_t)(sndbuf > 0 ? sndbuf : 0) >> 8;
 	b->wnd_from_tap = (uint16_t)MIN(conn->wnd_guest >> conn->ws_guest,
 					65535U);
+	/* Our SYN-ACK sent, the guest's ACK not here yet (tcpm_movable()):
+	 * its window comes with that ACK. Until then, one segment's worth,
+	 * so that the target sends something the guest answers: with 0, a
+	 * guest that had nothing to send, its ACK lost, would never say
+	 */
+	if (conn->f.state == TCP_ST_SYNACK_TO_GUEST && !b->wnd_from_tap)
+		b->wnd_from_tap = (uint16_t)MAX((uint32_t)conn->mss >>
+						conn->ws_guest, 1U);
 	b->wnd_to_tap = tcp_wnd_offered(conn);
 	b->seq_to_tap = conn->seq_acked;
 	b->seq_ack_from_tap = conn->seq_acked;

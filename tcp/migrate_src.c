@@ -267,6 +267,22 @@ static int tcpm_flush_acks(struct ctx *c, int *fds, unsigned n,
  *
  * Return: true if it is
  */
+/*
+ * Can @conn move? Established, or connected with our SYN-ACK sent to the
+ * guest: the guest's ACK may be in the TX ring the switch-over stopped,
+ * with its first data, and the target takes them from there (a flow it
+ * didn't know would get a RST, after the guest had its connection). It
+ * goes as established, our SYN acknowledged: the SYN-ACK is in the
+ * guest's memory already (the used ring moves with it), or, dropped for
+ * lack of buffers, the guest's SYN comes again to the target
+ */
+static bool tcpm_movable(const struct tcp_conn *conn)
+{
+	return conn && conn->sock >= 0 && !(conn->flags & TCP_F_MIGRATED) &&
+	       (conn->f.state == TCP_ST_ESTABLISHED ||
+		conn->f.state == TCP_ST_SYNACK_TO_GUEST);
+}
+
 bool tcpm_is_held(const struct tcp_conn *conn)
 {
 	return conn && (conn->flags & (TCP_F_MIGRATED | TCP_F_PARKED)) ==
@@ -463,10 +479,10 @@ bool tcp_migrate_listen_paused(void)
 }
 
 /**
- * tcp_migrate_source_hold() - stop and silence every established connection
+ * tcp_migrate_source_hold() - stop and silence every connection that can move
  * @c:		execution context
  *
- * Takes each ESTABLISHED connection out of the loop, makes its socket
+ * Takes each of them (tcpm_movable()) out of the loop, makes its socket
  * deaf (drop-all filter, TTL limit), and turns TCP_REPAIR on for all of
  * them. On failure, everything is given back as it was.
  *
@@ -481,8 +497,7 @@ int tcp_migrate_source_hold(struct ctx *c)
 		struct tcp_conn *conn = tcp_conn_at(i);
 		int zero = 0;
 
-		if (!conn || conn->f.state != TCP_ST_ESTABLISHED ||
-		    conn->sock < 0 || (conn->flags & TCP_F_MIGRATED))
+		if (!tcpm_movable(conn))
 			continue;
 		/* The queue must start at seq_acked: ACKed bytes go first */
 		if (tcp_sock_sync(c, conn))
@@ -723,7 +738,8 @@ unsigned tcp_migrate_held(void)
 /**
  * tcp_migrate_movable() - how many connections a SAVE now would hold
  *
- * Return: established connections with a socket, not held already
+ * Return: connections with a socket that can move (established, or with
+ * our SYN-ACK sent: tcpm_movable()), not held already
  */
 unsigned tcp_migrate_movable(void)
 {
@@ -732,8 +748,7 @@ unsigned tcp_migrate_movable(void)
 	for (i = 0; i < span; i++) {
 		const struct tcp_conn *conn = tcp_conn_at(i);
 
-		n += conn && conn->f.state == TCP_ST_ESTABLISHED &&
-		     conn->sock >= 0 && !(conn->flags & TCP_F_MIGRATED);
+		n += tcpm_movable(conn);
 	}
 	return n;
 }
