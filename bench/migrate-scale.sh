@@ -37,7 +37,11 @@
 #   downtime_ms, total_ms, state_bytes: as vu-front reports them (its
 #     "migrate: result=..." line: from stopping the rings to the started
 #     target; from the trigger, including the target's connection set-up)
-#   resume_ms: from the fabric switch until each stream moves again: the
+#   CPU ms (SAVE, LOAD): the source's and the target's own CPU time for
+#     the transfer, from their logs (ours only): what the downtime costs
+#     the daemon, whatever else runs on the machine
+#   resume_ms: from the fabric switch (with W=rarp: the RARP's capture
+#     time, where OVN's datapath switches) until each stream moves again: the
 #     first segment from the new pod, after the switch, that carries data
 #     beyond what either pod had sent before it (guest -> peer), or that
 #     acknowledges a byte neither pod had acknowledged (peer -> guest),
@@ -91,8 +95,8 @@ if [ -z "${MS_DAEMON:-}" ]; then
 	printf '\nmigrate-scale: %s KiB/s per connection (%s KiB/s in all at most), medians of %s, at net.core.wmem_max=rmem_max=%s\n' \
 		"${RATE:-64}" "${RATE_TOTAL:-8192}" "${REPS:-3}" \
 		"${MIG_WMEM_MAX:-212992}"
-	printf '| daemon | W ms | connections | state bytes | downtime ms | total ms | resume ms (median) | resume ms (worst) | peer -> guest (median, worst) | guest -> peer (median, worst) | moved | broken |\n'
-	printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+	printf '| daemon | W ms | connections | state bytes | downtime ms | total ms | CPU ms (SAVE, LOAD) | resume ms (median) | resume ms (worst) | peer -> guest (median, worst) | guest -> peer (median, worst) | moved | broken |\n'
+	printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 	for d in $DAEMONS; do
 	for w in $WS; do
 		[ -s "$out/$d.$w.results" ] || continue
@@ -115,11 +119,14 @@ if [ -z "${MS_DAEMON:-}" ]; then
 					if ($11 != "-" && $11 != "") { um++; umed[um] = $11 }
 					if ($12 != "-" && $12 != "" && $12 + 0 > uworst) uworst = $12 + 0
 					got += $7; bad += $8
+					if ($13 != "-" && $13 != "") { cs++; csv[cs] = $13 }
+					if ($14 != "-" && $14 != "") { cl++; clv[cl] = $14 }
 				}
 				END {
 					if (!k) exit
-					printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s, %s | %s, %s | %s of %s | %s |\n",
+					printf "| %s | %s | %s | %s | %s | %s | %s, %s | %s | %s | %s, %s | %s, %s | %s of %s | %s |\n",
 						d, w, n, med(sb, k), med(dt, k), med(tt, k),
+						med(csv, cs), med(clv, cl),
 						med(rm, m), x ? worst : "-", med(dmed, dm),
 						dm ? dworst : "-", med(umed, um),
 						um ? uworst : "-", got, n * k, bad + 0
@@ -161,6 +168,14 @@ median() {
 		if (!NR) { print "-"; exit }
 		if (NR % 2) print v[(NR + 1) / 2]
 		else print int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+
+# cpu_ms LOG TEXT: the CPU time of the last "Migration: ... TEXT ... (X ms
+# of CPU)" line in the daemon's LOG, "-" if there is none (upstream)
+cpu_ms() {
+	_c=$(grep "Migration: .*$2 .* ms of CPU)" "$1" 2>/dev/null | tail -n 1 |
+	     sed -n 's/.*(\([0-9.]*\) ms of CPU).*/\1/p')
+	echo "${_c:--}"
 }
 
 # The N streams of a round are two sockio processes (pattern-many), one in
@@ -254,7 +269,7 @@ pod_if() {
 mig_setup
 # shellcheck disable=SC2086
 mig_pod_daemon src source $DOPTS
-cur=src cur_sock=$D_SOCK cur_pid=$D_PID
+cur=src cur_sock=$D_SOCK cur_pid=$D_PID cur_log=$D_LOG
 mig_probe "$cur_sock"
 MIG_SOCK=$cur_sock
 guest_up
@@ -281,7 +296,7 @@ for n in $CONNS; do
 		esac
 		# shellcheck disable=SC2086
 		mig_pod_daemon "$to" target $DOPTS
-		to_sock=$D_SOCK to_pid=$D_PID
+		to_sock=$D_SOCK to_pid=$D_PID to_log=$D_LOG
 		mig_repair_ready "$cur" "$cur_sock"
 		mig_cap_start "$FABRIC" "$(pod_if "$cur")" old$round in
 		cap_old=$CAP_PID
@@ -291,7 +306,9 @@ for n in $CONNS; do
 		if [ "$W" = rarp ]; then
 			act_migrate "$to_sock" "$to" 3000 ||
 				fail "N=$n: migration: $MIG_RESULT"
-			sw=$ACT_SWITCH
+			# From the RARP on the wire, as OVN's datapath switches
+			# (the route here follows it by the watcher's latency)
+			sw=${ACT_RARP:-$ACT_SWITCH}
 			log "N=$n #$r: the fabric switched on: $ACT_HOW, $((ACT_SWITCH - ACT_RUN)) ms after the target ran the guest"
 		else
 			mig_migrate_switch "$to_sock" "$to" "$W" ||
@@ -362,14 +379,18 @@ for n in $CONNS; do
 		bad=$MANY_BAD
 		[ "$bad" -eq 0 ] ||
 			log "N=$n #$r: $bad stream(s) broken: $(grep -h -m 5 '^stream' "$T/many$round".*.err | tr '\n' ' ')"
-		printf '%s %s %s %s %s %s %s %s %s %s %s %s\n' "$n" \
+		# The daemons' own CPU time for the SAVE and the LOAD (ours
+		# logs it: "(X ms of CPU)"), whatever else runs on the machine
+		cpu_save=$(cpu_ms "$cur_log" 'state sent in')
+		cpu_load=$(cpu_ms "$to_log" 'connection(s) restored in')
+		printf '%s %s %s %s %s %s %s %s %s %s %s %s %s %s\n' "$n" \
 			"$(mig_field downtime_ms)" "$(mig_field total_ms)" \
 			"$(mig_field state_bytes)" "$res_med" "${res_max:--}" \
 			"$got" "$bad" "$med_down" "${max_down:--}" "$med_up" \
-			"${max_up:--}" >>"$results"
+			"${max_up:--}" "$cpu_save" "$cpu_load" >>"$results"
 		kill -USR2 "$cur_pid" 2>/dev/null || :
 		mig_exit_wait "$cur_pid" 10 || fail "old source ignored SIGUSR2"
-		cur=$to cur_sock=$to_sock cur_pid=$to_pid
+		cur=$to cur_sock=$to_sock cur_pid=$to_pid cur_log=$to_log
 	done
 done
 
