@@ -149,6 +149,12 @@
 #ifndef TCP_REPAIR_WINDOW
 #define TCP_REPAIR_WINDOW	29
 #endif
+#ifndef TCP_RTO_MAX_MS
+#define TCP_RTO_MAX_MS		44	/* Linux 6.15 */
+#endif
+#ifndef SO_BUF_LOCK
+#define SO_BUF_LOCK		72	/* Linux 5.14 */
+#endif
 #ifndef SO_PEEK_OFF
 #define SO_PEEK_OFF		42
 #endif
@@ -983,10 +989,14 @@ static const struct iso_rule iso_rules[] = {
 	  "fwd/fwd.c, icmp/icmp.c: -i/--outbound-if*" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_SNDBUF),
 	  "tcp/migrate_dst.c: the restored socket's send buffer" },
+	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_BUF_LOCK),
+	  "tcp/migrate_dst.c: ...unlocked again for autotuning" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_RCVBUF),
 	  "receive buffers (tap/stream.c: not in this mode)" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_LINGER),
 	  "tcp/tcp.c: reset instead of FIN" },
+	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_OOBINLINE),
+	  "tcp/conn.c, tcp/migrate_src.c: urgent data kept in the stream" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_PEEK_OFF),
 	  "tcp/conn.c, tcp/to_guest.c, tcp/migrate_src.c: peeking at "
 	  "unacknowledged data" },
@@ -1016,6 +1026,8 @@ static const struct iso_rule iso_rules[] = {
 	  "tcp/migrate_src.c, tcp/migrate_dst.c: restored windows" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_MAXSEG),
 	  "tcp/migrate_dst.c: a restored socket's MSS before connect()" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_RTO_MAX_MS),
+	  "tcp/migrate.c: a restored socket's timeouts while it is poked" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IP, IP_MINTTL),
 	  "tcp/migrate.c: a held or parked socket deaf to the peer" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IPV6, IPV6_MINHOPCOUNT),

@@ -605,6 +605,14 @@ static int mig_check_ext(struct mig_rd *r, uint32_t i,
 	if (e->notsent > e->sndq)
 		return mig_fail(r, -EINVAL, "flow %u: notsent %u > sndq %u", i,
 				e->notsent, e->sndq);
+	/* FIN_WAIT2: our FIN, the last thing we sent, is acknowledged, so
+	 * is everything before it: a send queue can't be there. A target
+	 * restoring one puts it after the FIN it queues again at seq_snd - 1,
+	 * out of step with the peer for good
+	 */
+	if (e->tcpi_state == MIG_TCP_FIN_WAIT2 && e->sndq)
+		return mig_fail(r, -EINVAL, "flow %u: FIN_WAIT2 with %u bytes "
+				"in the send queue", i, e->sndq);
 	if (!e->mss || e->mss > 65535)
 		return mig_fail(r, -EINVAL, "flow %u: mss %u not in 1..65535",
 				i, e->mss);

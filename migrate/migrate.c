@@ -62,6 +62,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -78,6 +79,11 @@
 
 /* How long a target waits for its repair helper to connect */
 #define MIGRATE_HELPER_WAIT_MS	10000
+
+/* How long connections held by a failed migration wait for a repair helper
+ * to take them out of repair mode, before they are reset
+ */
+#define MIGRATE_RESUME_WAIT_MS	30000
 
 enum migrate_phase {
 	MIG_IDLE = 0,
@@ -101,6 +107,7 @@ static struct {
 	struct mig_stream_in parsed;
 	uint64_t helper_deadline;
 	uint64_t started_ms;
+	uint64_t started_cpu_us;	/* the process's CPU time then */
 	bool save;			/* the last transfer was a SAVE */
 	unsigned held;			/* SAVE: connections held */
 } mig = { .fd = -1, .result = 1 };
@@ -111,7 +118,26 @@ static struct {
 	bool active;			/* holding sockets */
 	int term;			/* SIGTERM/SIGINT shortened it */
 	uint64_t start_ms, end_ms;	/* started, latest end */
+	bool one_off_off;		/* we turned --one-off off for it */
+	bool usr2;			/* SIGUSR2 came before it started */
+	uint64_t resume_deadline;	/* held connections wait for a helper */
 } linger;
+
+/* The process's CPU time, µs: what a transfer costs, whatever the load */
+static uint64_t migrate_cpu_us(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* CPU time since the transfer started, ms, for the log */
+static double migrate_cpu_ms(void)
+{
+	return (double)(migrate_cpu_us() - mig.started_cpu_us) / 1000.0;
+}
 
 static void migrate_pipe_close(struct ctx *c)
 {
@@ -195,7 +221,22 @@ static int migrate_save_start(struct ctx *c)
 	/* Nothing accepted from now on could move: see tcp/migrate_src.c */
 	tcp_migrate_listen(c, false);
 	n = 0;
-	if (repair_available(c, 10)) {
+	if (!repair_available(c, 10) && repair_seen() &&
+	    (n = (int)tcp_migrate_movable())) {
+		/* A helper was here (this deployment runs one) and left: the
+		 * connections would all be lost. The migration fails, the
+		 * guest goes on here with them, and whoever drives it may
+		 * try again with a helper (doc/migration.md, section 8)
+		 */
+		err("Migration: refusing to save the state: the passt-repair "
+		    "helper that was connected is gone, and the %i connection(s) "
+		    "it would move would be lost. Keep passt-repair running "
+		    "on %s until the migration completes", n, c->repair_path);
+		tcp_migrate_listen(c, true);
+		return -ENOTCONN;
+	}
+	n = 0;
+	if (repair_available(c, 0)) {
 		n = tcp_migrate_source_hold(c);
 		if (n < 0) {
 			err("Migration: can't put the connections in repair "
@@ -211,7 +252,9 @@ static int migrate_save_start(struct ctx *c)
 	mig.held = (unsigned)n;
 	tcp_migrate_source_write(c, &mig.out);
 	if (mig.out.err) {
-		tcp_migrate_source_resume(c);
+		unsigned waiting;
+
+		tcp_migrate_source_resume(c, true, &waiting);
 		return mig.out.err;
 	}
 	info("Migration: source, %u connection(s), %zu bytes of state",
@@ -234,8 +277,9 @@ static void migrate_save_write(struct ctx *c)
 		}
 		mig.out_off += (size_t)n;
 	}
-	info("Migration: state sent in %llu ms",
-	     (unsigned long long)(now_ms() - mig.started_ms));
+	info("Migration: state sent in %llu ms (%.1f ms of CPU)",
+	     (unsigned long long)(now_ms() - mig.started_ms),
+	     migrate_cpu_ms());
 	migrate_finish(c, 0);
 }
 
@@ -248,8 +292,9 @@ static void migrate_load_apply(struct ctx *c)
 	count = mig.parsed.count;
 	/* tcp/migrate_dst.c keeps the stream until the guest runs here */
 	n = tcp_migrate_target(c, &mig.parsed, &mig.in);
-	info("Migration: target, %u of %u connection(s) restored in %llu ms",
-	     n, count, (unsigned long long)(now_ms() - mig.started_ms));
+	info("Migration: target, %u of %u connection(s) restored in %llu ms "
+	     "(%.1f ms of CPU)", n, count,
+	     (unsigned long long)(now_ms() - mig.started_ms), migrate_cpu_ms());
 	announce_target_loaded(c);
 	migrate_finish(c, 0);
 }
@@ -401,6 +446,7 @@ int migrate_state_fd(struct ctx *c, uint32_t direction, int fd)
 	mig.result = 1;
 	mig.check_done = NULL;
 	mig.started_ms = now_ms();
+	mig.started_cpu_us = migrate_cpu_us();
 	mig.held = 0;
 	mig.save = direction == MIGRATE_SAVE;
 
@@ -447,13 +493,57 @@ void migrate_pipe_handler(struct ctx *c, union epoll_ref ref,
 	}
 }
 
+/* The end of the linger: close held sockets silently, and exit */
+static void migrate_linger_end(struct ctx *c, const char *why)
+{
+	unsigned n;
+
+	if (!linger.active)
+		return;
+	n = tcp_migrate_source_release(c);
+	info("Linger: ended (%s): %u connection(s) held for %.1f s, closed "
+	     "silently", why, n,
+	     (double)(now_ms() - linger.start_ms) / 1000.0);
+	linger.active = false;
+	c->quit = true;
+}
+
+/*
+ * Hold what the SAVE took silently, as the linger does, up to the linger
+ * timeout (or the end a signal set already): --one-off has no effect (a
+ * front-end going away doesn't end the process) until the guest runs
+ * here again, which gives it back (migrate_device_started())
+ */
+static void migrate_linger_start(struct ctx *c)
+{
+	if (c->one_off) {
+		c->one_off = false;
+		linger.one_off_off = true;
+	}
+	if (linger.active)
+		return;		/* a signal started it: its end stands */
+	linger.active = true;
+	linger.start_ms = now_ms();
+	linger.end_ms = linger.start_ms +
+			(uint64_t)c->migrate_linger_timeout * 1000;
+}
+
+/* Held for a SAVE not confirmed yet (no CHECK_DEVICE_STATE = 0 yet)? */
+static bool migrate_holding_unconfirmed(void)
+{
+	return mig.save && !linger.migrated && tcp_migrate_held();
+}
+
 /* Completed as source: linger, or what the deprecated options ask */
 static void migrate_source_completed(struct ctx *c)
 {
 	unsigned n;
 
 	linger.migrated = true;
-	c->one_off = false;	/* no effect after a completed migration */
+	if (c->one_off) {	/* no effect after a completed migration */
+		c->one_off = false;
+		linger.one_off_off = true;
+	}
 	info("Migration: completed as source, %u connection(s) moved",
 	     mig.held);
 	n = tcp_migrate_source_unborn(c);
@@ -473,28 +563,13 @@ static void migrate_source_completed(struct ctx *c)
 		     "(--migrate-no-linger)", n);
 		return;
 	}
-	linger.active = true;
-	linger.start_ms = now_ms();
-	linger.end_ms = linger.start_ms +
-			(uint64_t)c->migrate_linger_timeout * 1000;
+	migrate_linger_start(c);
 	info("Linger: holding %u migrated connection(s) silently for up to "
-	     "%u s, until SIGUSR2", tcp_migrate_held(),
-	     c->migrate_linger_timeout);
-}
-
-/* The end of the linger: close held sockets silently, and exit */
-static void migrate_linger_end(struct ctx *c, const char *why)
-{
-	unsigned n;
-
-	if (!linger.active)
-		return;
-	n = tcp_migrate_source_release(c);
-	info("Linger: ended (%s): %u connection(s) held for %.1f s, closed "
-	     "silently", why, n,
-	     (double)(now_ms() - linger.start_ms) / 1000.0);
-	linger.active = false;
-	c->quit = true;
+	     "%llu s, until SIGUSR2", tcp_migrate_held(),
+	     (unsigned long long)(linger.end_ms - now_ms() + 999) / 1000);
+	if (linger.usr2)
+		migrate_linger_end(c, "SIGUSR2, before the migration "
+				   "completed: the fabric switched");
 }
 
 /**
@@ -548,13 +623,29 @@ void migrate_front_end_gone(struct ctx *c)
 	if ((n = tcp_migrate_target_drop(c)))
 		info("Migration: the front-end went away before the guest ran "
 		     "here: %u restored connection(s) closed silently", n);
-	if (mig.phase != MIG_SAVING && mig.phase != MIG_LOADING &&
-	    mig.phase != MIG_WAIT_HELPER)
-		return;
-	warn("Migration: the front-end went away during the state transfer, "
-	     "abandoning it");
-	mig.check_done = NULL;
-	migrate_finish(c, -ECONNRESET);
+	if (mig.phase == MIG_SAVING || mig.phase == MIG_LOADING ||
+	    mig.phase == MIG_WAIT_HELPER) {
+		warn("Migration: the front-end went away during the state "
+		     "transfer, abandoning it");
+		mig.check_done = NULL;
+		migrate_finish(c, -ECONNRESET);
+	}
+	/* Connections held for a SAVE whose outcome we'll never hear (the
+	 * front-end asks CHECK_DEVICE_STATE, or starts the rings again):
+	 * --one-off would end the process now, and the peers' next segments
+	 * would meet no socket and draw RSTs, while the guest may run on the
+	 * target. Hold them as the linger does instead; a front-end that
+	 * comes back and starts the rings takes them back
+	 */
+	if (c->one_off && migrate_holding_unconfirmed()) {
+		migrate_linger_start(c);
+		linger.migrated = true;
+		info("Migration: the front-end went away before confirming the "
+		     "state: holding %u connection(s) silently for up to %llu "
+		     "s, until SIGUSR2", tcp_migrate_held(),
+		     (unsigned long long)(linger.end_ms - now_ms() + 999) /
+		     1000);
+	}
 }
 
 /**
@@ -575,7 +666,7 @@ bool migrate_source_done(void)
  */
 void migrate_device_started(struct ctx *c)
 {
-	unsigned n, reset;
+	unsigned n, reset, waiting;
 
 	/* Once frames can go to the guest (the RX ring started and
 	 * enabled): what we tell it before would be lost
@@ -583,18 +674,37 @@ void migrate_device_started(struct ctx *c)
 	if (!tap_connected(c))
 		return;
 	if (tcp_migrate_parked()) {
-		n = tcp_migrate_target_release(c, &reset);
+		/* The announcement first, then the window probes */
+		n = tcp_migrate_target_release(c, &reset,
+					       announce_device_started);
 		info("Migration: the guest runs here: %u connection(s) "
 		     "resumed, %u reset", n, reset);
 		return;
 	}
 	if (!tcp_migrate_held() && !tcp_migrate_listen_paused())
 		return;
-	n = tcp_migrate_source_resume(c);
+	n = tcp_migrate_source_resume(c, false, &waiting);
 	info("Migration: failed or cancelled, the guest runs here again: "
 	     "%u connection(s) resumed", n);
+	if (waiting) {
+		linger.resume_deadline = now_ms() + MIGRATE_RESUME_WAIT_MS;
+		warn("Migration: %u connection(s) can't leave repair mode "
+		     "without the passt-repair helper: they wait for one to "
+		     "connect to %s for up to %u s, then are reset", waiting,
+		     c->repair_path, MIGRATE_RESUME_WAIT_MS / 1000);
+	}
+	if (linger.one_off_off)
+		c->one_off = true;
+	if (linger.term) {
+		info("Migration: signal %i came before it failed: exiting",
+		     linger.term);
+		c->quit = true;
+	}
 	linger.active = false;
 	linger.migrated = false;
+	linger.one_off_off = false;
+	linger.usr2 = false;
+	linger.term = 0;
 	mig.held = 0;
 	mig.save = false;
 }
@@ -607,6 +717,18 @@ void migrate_repair_changed(struct ctx *c)
 {
 	if (mig.phase == MIG_WAIT_HELPER && repair_available(c, 0))
 		migrate_load_apply(c);
+	if (!repair_available(c, 0))
+		return;
+	tcp_migrate_repair_retry(c);
+	if (linger.resume_deadline) {
+		unsigned n, waiting;
+
+		n = tcp_migrate_source_resume(c, false, &waiting);
+		info("Migration: a repair helper connected: %u connection(s) "
+		     "held by the failed migration resumed", n);
+		if (!waiting)
+			linger.resume_deadline = 0;
+	}
 }
 
 /**
@@ -627,6 +749,15 @@ void migrate_timer(struct ctx *c, uint64_t now)
 		}
 	}
 	tcp_migrate_poke_timer(c, now);
+	if (linger.resume_deadline && now >= linger.resume_deadline) {
+		unsigned held = tcp_migrate_held(), waiting, n;
+
+		n = tcp_migrate_source_resume(c, true, &waiting);
+		warn("Migration: no passt-repair helper in %u s: %u "
+		     "connection(s) held by the failed migration reset",
+		     MIGRATE_RESUME_WAIT_MS / 1000, held - n);
+		linger.resume_deadline = 0;
+	}
 	if (linger.active && now >= linger.end_ms)
 		migrate_linger_end(c, linger.term == SIGINT ? "SIGINT" :
 				      linger.term ? "SIGTERM" : "timeout");
@@ -642,11 +773,31 @@ void migrate_timer(struct ctx *c, uint64_t now)
 bool migrate_signal(struct ctx *c, int sig)
 {
 	if (sig == SIGUSR2) {
-		if (linger.active)
+		if (linger.active && linger.migrated) {
 			migrate_linger_end(c, "SIGUSR2: the fabric switched");
-		else
+		} else if (migrate_holding_unconfirmed()) {
+			/* Early: the linger ends as soon as it starts */
+			linger.usr2 = true;
+			info("SIGUSR2: the fabric switched, before the migration "
+			     "completed: the linger will end at once");
+		} else {
 			info("SIGUSR2: the fabric switched, poking %u restored "
 			     "connection(s)", tcp_migrate_poke(c));
+		}
+		return true;
+	}
+	if ((sig == SIGTERM || sig == SIGINT) && !linger.active &&
+	    migrate_holding_unconfirmed()) {
+		/* Connections held for a SAVE not confirmed yet: as in a
+		 * linger, not at once (their peers would get RSTs)
+		 */
+		linger.active = true;
+		linger.start_ms = now_ms();
+		linger.end_ms = linger.start_ms + MIGRATE_LINGER_TERM_MS;
+		linger.term = sig;
+		info("Migration: signal %i with %u connection(s) held for a "
+		     "migration in progress: ending within %u ms", sig,
+		     tcp_migrate_held(), MIGRATE_LINGER_TERM_MS);
 		return true;
 	}
 	if ((sig == SIGTERM || sig == SIGINT) && linger.active) {

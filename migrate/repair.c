@@ -71,6 +71,7 @@ static bool repair_path_ours;
 static repair_peer_fn repair_peer_check;	/* the sandbox's checker */
 static bool repair_root_only;	/* started as root without --runas */
 static unsigned repair_batch = REPAIR_FDS_MAX;	/* see the top of the file */
+static bool repair_seen_once;	/* a helper was connected at some point */
 
 /* Can we set TCP_REPAIR ourselves? Try it on a scratch socket */
 static bool repair_probe_direct(void)
@@ -222,6 +223,7 @@ void repair_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 	if (ref.type == REF_REPAIR_LISTEN) {
 		if (repair_listen_fd >= 0)
 			repair_accept(c);
+		repair_seen_once |= repair_conn_fd >= 0;
 		return;
 	}
 	if (repair_conn_fd < 0 || ref.gen != repair_gen)
@@ -248,7 +250,18 @@ bool repair_available(struct ctx *c, int wait_ms)
 	if (wait_ms && poll(&pfd, 1, wait_ms) <= 0)
 		return false;
 	repair_accept(c);
+	repair_seen_once |= repair_conn_fd >= 0;
 	return repair_conn_fd >= 0;
+}
+
+/**
+ * repair_seen() - was a repair helper connected at some point?
+ *
+ * Return: true if one was (this deployment runs one, as KubeVirt does)
+ */
+bool repair_seen(void)
+{
+	return repair_seen_once;
 }
 
 /* One helper round trip for up to REPAIR_FDS_MAX sockets */

@@ -33,6 +33,7 @@ typedef int (*repair_peer_fn)(int fd, uid_t *uid);
 
 void repair_init(struct ctx *c, repair_peer_fn peer_check);
 bool repair_available(struct ctx *c, int wait_ms);
+bool repair_seen(void);
 int repair_set(struct ctx *c, const int *fds, unsigned n, int cmd);
 void repair_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 void repair_close(struct ctx *c);

@@ -112,15 +112,22 @@ uint16_t tcp_mss_link(const struct ctx *c, int family)
 }
 
 /**
- * tcp_sock_tune() - options of a new connection's socket: no Nagle, and
- *		     the peek offset where there is one
+ * tcp_sock_tune() - options of a new connection's socket: no Nagle, urgent
+ *		     data kept in the stream, and the peek offset where
+ *		     there is one
  * @s:		socket
+ *
+ * We don't carry urgent data as such to the guest: it is a byte of the
+ * stream like any other. Without SO_OOBINLINE the kernel takes it out of
+ * the stream (a read steps over it) and SIOCINQ stops at it, so the guest
+ * would miss it, and a migration would dump the receive queue up to it.
  */
 void tcp_sock_tune(int s)
 {
 	int one = 1, zero = 0;
 
 	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(s, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one));
 	if (tcp_peek_offset_ok)
 		setsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero));
 }

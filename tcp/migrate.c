@@ -53,8 +53,17 @@
 #include "log.h"
 #include "migrate/format.h"
 #include "tcp/migrate_internal.h"
+#include "tcp/tcp_info.h"
 #include "tcp/tcp_internal.h"
 #include "util.h"
+
+#ifndef TCP_RTO_MAX_MS
+#define TCP_RTO_MAX_MS	44	/* Linux 6.15, uapi linux/tcp.h */
+#endif
+
+/* TCP_RTO_MAX_MS: the least the kernel takes, and its default (TCP_RTO_MAX) */
+#define TCPM_RTO_CAP_MS		1000
+#define TCPM_RTO_DEFAULT_MS	120000
 
 #ifndef IPV6_MINHOPCOUNT
 #define IPV6_MINHOPCOUNT 73
@@ -254,4 +263,42 @@ ssize_t tcpm_fill(int s, const uint8_t *p, uint32_t len)
 		done += (uint32_t)n;
 	}
 	return done;
+}
+
+/**
+ * tcpm_progress() - what a socket tells of its peer so far
+ * @s:		socket
+ * @pr:		filled with it
+ *
+ * Return: 0, or -errno (-ENODATA from a kernel without those fields)
+ */
+int tcpm_progress(int s, struct tcpm_progress *pr)
+{
+	struct tcp_info_k ti;
+	int n = tcp_info_get(s, &ti);
+
+	memset(pr, 0, sizeof(*pr));
+	if (n < 0)
+		return n;
+	if (!TCP_INFO_HAS(n, tcpi_segs_in))
+		return -ENODATA;
+	pr->segs_in = ti.tcpi_segs_in;
+	pr->unacked = ti.tcpi_u32[TCPI_U32_UNACKED];
+	pr->bytes_acked = ti.tcpi_bytes_acked;
+	pr->bytes_received = ti.tcpi_bytes_received;
+	return 0;
+}
+
+/**
+ * tcpm_rto_cap() - cap a restored socket's retransmission timeout at 1 s
+ *		    (TCP_RTO_MAX_MS, Linux 6.15), or give it the default
+ *		    back; best effort (older kernels: nothing)
+ * @s:		socket
+ * @on:		cap it, or not
+ */
+void tcpm_rto_cap(int s, bool on)
+{
+	int v = on ? TCPM_RTO_CAP_MS : TCPM_RTO_DEFAULT_MS;
+
+	setsockopt(s, IPPROTO_TCP, TCP_RTO_MAX_MS, &v, sizeof(v));
 }

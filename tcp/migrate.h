@@ -19,7 +19,9 @@ void tcp_migrate_listen(struct ctx *c, bool on);
 bool tcp_migrate_listen_paused(void);
 int tcp_migrate_source_hold(struct ctx *c);
 void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b);
-unsigned tcp_migrate_source_resume(struct ctx *c);
+unsigned tcp_migrate_source_resume(struct ctx *c, bool give_up,
+				   unsigned *waiting);
+unsigned tcp_migrate_movable(void);
 unsigned tcp_migrate_source_release(struct ctx *c);
 unsigned tcp_migrate_source_unborn(struct ctx *c);
 unsigned tcp_migrate_held(void);
@@ -30,10 +32,12 @@ int tcp_migrate_target_check(const struct mig_stream_in *s, char *why,
 unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
 			    uint8_t **buf);
 unsigned tcp_migrate_parked(void);
-unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset);
+unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
+				    void (*before_off)(struct ctx *c));
 unsigned tcp_migrate_target_drop(struct ctx *c);
 void tcp_migrate_poke_timer(struct ctx *c, uint64_t now);
 unsigned tcp_migrate_poke(struct ctx *c);
+void tcp_migrate_repair_retry(struct ctx *c);
 
 /* Never-sent data of a restored connection (TCP_F_TAIL), for tcp/ */
 int tcp_migrate_tail(struct tcp_conn *conn);

@@ -6,7 +6,12 @@
  *
  * Theory of operation
  *
- * the default 536 bytes less options for good), bound to the original
+ * Target, at the LOAD (tcp_migrate_target()): for each flow of a stream
+ * that parsed and validated as a whole, a socket is made, put in repair
+ * mode and made deaf, given the MSS as TCP_MAXSEG (the kernel sizes its
+ * segments at connect() from the MSS clamp, and TCP_REPAIR_OPTIONS sets
+ * the clamp but never sizes them again: without it, a restored socket
+ * keeps the default 536 bytes less options for good), bound to the original
  * local address and port, given the timestamp and the sequence numbers,
  * and connected (no SYN in repair mode). Nothing more yet: the connection
  * is "parked" (TCP_F_PARKED), out of the loop. Until the guest runs here,
@@ -27,13 +32,19 @@
  * fits in the send buffer a new socket gets from autotuning unless the
  * source had more in flight than that (a long fat path): then, and only
  * then, the buffer is set with SO_SNDBUF, which caps it at twice
- * net.core.wmem_max and keeps it at that size (no autotuning for that
- * connection). Then FIN_WAIT2's FIN (shutdown() in repair mode), the
- * window, and repair mode off for all of them (the kernel sends a
- * window probe: the peer's answer gets both ends in step). The part of
- * the send queue never sent goes in after that, as ordinary data: as
- * much as the socket takes, and what doesn't fit is written as the socket
- * drains (TCP_F_TAIL, migrate_tail.c). Then FIN_WAIT1, CLOSING and
+ * net.core.wmem_max, and unlocked again (SO_BUF_LOCK 0): autotuning grows
+ * it from there as it grew the source's. Then FIN_WAIT2's FIN (shutdown()
+ * in repair mode) and the window. Then, for all of them, in this order:
+ * the sockets hear their peers again (TTL limit and filter off), the
+ * guest is announced on the pod's link (the caller's; a fabric like OVN
+ * switches on it), and repair mode goes off (the kernel sends a window
+ * probe: the peer's answer gets both ends in step, and must find the
+ * socket listening: with a fabric that switches at once, it is the first
+ * segment to come). A connection that closed cleanly at the source
+ * (tcpm_closed()) leaves repair mode without a probe, and is left silent
+ * (tcpm_closed_go()). The part of the send queue never sent goes in after
+ * that, as ordinary data: as much as the socket takes, and what doesn't
+ * fit is written as the socket drains (TCP_F_TAIL, migrate_tail.c). Then FIN_WAIT1, CLOSING and
  * LAST_ACK get their FIN again, the flow goes in the loop and resumes
  * from the first byte the guest hasn't ACKed. A flow that fails before
  * its socket leaves repair mode is closed in repair mode (nothing to the
@@ -70,6 +81,10 @@ struct tcpm_opt {
 #define TCPM_OPT_SACK_PERM	4
 #define TCPM_OPT_TIMESTAMP	8
 
+#ifndef SO_BUF_LOCK
+#define SO_BUF_LOCK	72	/* Linux 5.14, asm-generic/socket.h */
+#endif
+
 /* Largest MSS TCP_MAXSEG takes (the kernel's MAX_TCP_WINDOW) */
 #define TCPM_MAXSEG_MAX	32767
 
@@ -104,6 +119,18 @@ static void tcpm_sockaddr(union sockaddr_inany *sa, const struct in6_addr *a,
 		sockaddr_set(sa, AF_INET, &a->s6_addr[12], port);
 	else
 		sockaddr_set(sa, AF_INET6, a, port);
+}
+
+/*
+ * Did the source's socket end cleanly, both FINs exchanged and ours
+ * acknowledged? FIN_WAIT2 with the peer's FIN is how it's written (a
+ * socket can't be both: it goes to TIME_WAIT, then CLOSE): its peer may
+ * have no socket any more, and anything sent to it draws a RST
+ */
+static bool tcpm_closed(const struct mig_flow_in *f)
+{
+	return f->e.tcpi_state == MIG_TCP_FIN_WAIT2 &&
+	       (f->b.events & MIG_EV_SOCK_FIN_RCVD);
 }
 
 /* Index of the HOST side of a record (the other is the TAP side) */
@@ -144,8 +171,11 @@ static int tcpm_restore_conn(int s, const struct mig_flow_in *f)
 	    setsockopt(s, IPPROTO_TCP, TCP_TIMESTAMP, &e->timestamp,
 		       sizeof(e->timestamp)))
 		return -errno;
-	/* FIN_WAIT2: seq_snd is one past our FIN, queued again later */
-	seq_snd = e->seq_snd - (e->tcpi_state == MIG_TCP_FIN_WAIT2 ? 1 : 0);
+	/* FIN_WAIT2: seq_snd is one past our FIN, queued again later; not
+	 * for one that closed cleanly (see tcpm_closed_go())
+	 */
+	seq_snd = e->seq_snd - (e->tcpi_state == MIG_TCP_FIN_WAIT2 &&
+				!tcpm_closed(f) ? 1 : 0);
 	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)) ||
 	    setsockopt(s, IPPROTO_TCP, TCP_QUEUE_SEQ, &seq_snd,
 		       sizeof(seq_snd)))
@@ -168,7 +198,7 @@ static int tcpm_restore_conn(int s, const struct mig_flow_in *f)
 static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
 {
 	ssize_t n = tcpm_fill(s, p, len);
-	int want, got = 0;
+	int want, got = 0, unlock = 0;
 	socklen_t sl = sizeof(got);
 
 	if (n < 0 || (uint32_t)n == len)
@@ -177,9 +207,12 @@ static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
 			(uint64_t)INT32_MAX / 2);
 	setsockopt(s, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want));
 	getsockopt(s, SOL_SOCKET, SO_SNDBUF, &got, &sl);
+	/* SO_SNDBUF locks the size for the socket's life: autotuning, which
+	 * grew the source's buffer, may go on from there (Linux 5.14)
+	 */
+	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
 	info("Migration: %u bytes in flight to restore, more than a new "
-	     "socket's buffer: its send buffer is now %i bytes, fixed",
-	     len, got);
+	     "socket's buffer: its send buffer is now %i bytes", len, got);
 	p += n;
 	len -= (uint32_t)n;
 	n = tcpm_fill(s, p, len);
@@ -224,10 +257,22 @@ static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 	n = tcpm_fill(s, f->rcvq, e->rcvq);
 	if (n < 0 || (uint32_t)n < e->rcvq)
 		return n < 0 ? (int)n : -ENOBUFS;
+	/* The timer the in-flight data arms as it goes in, within a second:
+	 * a hole in it (the source's last flight lost in the cut-over) is
+	 * sent again then, not after 3 s (no RTT sample yet). Only that
+	 * one: the cap comes off again before the socket leaves repair mode
+	 * (see migrate_poke.c for why, and for when it comes back). Not with
+	 * the peer's window closed (tcp_rtx_probe0_timed_out())
+	 */
+	if (e->snd_wnd)
+		tcpm_rto_cap(s, true);
 	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)) ||
 	    (rc = tcpm_fill_sent(s, f->sndq, sent)))
 		return rc;
-	if (e->tcpi_state == MIG_TCP_FIN_WAIT2 && shutdown(s, SHUT_WR))
+	if (e->snd_wnd)
+		tcpm_rto_cap(s, false);
+	if (e->tcpi_state == MIG_TCP_FIN_WAIT2 && !tcpm_closed(f) &&
+	    shutdown(s, SHUT_WR))
 		return -errno;
 	if (setsockopt(s, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w)))
 		return -errno;
@@ -497,6 +542,29 @@ unsigned tcp_migrate_target_drop(struct ctx *c)
 	return n;
 }
 
+/*
+ * A connection that closed cleanly at the source, out of repair mode: its
+ * peer is done with it and may have no socket left, so nothing may reach
+ * it, or its RST would take what the guest hasn't read yet. The socket was
+ * restored without our FIN (queued again, it would be retransmitted) and
+ * left repair mode without a window probe; shut down for reading, it sends
+ * no window update either as the guest drains it. Its FINs are the flow's
+ * already. Return: 0 or -errno
+ */
+static int tcpm_closed_go(struct ctx *c, struct tcp_conn *conn)
+{
+	if (shutdown(conn->sock, SHUT_RD))
+		return -errno;
+	if (loop_add(c, conn->sock, tcpm_events(conn),
+		     flow_ref((union flow *)conn, REF_TCP)))
+		return -EIO;
+	if ((conn->flags & TCP_F_GUEST_FIN) && (conn->flags & TCP_F_FIN_ACKED)) {
+		conn->flags |= TCP_F_DRAINING;
+		conn->timer = now_ms();
+	}
+	return 0;
+}
+
 /* Parked @conn out of repair mode: the never-sent part, a FIN, the loop */
 static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
 		   const struct mig_flow_in *f)
@@ -510,9 +578,9 @@ static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
 	int rc;
 
 	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED);
-	tcpm_deaf(conn->sock, false);
-	tcpm_filter_detach(conn->sock);
 	tcp_sock_tune(conn->sock);
+	if (tcpm_closed(f))
+		return tcpm_closed_go(c, conn);
 	/* Never sent: ordinary data now, what the socket takes; the rest as
 	 * it drains, then the FIN
 	 */
@@ -546,26 +614,38 @@ static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
  *				  connections go live
  * @c:		execution context
  * @reset:	set to the number of connections reset towards the guest
+ * @before_off:	called once the sockets hear their peers again, just
+ *		before they leave repair mode (the announcement: the
+ *		fabric may switch on it, and the answers to the window
+ *		probes must find the sockets listening), or NULL
  *
  * Return: number of connections that went live
  */
-unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset)
+unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
+				    void (*before_off)(struct ctx *c))
 {
-	unsigned i, k = 0, done = 0, *idx;
-	int *fds;
+	unsigned i, k = 0, q = 0, done = 0, poked = 0, *idx;
+	int *fds, *quiet;
+	bool *cap;
 
 	*reset = 0;
 	if (!tcpm_park.n)
 		return 0;
 	fds = calloc(tcpm_park.n, sizeof(*fds));
+	quiet = calloc(tcpm_park.n, sizeof(*quiet));
 	idx = calloc(tcpm_park.n, sizeof(*idx));
-	if (!fds || !idx) {
+	cap = calloc(tcpm_park.n, sizeof(*cap));
+	if (!fds || !quiet || !idx || !cap) {
 		free(fds);
+		free(quiet);
 		free(idx);
+		free(cap);
 		*reset = tcpm_park.n;
 		for (i = 0; i < tcpm_park.n; i++)
 			tcpm_reset_guest(c, tcpm_park.p[i].f);
 		tcp_migrate_target_drop(c);
+		if (before_off)
+			before_off(c);
 		return 0;
 	}
 
@@ -583,11 +663,30 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset)
 			tcpm_park_close(conn);
 			continue;
 		}
-		fds[k++] = conn->sock;
+		if (tcpm_closed(p->f))
+			quiet[q++] = conn->sock;
+		else
+			fds[k++] = conn->sock;
 	}
 
-	/* Repair off for all at once: the window probes go out */
-	if (k && repair_set(c, fds, k, REPAIR_OFF))
+	/* Ready to hear the peers before any probe goes out: with a fabric
+	 * that switches at once (on the announcement), the answer to the
+	 * window probe of TCP_REPAIR_OFF is the first segment to arrive,
+	 * and a deaf socket would drop it (TCPMinTTLDrop), leaving the
+	 * sender to wait for the next poke. In repair mode meanwhile, the
+	 * socket takes what arrives as any socket does: its queues are
+	 * all there
+	 */
+	for (i = 0; i < k; i++)
+		tcpm_deaf(fds[i], false);	/* the helper's filter: at "off" */
+	if (before_off)
+		before_off(c);
+
+	/* Repair off for all at once: the window probes go out. Not for
+	 * those that closed cleanly: their peers may have no socket left
+	 */
+	if ((k && repair_set(c, fds, k, REPAIR_OFF)) ||
+	    (q && repair_set(c, quiet, q, REPAIR_OFF_NO_WP)))
 		warn("Migration: can't clear TCP_REPAIR on restored "
 		     "connections: those left in repair mode are reset");
 
@@ -615,14 +714,20 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset)
 			(*reset)++;
 			continue;
 		}
-		fds[done] = conn->sock;
-		idx[done++] = p->idx;
+		done++;
+		if (!tcpm_closed(p->f)) {
+			fds[poked] = conn->sock;
+			cap[poked] = p->f->e.snd_wnd;
+			idx[poked++] = p->idx;
+		}
 		tcp_ack_now(c, conn);
 		tcp_data_to_guest(c, conn);
 	}
-	tcpm_poke_start(fds, idx, done);
+	tcpm_poke_start(fds, idx, cap, poked);
 	free(fds);
+	free(quiet);
 	free(idx);
+	free(cap);
 	tcpm_park_free();
 	return done;
 }

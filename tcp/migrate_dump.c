@@ -166,6 +166,14 @@ static int tcpm_basic(const struct ctx *c, const struct tcp_conn *conn,
 	b->sndbuf = (uint32_t)(sndbuf > 0 ? sndbuf : 0) >> 8;
 	b->wnd_from_tap = (uint16_t)MIN(conn->wnd_guest >> conn->ws_guest,
 					65535U);
+	/* Our SYN-ACK sent, the guest's ACK not here yet (tcpm_movable()):
+	 * its window comes with that ACK. Until then, one segment's worth,
+	 * so that the target sends something the guest answers: with 0, a
+	 * guest that had nothing to send, its ACK lost, would never say
+	 */
+	if (conn->f.state == TCP_ST_SYNACK_TO_GUEST && !b->wnd_from_tap)
+		b->wnd_from_tap = (uint16_t)MAX((uint32_t)conn->mss >>
+						conn->ws_guest, 1U);
 	b->wnd_to_tap = tcp_wnd_offered(conn);
 	b->seq_to_tap = conn->seq_acked;
 	b->seq_ack_from_tap = conn->seq_acked;
@@ -228,6 +236,33 @@ static int tcpm_peek(int s, uint8_t *buf, uint32_t len)
 }
 
 /*
+ * Read @len bytes of the receive queue (repair mode), exactly: a read
+ * stops at the mark of urgent data (tcp_recvmsg_locked(), even with
+ * SO_OOBINLINE), so with a peek offset (Linux 6.9; the hold set it to 0,
+ * the head of the queue), go on from where the last one stopped. Return:
+ * 0 or -errno
+ */
+static int tcpm_peek_rcvq(int s, uint8_t *buf, uint32_t len)
+{
+	uint32_t got = 0;
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	if (!tcp_peek_offset_ok)
+		return tcpm_peek(s, buf, len);
+	while (got < len) {
+		n = recv(s, buf + got, len - got, MSG_PEEK | MSG_DONTWAIT);
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return -EIO;
+		got += (uint32_t)n;
+	}
+	return 0;
+}
+
+/*
  * Dump one held socket (repair mode) of @conn into @e and its queues
  * (malloc'd, the caller frees them), @st being its state as
  * tcpm_sock_state() gave it. Never-sent data still waiting in our memory
@@ -256,9 +291,12 @@ static int tcpm_dump(const struct tcp_conn *conn, uint8_t st,
 	if ((rc = tcpm_get_u32(s, TCP_MAXSEG, &mss)))
 		return rc;
 	e->mss = mss;
-	if ((ti.tcpi_options & TCPI_OPT_TIMESTAMPS) &&
-	    (rc = tcpm_get_u32(s, TCP_TIMESTAMP, &e->timestamp)))
-		return rc;
+	if (ti.tcpi_options & TCPI_OPT_TIMESTAMPS) {
+		if ((rc = tcpm_get_u32(s, TCP_TIMESTAMP, &e->timestamp)))
+			return rc;
+		tcpm_ts_freeze(conn, e->timestamp,
+			       ti.tcpi_options & TCPM_TCPI_OPT_USEC_TS);
+	}
 	if ((rc = tcpm_get_window(s, &w)))
 		return rc;
 	e->snd_wl1 = w.snd_wl1;
@@ -329,7 +367,7 @@ static int tcpm_dump(const struct tcp_conn *conn, uint8_t st,
 		return -E2BIG;
 	if (e->rcvq && !(*rcvq = malloc(e->rcvq)))
 		return -ENOMEM;
-	if ((rc = tcpm_peek(s, *rcvq, e->rcvq)))
+	if ((rc = tcpm_peek_rcvq(s, *rcvq, e->rcvq)))
 		return rc;
 	tcpm_queue(s, TCPM_QUEUE_NONE);
 	return 0;

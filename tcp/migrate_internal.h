@@ -27,6 +27,9 @@ struct tcpm_window {
 #define TCPM_QUEUE_RECV	1
 #define TCPM_QUEUE_SEND	2
 
+/* tcpi_options: the timestamp clock counts microseconds (Linux 6.7) */
+#define TCPM_TCPI_OPT_USEC_TS	64
+
 /* Linux TCP states we look at beyond the migrated ones (tcpi_state) */
 #define TCPM_TCP_CLOSE	7
 
@@ -52,7 +55,23 @@ struct tcpm_tail {
 	bool fin;
 };
 
+/**
+ * struct tcpm_progress - what a socket tells of its peer (TCP_INFO)
+ * @segs_in:		segments received
+ * @unacked:		segments sent and not acknowledged
+ * @bytes_acked:	bytes the peer acknowledged since the socket began
+ * @bytes_received:	bytes received since the socket began
+ */
+struct tcpm_progress {
+	uint32_t segs_in;
+	uint32_t unacked;
+	uint64_t bytes_acked;
+	uint64_t bytes_received;
+};
+
 /* migrate.c: both sides */
+int tcpm_progress(int s, struct tcpm_progress *pr);
+void tcpm_rto_cap(int s, bool on);
 int tcpm_filter_attach(int s);
 bool tcpm_filtered(int s);
 void tcpm_filter_detach(int s);
@@ -68,6 +87,7 @@ ssize_t tcpm_fill(int s, const uint8_t *p, uint32_t len);
 /* migrate_src.c: the source */
 bool tcpm_saved_window(const struct tcp_conn *conn, uint32_t *wnd);
 bool tcpm_is_held(const struct tcp_conn *conn);
+void tcpm_ts_freeze(const struct tcp_conn *conn, uint32_t ts, bool us);
 
 /* migrate_tail.c: never-sent data of a restored connection */
 struct tcpm_tail *tcpm_tail_of(const struct tcp_conn *conn);
@@ -75,6 +95,7 @@ int tcpm_tail_add(struct tcp_conn *conn, const uint8_t *p, uint32_t len,
 		  bool fin);
 
 /* migrate_poke.c: poking the peers of restored sockets */
-void tcpm_poke_start(const int *fds, const unsigned *idx, unsigned n);
+void tcpm_poke_start(const int *fds, const unsigned *idx, const bool *cap,
+		     unsigned n);
 
 #endif /* TCP_MIGRATE_INTERNAL_H */

@@ -1,21 +1,64 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * migrate_poke.c - TCP migration, the target side after the release:
- * poking the peers of restored sockets until the fabric has switched.
+ * poking the peers of restored sockets until every sender is moving.
  *
  * Theory of operation
  *
- * timers off meanwhile. So each restored socket is "poked" for a bounded
- * time: TCP_REPAIR on and off again, which makes the kernel send a window
- * probe (an ACK with an old sequence number). The peer must answer it with
- * an ACK: once the fabric has switched, that ACK reaches us, acknowledges
- * what the peer got, and our sender goes on at once instead of waiting
- * for its own backed-off timer. Pokes come every TCPM_POKE_MS (longer
- * than the peer's rate limit for such answers, tcp_invalid_ratelimit)
- * for TCPM_POKE_FAST_MS, then less and less often until TCPM_POKE_FOR_MS,
- * and stop for a socket as soon as anything from its peer has arrived.
- * SIGUSR2 on the target (the launcher: "the fabric has switched") pokes
- * at once, and once more after the peer's rate limit.
+ * A restored socket knows nothing of its path: it has no RTT sample
+ * (tcp_init_metrics() gives it the 3 s TCP_TIMEOUT_FALLBACK), the data it
+ * took over in flight is tagged TCPCB_REPAIRED, which counts as
+ * retransmitted (no RTT sample from its ACKs, and RACK ignores SACKs of
+ * it until a sample exists), and while the fabric still delivers to the
+ * source, the peer's ACKs don't reach it. Left alone, it prompts the
+ * peer with a tail loss probe after 1 s and its timeouts after that.
+ *
+ * So each restored socket is "poked": TCP_REPAIR on and off again makes
+ * the kernel send a window probe (an ACK with an old sequence number).
+ * The peer must answer it with an ACK of what it has: once the fabric has
+ * switched, that ACK reaches us, acknowledges what the source's last
+ * flight delivered, and our sender goes on at once. But the peer answers
+ * such a segment at most once per 500 ms per connection
+ * (tcp_invalid_ratelimit, tcp_oow_rate_limited()), answers to pokes made
+ * before the switch go to the source, and a poke answered there makes the
+ * next one unanswered for 500 ms. Hence:
+ *
+ *  - before the switch shows, only one socket, the "sentinel", is poked,
+ *    every TCPM_POKE_MS, and another one takes over after
+ *    TCPM_SENTINEL_POKES (its peer may be the one that's gone): the
+ *    others then have no probe of ours answered to the source in the last
+ *    500 ms when the switch comes, and theirs is answered at once;
+ *  - the first sign of the switch (anything from any peer: tcpi_segs_in,
+ *    read for a bounded number of sockets per tick, sentinels first; or
+ *    SIGUSR2 from the launcher) pokes every socket still waiting at once,
+ *    those poked in the last TCPM_POKE_LIMIT_MS as soon as they may be;
+ *  - a socket stays on the list until its sender is unblocked, not merely
+ *    heard from: until the peer has acknowledged something new
+ *    (tcpi_bytes_acked) or nothing of ours is in flight any more; a
+ *    download's socket, with nothing in flight, leaves once heard from
+ *    (nothing a TCP socket sends makes its peer retransmit sooner:
+ *    doc/migration.md, section 10).
+ *
+ * At the first sign of the switch, the sockets still on the list also get
+ * TCP_RTO_MAX_MS (Linux 6.15) at its least, 1 s, for TCPM_CAP_MS or
+ * until they leave the list: the next timeout, armed again by the first
+ * ACK that comes (a hole in what the source had in flight: the peer
+ * acknowledges up to it at once), comes within a second. The kernel can't
+ * tell that hole lost (RACK ignores the TCPCB_REPAIRED data), and only a
+ * timeout sends it again: without the cap, 3 s and more. Not before the
+ * switch: timeouts every second into the cut-over would each shrink the
+ * congestion window to one segment again for nothing. The default (120 s)
+ * comes back in time: a cap left on would cut the connection's patience
+ * short (tcp_retries2 is modelled with it: about 14 s with 1 s, against 15
+ * minutes). Not for a socket whose peer has its window closed, which a
+ * cap would give up on after 2 s without an ACK
+ * (tcp_rtx_probe0_timed_out()): those aren't blocked on a timeout anyway.
+ *
+ * Everything stops TCPM_POKE_FOR_MS after the release. If a poke can't be
+ * made (no helper any more), pokes stop; a socket a helper left in repair
+ * mode between the two halves of a poke is taken out of the loop and waits
+ * for a helper to connect (tcp_migrate_repair_retry()), then goes on; if
+ * none comes in TCPM_STUCK_MS, it is reset (it can't move data).
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -27,120 +70,257 @@
 #include "ctx.h"
 #include "flow.h"
 #include "log.h"
+#include "loop.h"
 #include "migrate/repair.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
 #include "tcp/tcp_internal.h"
-#include "tcp/tcp_info.h"
 #include "util.h"
 
-/* Target: poking the peers of restored sockets (see the top of the file) */
-#define TCPM_POKE_MS		600	/* > the peer's 500 ms rate limit */
-#define TCPM_POKE_LIMIT_MS	520	/* that limit (tcp_invalid_ratelimit) */
-#define TCPM_POKE_FAST_MS	5000	/* every TCPM_POKE_MS until then */
+#define TCPM_POKE_MS		600	/* a socket's pokes, at least apart */
+#define TCPM_POKE_LIMIT_MS	520	/* the peer's limit, and a margin */
+#define TCPM_POKE_FAST_MS	5000	/* a sentinel every tick until then */
 #define TCPM_POKE_SLOW_MS	4000	/* the longest interval after that */
 #define TCPM_POKE_FOR_MS	30000	/* no poke after this */
+#define TCPM_POKE_CHECK		256	/* sockets read per tick, at most */
+#define TCPM_STUCK_MS		30000	/* left in repair mode: reset then */
+#define TCPM_CAP_MS		5000	/* RTO capped that long after a sign */
+#define TCPM_SENTINEL_POKES	4	/* then the next socket is the sentinel */
 
+/**
+ * struct tcpm_poked - a restored socket we poke
+ * @idx:	flow index
+ * @sock:	its socket when restored
+ * @last:	last poke, ms (0: never)
+ * @cap:	its timeouts may be capped (the peer's window wasn't closed)
+ */
 struct tcpm_poked {
-	unsigned idx;			/* flow index */
-	int sock;			/* its socket when restored */
+	unsigned idx;
+	int sock;
+	uint64_t last;
+	bool cap;
 };
 
 static struct {
 	struct tcpm_poked *p;
 	unsigned n;
-	uint64_t start, next, interval, again, last;
+	uint64_t start;		/* the release */
+	uint64_t next;		/* next sentinel, ms */
+	uint64_t cap_end;	/* TCP_RTO_MAX_MS capped until then, 0: not */
+	bool capped;		/* the cap came (once per release) */
+	uint64_t interval;	/* between sentinels */
+	unsigned turn;		/* the sentinel's position */
+	unsigned sentinel_pokes;	/* pokes of the current sentinel */
+	unsigned check;		/* next position to read */
+	bool switched;		/* a sign of the switch seen */
 } tcpm_poke;
 
-/* Has anything from the peer reached this socket? (tcpi_segs_in: Linux
- * 4.2, past what a C library's struct tcp_info copies: tcp/tcp_info.h)
- */
-static bool tcpm_heard(int s)
-{
-	struct tcp_info_k ti;
-	int n = tcp_info_get(s, &ti);
+/* Connections a helper left in repair mode (see the top of the file) */
+static struct {
+	struct tcpm_poked *p;
+	unsigned n;
+	uint64_t deadline;
+} tcpm_stuck;
 
-	if (n < 0)
-		return true;	/* nothing to poke any more */
-	return TCP_INFO_HAS(n, tcpi_segs_in) && ti.tcpi_segs_in;
+/* The connection of @p, NULL if it's gone or its socket changed */
+static struct tcp_conn *tcpm_poked_conn(const struct tcpm_poked *p)
+{
+	struct tcp_conn *conn = tcp_conn_at(p->idx);
+
+	if (!conn || conn->sock != p->sock)
+		return NULL;
+	return conn;
 }
 
-/* The restored sockets still to poke (the rest leave the list), in @fds */
-static unsigned tcpm_poke_fds(int *fds)
+/* Drop entry @i of the list (order doesn't matter), its RTO cap off */
+static void tcpm_poke_drop(unsigned i, bool uncap)
 {
-	unsigned i, n = 0;
-
-	for (i = 0; i < tcpm_poke.n; i++) {
-		struct tcp_conn *conn = tcp_conn_at(tcpm_poke.p[i].idx);
-
-		if (!conn || conn->sock != tcpm_poke.p[i].sock ||
-		    conn->f.state != TCP_ST_ESTABLISHED ||
-		    (conn->flags & TCP_F_MIGRATED) || tcpm_heard(conn->sock))
-			continue;
-		tcpm_poke.p[n] = tcpm_poke.p[i];
-		fds[n++] = conn->sock;
-	}
-	tcpm_poke.n = n;
-	return n;
+	if (uncap && tcpm_poke.cap_end && tcpm_poke.p[i].cap &&
+	    tcpm_poked_conn(&tcpm_poke.p[i]))
+		tcpm_rto_cap(tcpm_poke.p[i].sock, false);
+	tcpm_poke.p[i] = tcpm_poke.p[--tcpm_poke.n];
+	if (tcpm_poke.turn >= tcpm_poke.n)
+		tcpm_poke.turn = 0;
+	if (tcpm_poke.check >= tcpm_poke.n)
+		tcpm_poke.check = 0;
 }
 
 static void tcpm_poke_stop(void)
 {
+	while (tcpm_poke.n)
+		tcpm_poke_drop(tcpm_poke.n - 1, true);
 	free(tcpm_poke.p);
 	memset(&tcpm_poke, 0, sizeof(tcpm_poke));
 }
 
-/* TCP_REPAIR on and off: each socket sends a window probe */
-static unsigned tcpm_poke_now(struct ctx *c, uint64_t now)
+/*
+ * Read entry @i: true if it stays on the list (its sender may still be
+ * blocked). Notes a sign of the switch
+ */
+static bool tcpm_poke_read(unsigned i)
 {
-	unsigned n, i, stuck;
-	int *fds, on;
+	struct tcp_conn *conn = tcpm_poked_conn(&tcpm_poke.p[i]);
+	struct tcpm_progress pr;
+
+	if (!conn || conn->f.state != TCP_ST_ESTABLISHED ||
+	    (conn->flags & TCP_F_MIGRATED) || tcpm_progress(conn->sock, &pr))
+		return false;
+	if (!pr.segs_in)
+		return true;
+	tcpm_poke.switched = true;
+	return pr.unacked && !pr.bytes_acked;
+}
+
+/* The first sign of the switch: cap the timeouts (see the top) */
+static void tcpm_poke_cap(uint64_t now)
+{
+	unsigned i;
+
+	if (tcpm_poke.capped)
+		return;
+	tcpm_poke.capped = true;
+	tcpm_poke.cap_end = now + TCPM_CAP_MS;
+	for (i = 0; i < tcpm_poke.n; i++) {
+		if (tcpm_poke.p[i].cap && tcpm_poked_conn(&tcpm_poke.p[i]))
+			tcpm_rto_cap(tcpm_poke.p[i].sock, true);
+	}
+}
+
+/* Cap off again for those still on the list */
+static void tcpm_poke_uncap(void)
+{
+	unsigned i;
+
+	if (!tcpm_poke.cap_end)
+		return;
+	for (i = 0; i < tcpm_poke.n; i++) {
+		if (tcpm_poke.p[i].cap && tcpm_poked_conn(&tcpm_poke.p[i]))
+			tcpm_rto_cap(tcpm_poke.p[i].sock, false);
+	}
+	tcpm_poke.cap_end = 0;
+}
+
+/* Read up to TCPM_POKE_CHECK entries, in turn; drop the unblocked ones */
+static void tcpm_poke_check(void)
+{
+	unsigned k;
+
+	for (k = 0; k < TCPM_POKE_CHECK && tcpm_poke.n; k++) {
+		unsigned i = tcpm_poke.check;
+
+		if (k >= tcpm_poke.n)
+			break;
+		if (tcpm_poke_read(i))
+			tcpm_poke.check = (i + 1) % tcpm_poke.n;
+		else
+			tcpm_poke_drop(i, true);
+	}
+}
+
+/*
+ * Keep @conn out of the loop, in repair mode, until a helper takes it out
+ * (tcp_migrate_repair_retry()), or TCPM_STUCK_MS pass
+ */
+static void tcpm_stuck_add(struct ctx *c, struct tcp_conn *conn)
+{
+	struct tcpm_poked *p;
+
+	p = realloc(tcpm_stuck.p, (tcpm_stuck.n + 1) * sizeof(*p));
+	if (!p) {
+		tcp_rst(c, conn);
+		return;
+	}
+	tcpm_stuck.p = p;
+	p[tcpm_stuck.n++] = (struct tcpm_poked){ flow_idx((union flow *)conn),
+						 conn->sock, 0, false };
+	loop_del(c, conn->sock);
+	conn->flags |= TCP_F_MIGRATED | TCP_F_PARKED;
+	if (!tcpm_stuck.deadline)
+		tcpm_stuck.deadline = now_ms() + TCPM_STUCK_MS;
+}
+
+/*
+ * The pokes failed: take those left in repair mode out of the loop until
+ * a helper comes back; no more pokes
+ */
+static void tcpm_poke_failed(struct ctx *c, const int *fds, unsigned n)
+{
+	unsigned i, stuck = 0;
+
+	repair_set(c, fds, n, REPAIR_OFF_NO_WP);
+	for (i = 0; i < tcpm_poke.n; i++) {
+		struct tcp_conn *conn = tcpm_poked_conn(&tcpm_poke.p[i]);
+
+		if (!conn || !tcpm_in_repair(conn->sock))
+			continue;
+		tcpm_stuck_add(c, conn);
+		stuck++;
+	}
+	if (stuck)
+		warn("Migration: a poke left %u connection(s) in repair mode "
+		     "(the passt-repair helper is gone): they wait up to %u s "
+		     "for a helper, then are reset", stuck,
+		     TCPM_STUCK_MS / 1000);
+	else
+		debug("Migration: can't poke (no TCP_REPAIR), stopping");
+	tcpm_poke_stop();
+}
+
+/*
+ * Poke the entries of the list that may be poked at @now: all of those
+ * not poked in the last TCPM_POKE_LIMIT_MS if @all, else the next
+ * sentinel. Return: how many were poked
+ */
+static unsigned tcpm_poke_now(struct ctx *c, uint64_t now, bool all)
+{
+	unsigned i, n = 0, *which;
+	int *fds;
 
 	if (!tcpm_poke.n)
 		return 0;
 	fds = calloc(tcpm_poke.n, sizeof(*fds));
-	if (!fds)
-		return 0;
-	n = tcpm_poke_fds(fds);
-	if (!n) {
-		free(fds);
-		tcpm_poke_stop();
-		return 0;
-	}
-	if (!repair_set(c, fds, n, REPAIR_ON) &&
-	    !repair_set(c, fds, n, REPAIR_OFF)) {
-		debug("Migration: poked %u restored connection(s), %llu ms "
-		      "after the restore", n,
-		      (unsigned long long)(now - tcpm_poke.start));
-		tcpm_poke.next = now + tcpm_poke.interval;
-		tcpm_poke.last = now;
-		free(fds);
-		return n;
-	}
+	which = calloc(tcpm_poke.n, sizeof(*which));
+	if (!fds || !which)
+		goto out;
+	for (i = 0; i < tcpm_poke.n; i++) {
+		unsigned j = (tcpm_poke.turn + i) % tcpm_poke.n;
+		struct tcpm_poked *p = &tcpm_poke.p[j];
+		uint64_t gap = all ? TCPM_POKE_LIMIT_MS : TCPM_POKE_MS;
 
-	/* Some may be in repair mode: take them out quietly if we can, and
-	 * reset those that stay in it (they can't move data). No more pokes
-	 */
-	repair_set(c, fds, n, REPAIR_OFF_NO_WP);
-	for (i = 0, stuck = 0; i < n; i++) {
-		struct tcp_conn *conn = tcp_conn_at(tcpm_poke.p[i].idx);
-		socklen_t sl = sizeof(on);
-
-		on = 0;
-		if (getsockopt(fds[i], IPPROTO_TCP, TCP_REPAIR, &on, &sl) ||
-		    !on || !conn || conn->sock != fds[i])
+		if (p->last && now < p->last + gap) {
+			if (!all)
+				break;	/* the sentinel's turn isn't due */
 			continue;
-		tcp_rst(c, conn);
-		stuck++;
+		}
+		if (!tcpm_poked_conn(p))
+			continue;
+		which[n] = j;
+		fds[n++] = p->sock;
+		if (!all) {
+			if (++tcpm_poke.sentinel_pokes >= TCPM_SENTINEL_POKES) {
+				tcpm_poke.turn = (j + 1) % tcpm_poke.n;
+				tcpm_poke.sentinel_pokes = 0;
+			}
+			break;
+		}
 	}
-	if (stuck)
-		warn("Migration: can't clear TCP_REPAIR after a poke, reset "
-		     "%u connection(s)", stuck);
-	else
-		debug("Migration: can't poke (no TCP_REPAIR), stopping");
+	if (!n)
+		goto out;
+	if (repair_set(c, fds, n, REPAIR_ON) ||
+	    repair_set(c, fds, n, REPAIR_OFF)) {
+		tcpm_poke_failed(c, fds, n);
+		n = 0;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		tcpm_poke.p[which[i]].last = now;
+	debug("Migration: poked %u restored connection(s)%s, %llu ms after "
+	      "the restore", n, all ? " (the fabric switched)" : "",
+	      (unsigned long long)(now - tcpm_poke.start));
+out:
 	free(fds);
-	tcpm_poke_stop();
-	return 0;
+	free(which);
+	return n;
 }
 
 /**
@@ -148,9 +328,11 @@ static unsigned tcpm_poke_now(struct ctx *c, uint64_t now)
  *		       on
  * @fds:	their sockets
  * @idx:	their flow indices
+ * @cap:	whether each may have its timeouts capped (see the top)
  * @n:		how many
  */
-void tcpm_poke_start(const int *fds, const unsigned *idx, unsigned n)
+void tcpm_poke_start(const int *fds, const unsigned *idx, const bool *cap,
+		     unsigned n)
 {
 	unsigned i;
 
@@ -158,38 +340,120 @@ void tcpm_poke_start(const int *fds, const unsigned *idx, unsigned n)
 #ifdef TCP_MIGRATE_NO_POKE
 	(void)fds;
 	(void)idx;
+	(void)cap;
 	(void)n;
 	(void)i;
 	return;
 #else
 	if (!n || !(tcpm_poke.p = calloc(n, sizeof(*tcpm_poke.p))))
 		return;
-	for (i = 0; i < n; i++)
-		tcpm_poke.p[i] = (struct tcpm_poked){ idx[i], fds[i] };
-	tcpm_poke.n = n;
+	/* TCP_REPAIR_OFF sent each a window probe just now */
 	tcpm_poke.start = now_ms();
+	for (i = 0; i < n; i++)
+		tcpm_poke.p[i] = (struct tcpm_poked){ idx[i], fds[i],
+						      tcpm_poke.start,
+						      cap[i] };
+	tcpm_poke.n = n;
 	tcpm_poke.interval = TCPM_POKE_MS;
 	tcpm_poke.next = tcpm_poke.start + TCPM_POKE_MS;
 #endif
 }
 
+/* Stuck connections: reset them all (no helper came in time) */
+static void tcpm_stuck_reset(struct ctx *c)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < tcpm_stuck.n; i++) {
+		struct tcp_conn *conn = tcpm_poked_conn(&tcpm_stuck.p[i]);
+
+		if (!conn || !(conn->flags & TCP_F_PARKED))
+			continue;
+		conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED);
+		tcp_rst(c, conn);	/* in repair mode: silent to the peer */
+		n++;
+	}
+	if (n)
+		warn("Migration: no passt-repair helper in %u s: %u "
+		     "connection(s) left in repair mode reset",
+		     TCPM_STUCK_MS / 1000, n);
+	free(tcpm_stuck.p);
+	memset(&tcpm_stuck, 0, sizeof(tcpm_stuck));
+}
+
 /**
- * tcp_migrate_poke_timer() - target: poke the peers of restored sockets
- *			      now and then, for a while after the restore
+ * tcp_migrate_repair_retry() - a repair helper connected: take the
+ *				connections a gone one left in repair mode
+ *				back into the loop
+ * @c:		execution context
+ */
+void tcp_migrate_repair_retry(struct ctx *c)
+{
+	unsigned i, k = 0, n = 0;
+	int *fds;
+
+	if (!tcpm_stuck.n)
+		return;
+	if (!(fds = calloc(tcpm_stuck.n, sizeof(*fds))))
+		return;
+	for (i = 0; i < tcpm_stuck.n; i++) {
+		struct tcp_conn *conn = tcpm_poked_conn(&tcpm_stuck.p[i]);
+
+		if (conn && (conn->flags & TCP_F_PARKED))
+			fds[k++] = conn->sock;
+	}
+	if (k && repair_set(c, fds, k, REPAIR_OFF)) {
+		free(fds);
+		return;		/* this one failed too: wait for the next */
+	}
+	free(fds);
+	for (i = 0; i < tcpm_stuck.n; i++) {
+		struct tcp_conn *conn = tcpm_poked_conn(&tcpm_stuck.p[i]);
+
+		if (!conn || !(conn->flags & TCP_F_PARKED))
+			continue;
+		conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED);
+		if (loop_add(c, conn->sock, tcpm_events(conn),
+			     flow_ref((union flow *)conn, REF_TCP))) {
+			tcp_rst(c, conn);
+			continue;
+		}
+		tcp_ack_now(c, conn);
+		tcp_data_to_guest(c, conn);
+		n++;
+	}
+	info("Migration: %u connection(s) left in repair mode by a gone "
+	     "helper taken back", n);
+	free(tcpm_stuck.p);
+	memset(&tcpm_stuck, 0, sizeof(tcpm_stuck));
+}
+
+/**
+ * tcp_migrate_poke_timer() - target: poke the peers of restored sockets,
+ *			      for a while after the restore (see the top)
  * @c:		execution context
  * @now:	current time, ms
  */
 void tcp_migrate_poke_timer(struct ctx *c, uint64_t now)
 {
+	if (tcpm_stuck.n && now >= tcpm_stuck.deadline)
+		tcpm_stuck_reset(c);
 	if (!tcpm_poke.n)
 		return;
 	if (now >= tcpm_poke.start + TCPM_POKE_FOR_MS) {
 		tcpm_poke_stop();
 		return;
 	}
-	if (tcpm_poke.again && now >= tcpm_poke.again) {
-		tcpm_poke.again = 0;
-		tcpm_poke_now(c, now);
+	if (tcpm_poke.cap_end && now >= tcpm_poke.cap_end)
+		tcpm_poke_uncap();
+	tcpm_poke_check();
+	if (!tcpm_poke.n) {
+		tcpm_poke_stop();
+		return;
+	}
+	if (tcpm_poke.switched) {
+		tcpm_poke_cap(now);
+		tcpm_poke_now(c, now, true);
 		return;
 	}
 	if (now < tcpm_poke.next)
@@ -197,31 +461,26 @@ void tcp_migrate_poke_timer(struct ctx *c, uint64_t now)
 	if (now >= tcpm_poke.start + TCPM_POKE_FAST_MS)
 		tcpm_poke.interval = MIN(tcpm_poke.interval * 2,
 					 (uint64_t)TCPM_POKE_SLOW_MS);
-	tcpm_poke_now(c, now);
+	tcpm_poke.next = now + tcpm_poke.interval;
+	tcpm_poke_now(c, now, false);
 }
 
 /**
  * tcp_migrate_poke() - target: the fabric has switched (SIGUSR2), poke
- *			the peers of restored sockets we haven't heard from
+ *			the peers of restored sockets still waiting
  * @c:		execution context
  *
- * The peer answers at most one probe in TCPM_POKE_LIMIT_MS: pokes at once
- * if the last one is older than that, else as soon as it is. Once more
- * TCPM_POKE_MS later, in case. The timed pokes go on.
+ * Every socket not poked in the peer's rate limit goes at once, the
+ * others as soon as they may (the timer goes on).
  *
- * Return: how many sockets are waiting for a poke
+ * Return: how many sockets are waiting for their senders to move
  */
 unsigned tcp_migrate_poke(struct ctx *c)
 {
-	uint64_t now = now_ms();
-
 	if (!tcpm_poke.n)
 		return 0;
-	if (tcpm_poke.last && now < tcpm_poke.last + TCPM_POKE_LIMIT_MS) {
-		tcpm_poke.again = tcpm_poke.last + TCPM_POKE_LIMIT_MS;
-		return tcpm_poke.n;
-	}
-	if (tcpm_poke_now(c, now))
-		tcpm_poke.again = now + TCPM_POKE_MS;
+	tcpm_poke.switched = true;
+	tcpm_poke_cap(now_ms());
+	tcpm_poke_now(c, now_ms(), true);
 	return tcpm_poke.n;
 }

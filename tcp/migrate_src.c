@@ -53,10 +53,7 @@
  *     mode (tcp_migrate_source_release()): the kernel sends nothing, no
  *     FIN, no RST. Every other connection is reset (see migrate.c).
  *
- * Target, at the LOAD (tcp_migrate_target()): for each flow of a stream
- * that parsed and validated as a whole, a socket is made, put in repair
- * mode and made deaf, given the MSS as TCP_MAXSEG (the kernel sizes its
- * segments at connect() from the MSS clamp, and TCP_REPAIR_OPTIONS sets
+ * The target's side is migrate_dst.c.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -83,17 +80,30 @@
 static bool tcpm_listen_paused;
 
 /**
- * struct tcpm_wnd - source: the send window of a held socket, which the
- *		     hold closes (see tcpm_shut_window())
+ * struct tcpm_wnd - source: what the hold changes in a held socket and a
+ *		     resume puts back: its send window (see
+ *		     tcpm_shut_window()) and its timestamp clock (see
+ *		     tcpm_ts_freeze())
  * @idx:	flow index
  * @gen:	flow generation
  * @snd_wnd:	the peer's window as it was
+ * @ts:		the timestamp clock as dumped, if @ts_at
+ * @ts_at:	when it was dumped (ms), 0 if the clock wasn't moved
+ * @ts_us:	the clock counts microseconds (TCPI_OPT_USEC_TS)
  */
 struct tcpm_wnd {
 	unsigned idx;
 	uint32_t gen;
 	uint32_t snd_wnd;
+	uint32_t ts;
+	uint64_t ts_at;
+	bool ts_us;
 };
+
+/* How far back a held socket's timestamp clock goes after the dump: far
+ * more than any linger, far less than the 2^31 of PAWS
+ */
+#define TCPM_TS_BACK	(1U << 30)
 
 static struct tcpm_wnd *tcpm_wnds;
 static unsigned tcpm_nwnds;
@@ -118,6 +128,67 @@ bool tcpm_saved_window(const struct tcp_conn *conn, uint32_t *wnd)
 		}
 	}
 	return false;
+}
+
+/* The entry of a held @conn in tcpm_wnds, NULL if none */
+static struct tcpm_wnd *tcpm_wnd_of(const struct tcp_conn *conn)
+{
+	unsigned i, idx = flow_idx((const union flow *)conn);
+
+	for (i = 0; i < tcpm_nwnds; i++) {
+		if (tcpm_wnds[i].idx == idx && tcpm_wnds[i].gen == conn->f.gen)
+			return &tcpm_wnds[i];
+	}
+	return NULL;
+}
+
+/**
+ * tcpm_ts_freeze() - a held socket's timestamp clock was dumped: set it
+ *		      far back, until the migration is over or fails
+ * @conn:	held connection, in repair mode
+ * @ts:		the clock as dumped (TCP_TIMESTAMP)
+ * @us:		the clock counts microseconds
+ *
+ * A held socket may still send: its retransmission timer runs (see the
+ * top of the file). Each such segment would carry a timestamp past the
+ * dumped one, the peer would take it as its ts_recent, and the target,
+ * whose clock starts from the dumped value when the state arrives, would
+ * be behind it: the peer would drop the target's data (PAWS) and, since
+ * Linux 6.14, its window probes (PAWSOldAck) until the target's clock
+ * caught up. With the clock far back, the peer drops the source's
+ * segments instead, and the target is ahead of everything the peer took.
+ */
+void tcpm_ts_freeze(const struct tcp_conn *conn, uint32_t ts, bool us)
+{
+	struct tcpm_wnd *w = tcpm_wnd_of(conn);
+	uint32_t back = ts - TCPM_TS_BACK;	/* even: the unit bit stays */
+
+	if (!w || setsockopt(conn->sock, IPPROTO_TCP, TCP_TIMESTAMP, &back,
+			     sizeof(back)))
+		return;
+	w->ts = ts;
+	w->ts_at = now_ms();
+	w->ts_us = us;
+}
+
+/*
+ * The clock of a held @conn as it would be had the hold not moved it. The
+ * value's lowest bit says whether the clock counts microseconds (Linux
+ * 6.7: TCP_TIMESTAMP sets tcp_usec_ts from it), so it is kept as dumped:
+ * an odd sum would switch a millisecond clock to microseconds, a thousand
+ * times faster, and the peer's ts_recent with it
+ */
+static void tcpm_ts_thaw(const struct tcp_conn *conn)
+{
+	struct tcpm_wnd *w = tcpm_wnd_of(conn);
+	uint32_t ts;
+
+	if (!w || !w->ts_at)
+		return;
+	ts = w->ts + (uint32_t)(now_ms() - w->ts_at) * (w->ts_us ? 1000 : 1);
+	ts = (ts & ~1U) | (w->ts & 1U);
+	setsockopt(conn->sock, IPPROTO_TCP, TCP_TIMESTAMP, &ts, sizeof(ts));
+	w->ts_at = 0;
 }
 
 /*
@@ -197,6 +268,22 @@ static int tcpm_flush_acks(struct ctx *c, int *fds, unsigned n,
  *
  * Return: true if it is
  */
+/*
+ * Can @conn move? Established, or connected with our SYN-ACK sent to the
+ * guest: the guest's ACK may be in the TX ring the switch-over stopped,
+ * with its first data, and the target takes them from there (a flow it
+ * didn't know would get a RST, after the guest had its connection). It
+ * goes as established, our SYN acknowledged: the SYN-ACK is in the
+ * guest's memory already (the used ring moves with it), or, dropped for
+ * lack of buffers, the guest's SYN comes again to the target
+ */
+static bool tcpm_movable(const struct tcp_conn *conn)
+{
+	return conn && conn->sock >= 0 && !(conn->flags & TCP_F_MIGRATED) &&
+	       (conn->f.state == TCP_ST_ESTABLISHED ||
+		conn->f.state == TCP_ST_SYNACK_TO_GUEST);
+}
+
 bool tcpm_is_held(const struct tcp_conn *conn)
 {
 	return conn && (conn->flags & (TCP_F_MIGRATED | TCP_F_PARKED)) ==
@@ -225,7 +312,11 @@ static void tcpm_unhold(struct ctx *c, struct tcp_conn *conn)
 	if (tcp_peek_offset_ok) {
 		int po = (int)(conn->seq_to_guest - conn->seq_acked);
 
-		if (conn->flags & TCP_F_FIN_SENT)
+		/* Our FIN is in that span, not in the socket; a FIN the
+		 * guest ACKed leaves no span at all (-1 would turn the
+		 * offset off, and a peek would start at the queue's head)
+		 */
+		if ((conn->flags & TCP_F_FIN_SENT) && po > 0)
 			po--;
 		setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &po,
 			   sizeof(po));
@@ -274,7 +365,8 @@ static void tcpm_shut_window(void)
 		if (!tcpm_is_held(conn) || tcpm_get_window(conn->sock, &w))
 			continue;
 		tcpm_wnds[tcpm_nwnds++] = (struct tcpm_wnd){ i, conn->f.gen,
-							    w.snd_wnd };
+							    w.snd_wnd, 0, 0,
+							    false };
 		w.snd_wnd = 0;
 		if (setsockopt(conn->sock, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w,
 			       sizeof(w)))
@@ -301,6 +393,33 @@ static void tcpm_wnds_free(void)
 	tcpm_nwnds = 0;
 }
 
+/* Connections a listener's queue holds at most, as far as we look */
+#define TCPM_DRAIN_MAX	4096
+
+/*
+ * Reset what the kernel completed on listener @s and we haven't accepted
+ * yet: from the SAVE on we won't, and such a connection, not ours, is
+ * neither deaf nor held: it would take (and acknowledge) what its peer
+ * sends during the linger, and be reset when the listener closes. Reset
+ * now, the peer learns at once, and tries again (its SYNs reach the target
+ * once the fabric has switched). Return: how many
+ */
+static unsigned tcpm_listen_drain(int s)
+{
+	struct linger rst = { .l_onoff = 1, .l_linger = 0 };
+	unsigned n;
+
+	for (n = 0; n < TCPM_DRAIN_MAX; n++) {
+		int a = accept4(s, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (a < 0)
+			break;
+		setsockopt(a, SOL_SOCKET, SO_LINGER, &rst, sizeof(rst));
+		close(a);
+	}
+	return n;
+}
+
 /**
  * tcp_migrate_listen() - forwarded ports take connections, or not
  * @c:		execution context
@@ -316,7 +435,7 @@ static void tcpm_wnds_free(void)
 void tcp_migrate_listen(struct ctx *c, bool on)
 {
 	const int *fds;
-	unsigned i, n = fwd_tcp_listeners(&fds);
+	unsigned i, n = fwd_tcp_listeners(&fds), drained = 0;
 
 	if (tcpm_listen_paused == !on)
 		return;
@@ -338,10 +457,16 @@ void tcp_migrate_listen(struct ctx *c, bool on)
 		}
 		loop_mod(c, fds[i], on ? EPOLLIN : 0,
 			 loop_ref(REF_TCP_LISTEN, ref, (uint32_t)fds[i]));
+		if (!on)
+			drained += tcpm_listen_drain(fds[i]);
 	}
 	if (n)
 		debug("Migration: %u forwarded TCP port listener(s) %s", n,
 		      on ? "taking connections again" : "dropping SYNs");
+	if (drained)
+		info("Migration: %u connection(s) waiting in a forwarded port's "
+		     "queue reset (the guest never saw them: they can't move)",
+		     drained);
 }
 
 /**
@@ -355,10 +480,10 @@ bool tcp_migrate_listen_paused(void)
 }
 
 /**
- * tcp_migrate_source_hold() - stop and silence every established connection
+ * tcp_migrate_source_hold() - stop and silence every connection that can move
  * @c:		execution context
  *
- * Takes each ESTABLISHED connection out of the loop, makes its socket
+ * Takes each of them (tcpm_movable()) out of the loop, makes its socket
  * deaf (drop-all filter, TTL limit), and turns TCP_REPAIR on for all of
  * them. On failure, everything is given back as it was.
  *
@@ -367,29 +492,37 @@ bool tcp_migrate_listen_paused(void)
 int tcp_migrate_source_hold(struct ctx *c)
 {
 	unsigned i, span = flow_span(), n, held = 0, unfiltered = 0;
-	int *fds, rc, attach_err = 0;
+	int *fds, rc, attach_err = 0, one = 1;
 
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
-		int off = -1;
+		int zero = 0;
 
-		if (!conn || conn->f.state != TCP_ST_ESTABLISHED ||
-		    conn->sock < 0 || (conn->flags & TCP_F_MIGRATED))
+		if (!tcpm_movable(conn))
 			continue;
 		/* The queue must start at seq_acked: ACKed bytes go first */
 		if (tcp_sock_sync(c, conn))
 			continue;
 		/* Some kernels want CAP_NET_ADMIN for any socket filter:
 		 * then our passt-repair attaches it with TCP_REPAIR (checked
-		 * below), and the TTL limit works anyway
+		 * below), and the TTL limit works anyway. Refused once, it
+		 * will be for the others too
 		 */
-		if ((rc = tcpm_filter_attach(conn->sock)))
+		if (!attach_err && (rc = tcpm_filter_attach(conn->sock)))
 			attach_err = -rc;
 		tcpm_deaf(conn->sock, true);
+		/* Urgent data already taken stays in the dumped stream: with
+		 * it out of line, SIOCINQ stops at its mark (tcp_inq())
+		 */
+		setsockopt(conn->sock, SOL_SOCKET, SO_OOBINLINE, &one,
+			   sizeof(one));
 		loop_del(c, conn->sock);
+		/* The dump peeks the receive queue from its head, on past
+		 * the marks of urgent data (migrate_dump.c)
+		 */
 		if (tcp_peek_offset_ok)
-			setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &off,
-				   sizeof(off));
+			setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &zero,
+				   sizeof(zero));
 		conn->flags |= TCP_F_MIGRATED;
 		held++;
 	}
@@ -444,38 +577,58 @@ rollback:
  * tcp_migrate_source_resume() - the migration failed: take the held
  *				 connections back
  * @c:		execution context
+ * @give_up:	reset those that can't leave repair mode now, rather than
+ *		leave them held for a helper to come
+ * @waiting:	set to how many stay held, waiting for a repair helper
+ *
+ * Leaving repair mode needs the helper (or CAP_NET_ADMIN). Without one,
+ * a held connection can't move data: unless @give_up, it stays held,
+ * deaf and silent, as it was, and a later call (a helper connected)
+ * takes it back; with @give_up it is reset (closed in repair mode, which
+ * the peer doesn't hear; the guest gets a RST).
  *
  * Return: number of connections resumed
  */
-unsigned tcp_migrate_source_resume(struct ctx *c)
+unsigned tcp_migrate_source_resume(struct ctx *c, bool give_up,
+				   unsigned *waiting)
 {
 	unsigned i, span = flow_span(), n, held = 0, done = 0;
 	int *fds;
 
+	*waiting = 0;
 	tcp_migrate_listen(c, true);
 	for (i = 0; i < span; i++)
 		held += tcpm_is_held(tcp_conn_at(i));
-	if (!held)
+	if (!held) {
+		tcpm_wnds_free();
 		return 0;
+	}
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 
-		if (tcpm_is_held(conn))
-			tcpm_open_window(conn);
+		if (!tcpm_is_held(conn))
+			continue;
+		tcpm_open_window(conn);
+		tcpm_ts_thaw(conn);
 	}
-	tcpm_wnds_free();
 	fds = calloc(held, sizeof(*fds));
 	if (fds) {
 		n = tcpm_held_fds(fds, held);
 		if (repair_set(c, fds, n, REPAIR_OFF))
-			warn("Can't clear TCP_REPAIR on resumed connections: "
-			     "they will be reset");
+			warn("Can't clear TCP_REPAIR on resumed connections "
+			     "(no passt-repair helper)");
 		free(fds);
 	}
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 
-		if (!tcpm_is_held(conn) || !tcpm_take_back(c, conn))
+		if (!tcpm_is_held(conn))
+			continue;
+		if (!give_up && tcpm_in_repair(conn->sock)) {
+			(*waiting)++;
+			continue;
+		}
+		if (!tcpm_take_back(c, conn))
 			continue;
 		conn = tcp_conn_at(i);
 		if (!conn)
@@ -493,6 +646,8 @@ unsigned tcp_migrate_source_resume(struct ctx *c)
 		tcp_data_to_guest(c, conn);
 		done++;
 	}
+	if (!*waiting)
+		tcpm_wnds_free();
 	return done;
 }
 
@@ -578,5 +733,23 @@ unsigned tcp_migrate_held(void)
 
 	for (i = 0; i < span; i++)
 		n += tcpm_is_held(tcp_conn_at(i));
+	return n;
+}
+
+/**
+ * tcp_migrate_movable() - how many connections a SAVE now would hold
+ *
+ * Return: connections with a socket that can move (established, or with
+ * our SYN-ACK sent: tcpm_movable()), not held already
+ */
+unsigned tcp_migrate_movable(void)
+{
+	unsigned i, span = flow_span(), n = 0;
+
+	for (i = 0; i < span; i++) {
+		const struct tcp_conn *conn = tcp_conn_at(i);
+
+		n += tcpm_movable(conn);
+	}
 	return n;
 }

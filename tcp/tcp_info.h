@@ -43,6 +43,7 @@ struct tcp_info_k {
 	uint8_t tcpi_snd_wscale : 4, tcpi_rcv_wscale : 4;
 	uint8_t tcpi_flags7;	/* app_limited, fastopen_client_fail */
 	uint32_t tcpi_u32[24];	/* tcpi_rto ... tcpi_total_retrans */
+#define TCPI_U32_UNACKED	4	/* tcpi_unacked, in tcpi_u32[] */
 	uint64_t tcpi_pacing_rate;
 	uint64_t tcpi_max_pacing_rate;
 	uint64_t tcpi_bytes_acked;

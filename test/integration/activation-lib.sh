@@ -138,6 +138,10 @@ act_migrate() {
 	wait_for "[ -e '$_ad/switched' ]" $((10 + $3 / 1000)) ||
 		fail "the fabric did not switch to $2"
 	rm -f "$MIG_HOOK"
+	# On a RARP, the route changer has its lines and the end of them:
+	# it exits once the routes are in (killed, it may not have read them)
+	[ "$(cat "$_ad/how")" != rarp ] ||
+		wait_for "! alive $_aip" 10 || :
 	kill "$_atd" "$_ard" "$_aip" 2>/dev/null || :
 	wait "$_atd" "$_ard" "$_aip" 2>/dev/null || :
 	ACT_HOW=$(cat "$_ad/how")

@@ -154,6 +154,10 @@ mig_pod() {
 	ip -n "$1" route add default via "$GW4" dev eth0
 	ip -n "$1" -6 route add default via fe80::1 dev eth0
 	ns "$1" sysctl -qw net.ipv4.ping_group_range="0 2147483647"
+	# MIG_CC: the pods' congestion control (default: the machine's,
+	# which a new namespace inherits; Debian's is cubic)
+	[ -z "${MIG_CC:-}" ] ||
+		ns "$1" sysctl -qw net.ipv4.tcp_congestion_control="$MIG_CC"
 	# MIG_TCP_WMEM: the daemon's sockets' send buffers (tcp_wmem)
 	[ -z "${MIG_TCP_WMEM:-}" ] ||
 		ns "$1" sysctl -qw net.ipv4.tcp_wmem="$MIG_TCP_WMEM"
@@ -198,6 +202,17 @@ mig_setup() {
 	# Replies to the pod address may leave by either link
 	ns "$FABRIC" sysctl -qw net.ipv4.conf.all.rp_filter=0
 	ns "$FABRIC" sysctl -qw net.ipv4.conf.default.rp_filter=0
+	# A namespace may only pick what the machine allows (a global list:
+	# adding to it changes nobody's default)
+	if [ -n "${MIG_CC:-}" ] &&
+	   ! sysctl -n net.ipv4.tcp_allowed_congestion_control |
+		tr ' ' '\n' | grep -qx "$MIG_CC"; then
+		sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(sysctl -n net.ipv4.tcp_allowed_congestion_control) $MIG_CC"
+	fi
+	for _n in "$FABRIC" "$GUEST"; do
+		[ -z "${MIG_CC:-}" ] ||
+			ns "$_n" sysctl -qw net.ipv4.tcp_congestion_control="$MIG_CC"
+	done
 	ip -n "$FABRIC" addr add "$PEER4/32" dev lo
 	ip -n "$FABRIC" addr add "$PEER6/128" dev lo
 	mig_pod "$SRC" fs
@@ -217,6 +232,13 @@ mig_setup() {
 	mig_fabric_to src
 	mkfifo "$MIG_FIFO" "$T/fabric.fifo"
 	: >"$MIG_DONE"
+	# MIG_CAPTURE_ALL=1: every TCP segment through the fabric, the whole
+	# test long ($T/fabric-all.pcap, with PT_KEEP=1), to look into one
+	if [ "${MIG_CAPTURE_ALL:-0}" = 1 ]; then
+		ip netns exec "$FABRIC" tcpdump -U -n -s 96 -i any \
+			-w "$T/fabric-all.pcap" tcp >"$T/fabric-all.log" 2>&1 &
+		track $!
+	fi
 }
 
 # mig_peer_ttl TTL: the peer's namespace (FABRIC) sends with TTL (and IPv6
@@ -430,7 +452,8 @@ mig_migrate() {
 # address to POD. W=0: vu-front writes the route changes to an "ip -batch"
 # started beforehand (--migrate-notify), so no process starts at that
 # moment; otherwise its --migrate-exec hook sleeps W ms, then switches.
-# Returns as mig_migrate; on success, waits for the switch
+# Returns as mig_migrate; on success, waits for the switch, and
+# MIG_SWITCH_AT is when it came (epoch ms)
 mig_migrate_switch() {
 	case $2 in
 	src) _if=fs ;;
@@ -468,12 +491,13 @@ mig_migrate_switch() {
 		bg_wait "$_ipb" 10 && [ "$BG_ST" = 0 ] ||
 			fail "fabric switch failed: $(cat "$T/fabric.log")"
 		MIG_SWITCH_MS="at once (vu-front wrote the routes)"
+		MIG_SWITCH_AT=$(mig_field at_ms)
 	else
 		wait_for "[ -e '$T/migrate.switched' ]" $((10 + $3 / 1000)) ||
 			fail "the fabric did not switch to $2"
 		# How late the switch came, after the target started the guest
-		MIG_SWITCH_MS="$(($(cat "$T/migrate.switched") / 1000000 -
-				  $(mig_field at_ms))) ms"
+		MIG_SWITCH_AT=$(($(cat "$T/migrate.switched") / 1000000))
+		MIG_SWITCH_MS="$((MIG_SWITCH_AT - $(mig_field at_ms))) ms"
 	fi
 	rm -f "$MIG_HOOK" "$T/fabric.msg"
 	[ "$(ip -n "$FABRIC" route get "$ADDR4" | sed -n 's/.* dev \([a-z0-9]*\).*/\1/p')" = "$_if" ] ||
@@ -966,4 +990,82 @@ mig_stop() {
 	kill -TERM "$1" 2>/dev/null || return 0
 	wait_for "! alive $1" 30 >/dev/null 2>&1 || kill -KILL "$1" 2>/dev/null || :
 	wait "$1" 2>/dev/null || :
+}
+
+# ---- what the restored sockets do after the switch (issue 51) ----
+
+# The kernel counters that say why a stream waits after a migration:
+# answers the peer didn't send (an old ACK failing PAWS, an out-of-window
+# segment rate-limited), timers of ours that fired instead, segments our
+# TTL limit dropped
+MIG_NSTAT_KEYS="TcpExtTCPACKSkippedSeq TcpExtPAWSOldAck TcpExtPAWSEstab TcpExtTCPACKSkippedPAWS TcpExtTCPLossProbes TcpExtTCPTimeouts TcpExtTCPMinTTLDrop TcpRetransSegs TcpOutRsts"
+
+# mig_nstat NS: "KEY=VALUE ..." of MIG_NSTAT_KEYS in NS (absolute)
+mig_nstat() {
+	# shellcheck disable=SC2086
+	ns "$1" nstat -az $MIG_NSTAT_KEYS 2>/dev/null |
+		awk 'NF >= 2 && $1 !~ /^#/ { printf "%s=%s ", $1, $2 }'
+}
+
+# mig_nstat_diff BEFORE AFTER: the counters that changed, "KEY+N ..."
+mig_nstat_diff() {
+	printf '%s\n%s\n' "$1" "$2" | awk '
+		NR == 1 { for (i = 1; i <= NF; i++) { split($i, kv, "="); b[kv[1]] = kv[2] } next }
+		{ for (i = 1; i <= NF; i++) { split($i, kv, "=")
+			d = kv[2] - b[kv[1]]; if (d) printf "%s+%d ", kv[1], d } }'
+}
+
+# mig_trace_start NS FILE FILTER: every 100 ms, "@MS" and the "ss -tinmH"
+# lines of the sockets matching FILTER in NS (each socket on one line,
+# starting with its state), appended to
+# FILE, until mig_trace_stop. Sets MIG_TRACE_PID
+mig_trace_start() {
+	rm -f "$2.stop"
+	ip netns exec "$1" sh -c '
+		while [ ! -e "$1.stop" ]; do
+			echo "@$(($(date +%s%N) / 1000000))"
+			ss -tinmH "$2" | awk "
+				/^[^ \t]/ { if (l != \"\") print l; l = \$0; next }
+				{ l = l \" \" \$0 }
+				END { if (l != \"\") print l }" | tr -s " \t" "  "
+			sleep 0.1
+		done' - "$2" "$3" >>"$2" 2>/dev/null &
+	MIG_TRACE_PID=$!
+	track "$MIG_TRACE_PID"
+}
+
+# mig_trace_stop FILE: end the sampler writing FILE
+mig_trace_stop() {
+	touch "$1.stop"
+	bg_wait "$MIG_TRACE_PID" 5 || kill "$MIG_TRACE_PID" 2>/dev/null || :
+}
+
+# mig_trace_moved FILE KEY SINCE: for each socket (local and peer address)
+# sampled in FILE, the time in ms from SINCE (epoch ms) to the first sample
+# at which its KEY (bytes_acked, bytes_received ...) is above its value in
+# the last sample at or before SINCE (0 if none: a socket restored later);
+# "-1" if it never is. One line per socket: "LOCAL PEER MS"
+mig_trace_moved() {
+	awk -v k="$2" -v since="$3" '
+		/^@/ { t = substr($1, 2) + 0; next }
+		/^ESTAB/ {
+			id = $4 " " $5; v = 0
+			for (i = 6; i <= NF; i++)
+				if (index($i, k ":") == 1)
+					v = substr($i, length(k) + 2) + 0
+			if (!(id in seen)) { seen[id] = 1; order[++n] = id; base[id] = 0 }
+			if (t <= since) { base[id] = v; next }
+			if (!(id in moved) && v > base[id]) moved[id] = t - since
+		}
+		END {
+			for (i = 1; i <= n; i++)
+				print order[i], (order[i] in moved) ? moved[order[i]] : -1
+		}' "$1"
+}
+
+# mig_trace_wait FILE KEY SINCE N TIMEOUT: wait up to TIMEOUT seconds
+# until N sockets of FILE have moved (mig_trace_moved); 1 if not
+mig_trace_wait() {
+	wait_for "[ \$(mig_trace_moved '$1' '$2' '$3' | awk '\$3 >= 0' |
+		  wc -l) -ge $4 ]" "$5"
 }

@@ -70,6 +70,9 @@
  *                     mismatch" in FILE (replaced every 50 ms and at exit)
  *   --pause-rx        pattern modes: don't read the socket until the
  *                     --stop-file exists (data stays queued)
+ *   --oob-at N        pattern modes, sending: byte N of the pattern goes
+ *                     alone, as urgent data (MSG_OOB); a receiver that
+ *                     keeps urgent data inline sees the pattern unbroken
  *   --send-parity P   pattern-many: send on the streams I with I % 2 == P
  *   --rcvbuf N, --sndbuf N
  *                     SO_RCVBUF / SO_SNDBUF before listen() or connect()
@@ -469,6 +472,7 @@ static int do_tcp_connect(const char *addr, const char *port)
  */
 
 static int opt_send, opt_pause_rx;
+static long long opt_oob_at = -1;
 static long long opt_rate = -1, opt_bytes = -1;
 static const char *opt_stop_file, *opt_progress, *opt_fin_file;
 static int opt_again;
@@ -548,6 +552,19 @@ static int pattern(int s)
 		if (shut && sk_eof)
 			break;
 
+		if (!tx_done && !tx_len && opt_oob_at >= 0 &&
+		    bytes_out == opt_oob_at) {
+			char b = (char)pat_byte((unsigned long long)bytes_out);
+
+			if (send(s, &b, 1, MSG_OOB | MSG_NOSIGNAL |
+				 MSG_DONTWAIT) == 1) {
+				bytes_out++;
+				prog_out = bytes_out;
+				opt_oob_at = -1;
+			} else {
+				wait = 10;	/* no room yet: again soon */
+			}
+		}
 		if (!tx_done && !tx_len) {
 			long long want = BUFSZ;
 
@@ -556,6 +573,8 @@ static int pattern(int s)
 			if (opt_rst_after >= 0 &&
 			    want > opt_rst_after - bytes_out)
 				want = opt_rst_after - bytes_out;
+			if (opt_oob_at >= 0 && want > opt_oob_at - bytes_out)
+				want = opt_oob_at - bytes_out;
 			if (opt_rate > 0) {
 				long long allow = opt_rate * 1024 *
 						  (now - t0) / 1000 -
@@ -1604,8 +1623,9 @@ static void usage(void)
 	      "              [--wait-eof] [--expect-refused] [--send]\n"
 	      "              [--rate KIB] [--bytes N] [--stop-file FILE]\n"
 	      "              [--fin-file FILE] [--again]\n"
-	      "              [--progress FILE] [--pause-rx] [--rcvbuf N]\n"
-	      "              [--sndbuf N] [--send-parity 0|1] MODE ARG...\n"
+	      "              [--progress FILE] [--pause-rx] [--oob-at N]\n"
+	      "              [--rcvbuf N] [--sndbuf N] [--send-parity 0|1]\n"
+	      "              MODE ARG...\n"
 	      "MODE: tcp-listen ADDR PORT | tcp-connect ADDR PORT |\n"
 	      "      tcp-echo ADDR PORT | tcp-many ADDR PORT N BYTES |\n"
 	      "      tcp-refused ADDR PORT | churn ADDR PORT SECS |\n"
@@ -1648,6 +1668,7 @@ int main(int argc, char **argv)
 		{ "again",		no_argument, NULL, 'A' },
 		{ "progress",		required_argument, NULL, 'P' },
 		{ "pause-rx",		no_argument, NULL, 'Q' },
+		{ "oob-at",		required_argument, NULL, 'O' },
 		{ "rcvbuf",		required_argument, NULL, 'V' },
 		{ "sndbuf",		required_argument, NULL, 'Y' },
 		{ "send-parity",	required_argument, NULL, 'Z' },
@@ -1678,6 +1699,7 @@ int main(int argc, char **argv)
 		case 'A': opt_again = 1; break;
 		case 'P': opt_progress = optarg; break;
 		case 'Q': opt_pause_rx = 1; break;
+		case 'O': opt_oob_at = num(optarg); break;
 		case 'V': opt_rcvbuf = num(optarg); break;
 		case 'Y': opt_sndbuf = num(optarg); break;
 		case 'Z':

@@ -516,6 +516,11 @@ MUT(m_notsent, {
 	e[1].sndq = 800;
 	e[1].notsent = 900;
 })
+MUT(m_fin_wait2_sndq, {
+	e[1].tcpi_state = MIG_TCP_FIN_WAIT2;
+	e[1].sndq = 800;
+	e[1].notsent = 0;
+})
 MUT(m_pif_tap_tap, { b[1].pif[1] = MIG_PIF_TAP; })
 MUT(m_pif_host_host, { b[1].pif[0] = MIG_PIF_HOST; })
 MUT(m_pif_splice, { b[1].pif[0] = MIG_PIF_SPLICE; })
@@ -567,6 +572,8 @@ MUT(m_sndbuf, { b[1].sndbuf = 1U << 24; })
 
 static const struct bad bads[] = {
 	{"notsent", m_notsent, -EINVAL, "flow 1: notsent 900 > sndq 800"},
+	{"fin_wait2 with a send queue", m_fin_wait2_sndq, -EINVAL,
+	 "flow 1: FIN_WAIT2 with 800 bytes in the send queue"},
 	{"tap/tap", m_pif_tap_tap, -EINVAL,
 	 "flow 1: interfaces TAP (2) and TAP (2)"},
 	{"host/host", m_pif_host_host, -EINVAL,
@@ -671,6 +678,9 @@ static void test_edge_values_are_accepted(void **state)
 		e[1].mss = 65535;
 		e[0].mss = 1;
 		e[0].notsent = e[0].sndq;
+		/* FIN_WAIT2: our FIN acknowledged, nothing to send before it */
+		if (states[i] == MIG_TCP_FIN_WAIT2)
+			e[1].sndq = e[1].notsent = 0;
 		b[1].retries = 7;
 		b[1].tap_mss = 65532;
 		b[1].sndbuf = 0xffffff;

@@ -72,6 +72,10 @@ static void test_kernel_layout(void **state)
 	assert_int_equal(g.tcpi_options, k.tcpi_options);
 	assert_int_equal(g.tcpi_snd_wscale, k.tcpi_snd_wscale);
 	assert_int_equal(g.tcpi_rcv_wscale, k.tcpi_rcv_wscale);
+	assert_int_equal(offsetof(struct tcp_info, tcpi_unacked),
+			 offsetof(struct tcp_info_k, tcpi_u32) +
+			 TCPI_U32_UNACKED * sizeof(uint32_t));
+	assert_int_equal(g.tcpi_unacked, k.tcpi_u32[TCPI_U32_UNACKED]);
 
 	/* The sender saw what was sent acknowledged, and its SYN */
 	n = tcp_info_get(c, &k);

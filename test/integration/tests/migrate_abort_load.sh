@@ -77,7 +77,11 @@ mig_repair_ready src "$src_sock"
 mig_migrate_switch "$dst_sock" dst 0 || fail "migration 2: $MIG_RESULT"
 grep -q "target, 3 of 3 connection(s) restored" "$dst_log" ||
 	fail "migration 2, target: $(grep 'Migration' "$dst_log" | tr '\n' ' ')"
-mig_all_flowing 32768 20 a4 a6 || fail "streams stopped: $MIG_LAGGING"
+if ! mig_all_flowing 32768 20 a4 a6; then
+	mig_diag a4 a6
+	log "peer: $(mig_nstat "$FABRIC"); target: $(mig_nstat "$DST")"
+	fail "streams stopped: $MIG_LAGGING"
+fi
 MIG_VERIFY_TIMEOUT=40 mig_streams_verify a4 a6 b4
 kill -USR2 "$src_pid"
 mig_exit_wait "$src_pid" 10 || fail "the source ignores SIGUSR2"

@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# migrate_handshake.sh - connections the guest opened, migrated between
+# our SYN-ACK and the guest's ACK (migrate-lib.sh topology).
+#
+# The guest's egress towards ports 7601 (IPv4) and 7602 (IPv6), but its
+# SYNs, is held back (tc on its tap): the source connects to the peer and
+# sends the SYN-ACK, and the guest's ACK, with its first data, stays in
+# the guest's queue. The migration happens then, the connection still in
+# its handshake at the source (as when the guest's ACK is in the TX ring
+# the switch-over stopped). The guest's socket is established, though:
+# it will not send its SYN again, and its ACK and data reach the target. Checked: the
+# source moves both connections (a target that didn't know them answered
+# the guest's ACK with a RST, and the source reset the peer's end), the
+# target restores them, and both streams, an upload over IPv4 and a
+# download over IPv6 (the guest's window, unknown before its ACK, mustn't
+# keep the target from sending), arrive byte-exact, both FINs.
+set -eu
+# shellcheck source-path=SCRIPTDIR/..
+# shellcheck source=lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=vu.sh
+. "$(dirname "$0")/../vu.sh"
+# shellcheck source=migrate-lib.sh
+. "$(dirname "$0")/../migrate-lib.sh"
+need tc
+
+mig_setup
+mig_guest_start --migrate-linger-timeout 600
+a_sock=$D_SOCK a_pid=$D_PID a_log=$D_LOG
+
+# The two ports' segments but SYNs into a class that sends 1 byte a
+# second: one UDP datagram to the IPv4 port (1400 bytes) takes its
+# bucket first (HTB lets a packet through on any credit, then owes), so
+# the guests' ACKs and what follows wait there for 20 minutes (the tree
+# is removed, with them, after the migration: the guest sends it all
+# again to the target)
+q() {
+	ns "$GUEST" tc "$@" 2>/dev/null
+}
+q qdisc replace dev tap0 root handle 1: htb default 1 ||
+	skip "no HTB qdisc on the guest's tap"
+q class add dev tap0 parent 1: classid 1:1 htb rate 10gbit
+q class add dev tap0 parent 1: classid 1:4 htb rate 8bit ceil 8bit \
+	burst 1 cburst 1
+q filter add dev tap0 parent 1: protocol ip prio 1 u32 \
+	match ip protocol 17 0xff match ip dport 7601 0xffff flowid 1:4 ||
+	skip "no u32 classifier"
+q filter add dev tap0 parent 1: protocol ip prio 2 u32 \
+	match ip protocol 6 0xff match ip dport 7601 0xffff \
+	match u8 0 0x02 at 33 flowid 1:4
+q filter add dev tap0 parent 1: protocol ipv6 prio 3 u32 \
+	match ip6 dport 7602 0xffff match u8 0 0x02 at 53 flowid 1:4
+ns "$GUEST" bash -c "head -c 1400 /dev/zero >/dev/udp/$PEER4/7601"
+wait_for "ns $GUEST tc -s class show dev tap0 classid 1:4 | grep -q 'Sent 14[0-9][0-9] bytes 1 pkt'" 5 ||
+	fail "the drain datagram: $(ns "$GUEST" tc -s class show dev tap0)"
+
+mig_stream h4 up4 7601 --rate 256
+mig_stream h6 down6 7602 --rate 256
+# The source connected to the peer for both: the SYN-ACKs are out, the
+# guest's ACKs held back
+wait_for "[ \$(ns $SRC ss -tnH state established '( dport = :7601 or dport = :7602 )' | wc -l) -eq 2 ]" 10 ||
+	fail "the source didn't connect: $(ns "$SRC" ss -tnH)"
+expect "bytes the peer got before the migration" \
+	$(($(mig_prog h4 l rx) + $(mig_prog h6 l rx))) 0
+
+mig_pod_daemon dst target --migrate-linger-timeout 600
+b_sock=$D_SOCK b_log=$D_LOG b_pid=$D_PID
+mig_repair_ready src "$a_sock"
+mig_migrate_switch "$b_sock" dst 0 || fail "migration: $MIG_RESULT"
+grep -q 'completed as source, 2 connection(s) moved' "$a_log" ||
+	fail "source: $(grep Migration "$a_log" | tr '\n' ' ')"
+grep -q 'target, 2 of 2 connection(s) restored' "$b_log" ||
+	fail "target: $(grep Migration "$b_log" | tr '\n' ' ')"
+q qdisc del dev tap0 root
+mig_all_flowing 16384 20 h4 h6 || fail "not flowing: $MIG_LAGGING"
+mig_streams_verify h4 h6
+kill -USR2 "$a_pid"
+mig_exit_wait "$a_pid" 10 || fail "the source ignores SIGUSR2"
+expect "the source's exit status" "$MIG_EXIT_ST" 0
+mig_stop "$b_pid"
+sanitizer_check "$T"/*/passt.socket.err
