@@ -636,6 +636,38 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 }
 
 /**
+ * tcp_log_conns() - each connection's state, at debug level (SIGUSR1): where
+ *		     a transfer that stopped moving stands on our side
+ */
+void tcp_log_conns(void)
+{
+	unsigned i, span = flow_span();
+	uint64_t now = now_ms();
+
+	if (log_level < LOG_LVL_DEBUG)
+		return;
+	for (i = 0; i < span; i++) {
+		const struct tcp_conn *conn = tcp_conn_at(i);
+
+		if (!conn)
+			continue;
+		debug("TCP flow %u: state %u flags 0x%x; from guest: next %u, "
+		      "window left %d of %u (ratio %u/65536), offered now %u; "
+		      "to guest: %u in flight, window %u, %u ACKed unread; "
+		      "timer %lld ms, retries %u", i, conn->f.state,
+		      conn->flags, conn->seq_from_guest,
+		      (int32_t)(conn->wnd_edge - conn->seq_from_guest),
+		      conn->wnd_span, conn->wnd_ratio,
+		      conn->sock >= 0 ? (unsigned)tcp_wnd_offered(conn) <<
+					conn->ws_ours : 0,
+		      conn->seq_to_guest - conn->seq_acked, conn->wnd_guest,
+		      conn->acked_unread,
+		      conn->timer ? (long long)(conn->timer - now) : 0LL,
+		      conn->retries);
+	}
+}
+
+/**
  * tcp_timer() - retransmissions, handshake deadlines, idle connections
  * @c:		execution context
  * @now:	current time, ms
