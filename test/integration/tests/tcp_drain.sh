@@ -42,14 +42,15 @@ for peer in "$PEER4" "$PEER6" "$PEER4" "$PEER6"; do
 	rm -f "$T/ready"
 	# The peer: its FIN right away (--send, nothing to send), then it
 	# reads to the EOF through a small receive buffer
-	bg "$ROUTER" "$n-peer" /dev/null /dev/null "$SOCKIO" -t 60 \
+	bg "$ROUTER" "$n-peer" /dev/null /dev/null "$SOCKIO" "${STALL[@]}" \
+		-t 60 \
 		--send --bytes "$peer_bytes" --rcvbuf "$rcvbuf" --ready "$T/ready" \
 		--progress "$T/$n.progress" \
 		pattern-listen "$peer" "$port"
 	lpid=$BG_PID
 	wait_ready "$T/ready"
 	st=0
-	ns "$GUEST" "$SOCKIO" -t 60 --send --bytes "$bytes" \
+	ns "$GUEST" "$SOCKIO" "${STALL[@]}" -t 60 --send --bytes "$bytes" \
 		pattern-connect "$peer" "$port" 2>"$T/$n-guest.err" || st=$?
 	expect "$n: guest exit status ($(cat "$T/$n-guest.err"))" "$st" 0
 	bg_wait "$lpid" 60 || fail "$n: peer end still running"
@@ -59,6 +60,7 @@ for peer in "$PEER4" "$PEER6" "$PEER4" "$PEER6"; do
 	passt_check_alive
 	log "$n: $bytes bytes to the peer, then its EOF"
 done
+log "guest's TCP: $(tcp_counters "$GUEST")"
 # At most once per connection: its first window comes before the socket's
 # overhead can be measured (tcp_sock_room()); the stall took many
 most=$(awk 'match($0, /TCP flow [0-9]+: /) { f = substr($0, RSTART, RLENGTH) }
