@@ -62,6 +62,9 @@ static struct {
 	struct iovec iov[TCP_WBATCH];
 } tcp_pend = { .idx = -1 };
 
+/* Send the window of the last segment again: duplicate ACKs */
+static bool tcp_wnd_same;
+
 /**
  * tcp_pend_forget() - a connection is going: guest data held for it in a
  *		       batch dies with it (see tcp_conn_free())
@@ -208,8 +211,9 @@ uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 	if (conn->flags & TCP_F_TAIL)
 		return 0;
 
-	if (!conn->wnd_span || SEQ_GT(conn->seq_from_guest, conn->wnd_edge) ||
-	    (!keep && room < MAX(conn->wnd_span / 2, TCP_WND_KEEP))) {
+	if (!tcp_wnd_same &&
+	    (!conn->wnd_span || SEQ_GT(conn->seq_from_guest, conn->wnd_edge) ||
+	     (!keep && room < MAX(conn->wnd_span / 2, TCP_WND_KEEP)))) {
 		room = tcp_sock_room(conn, &low, &idle, &conn->wnd_ratio);
 		if (low && conn->f.state == TCP_ST_ESTABLISHED)
 			tcp_out_wait(c, conn);
@@ -227,7 +231,8 @@ uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
  * tcp_window_update() - the socket has room again: tell the guest, and if
  *			 we refused data, have it retransmitted now rather
  *			 than after its RTO: three duplicate ACKs after the
- *			 update trigger its fast retransmit
+ *			 update trigger its fast retransmit (with four
+ *			 segments or more outstanding, for Linux)
  * @c:		execution context
  * @conn:	connection
  */
@@ -240,8 +245,11 @@ void tcp_window_update(struct ctx *c, struct tcp_conn *conn)
 	if (!(conn->flags & TCP_F_REFUSED))
 		return;
 	conn->flags &= ~TCP_F_REFUSED;
+	/* Duplicates: the same window, or the guest doesn't count them */
+	tcp_wnd_same = true;
 	for (i = 0; i < 3; i++)
 		tcp_ack_now(c, conn);
+	tcp_wnd_same = false;
 }
 
 /* Ask for an ACK at the end of this loop round (coalesces many) */
