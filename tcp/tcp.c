@@ -47,8 +47,9 @@
  *
  * A connection restored by a migration may have to write data the source
  * had queued before anything new from the guest (TCP_F_TAIL, see
- * tcp/migrate_tail.c): meanwhile the window towards the guest is 0, its
- * FIN waits, and EPOLLOUT drives tcp_migrate_tail().
+ * tcp/migrate_tail.c), and so does one whose socket refused data we kept
+ * (TCP_F_TAIL | TCP_F_KEPT, tcp/kept.c): meanwhile the window towards the
+ * guest is 0, its FIN waits, and EPOLLOUT drives tcp_kept_write().
  *
  * Timers (checked every loop tick): retransmission to the guest (RTO
  * starting at TCP_RTO_MS, doubling, TCP_MAX_RETRIES then reset), the
@@ -155,8 +156,8 @@ const void *tcp_raddr(const struct tcp_conn *conn)
 
 /**
  * tcp_conn_events() - set the socket's events from the flags: EPOLLOUT
- *		       while the guest waits for room or a migration's
- *		       never-sent data does (TCP_F_TAIL), EPOLLIN unless its
+ *		       while the guest waits for room or data kept, or a
+ *		       migration's, does (TCP_F_TAIL), EPOLLIN unless its
  *		       ACKs drive our reads (TCP_F_QUIET)
  * @c:		execution context
  * @conn:	connection
@@ -188,17 +189,30 @@ void tcp_out_wait(struct ctx *c, struct tcp_conn *conn)
 /**
  * tcp_fill_hdr() - the 20-byte header of a segment to the guest
  * @th:		where the header goes
- * @conn:	connection: ports, and the ACK number if @flags has ACK
+ * @conn:	connection: ports, and the ACK number if @flags has ACK; the
+ *		largest right edge of our windows (@wnd_adv) is updated
  * @seq:	sequence number
  * @flags:	TCP flags
- * @wnd:	window field, as sent
+ * @wnd:	window field, as sent (not scaled in a SYN)
  * @hlen:	header length with options, bytes
  */
-void tcp_fill_hdr(uint8_t *th, const struct tcp_conn *conn,
+void tcp_fill_hdr(uint8_t *th, struct tcp_conn *conn,
 		  uint32_t seq, uint8_t flags, uint16_t wnd,
 		  size_t hlen)
 {
 	uint32_t ack = (flags & TCP_ACK) ? conn->seq_from_guest : 0;
+
+	if (flags & TCP_ACK) {
+		uint32_t edge = ack + ((uint32_t)wnd << ((flags & TCP_SYN) ?
+							 0 : conn->ws_ours));
+
+		/* Never back (what the guest saw, it may send), unless the
+		 * edge we have is no window's at all (not set yet)
+		 */
+		if (SEQ_GT(edge, conn->wnd_adv) ||
+		    conn->wnd_adv - ack > (65535U << TCP_WS_OURS))
+			conn->wnd_adv = edge;
+	}
 
 	th[0] = conn->f.key.rport >> 8;
 	th[1] = conn->f.key.rport & 0xff;
@@ -291,8 +305,7 @@ static void tcp_conn_free(struct tcp_conn *conn)
 	union flow *flow = (union flow *)conn;
 
 	tcp_pend_forget(conn);
-	if (conn->flags & TCP_F_TAIL)
-		tcp_migrate_tail_drop(conn);
+	tcp_kept_drop(conn);
 	conn->flags &= ~TCP_F_ACK_DUE;
 	flow_close(flow);
 }
@@ -384,7 +397,7 @@ bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
 {
 	int outq = 0;
 
-	/* A migration's never-sent data must reach the socket first */
+	/* Data kept, or a migration's, must reach the socket first */
 	if (conn->flags & TCP_F_TAIL)
 		return false;
 	if ((conn->flags & TCP_F_GUEST_FIN) && (conn->flags & TCP_F_FIN_ACKED)) {
@@ -607,10 +620,12 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 		conn->flags |= TCP_F_SOCK_EOF;
 
 	if ((events & EPOLLOUT) && (conn->flags & TCP_F_TAIL)) {
-		int rc = tcp_migrate_tail(conn);
+		int rc = tcp_kept_write(conn);
 
 		if (rc < 0) {
-			tcp_desync(c, conn, "writing migrated data", -rc);
+			tcp_desync(c, conn, (conn->flags & TCP_F_KEPT) ?
+					    "writing refused data" :
+					    "writing migrated data", -rc);
 			return;
 		}
 		if (!rc)
