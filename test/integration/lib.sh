@@ -20,6 +20,7 @@
 # temporary directory (PT_KEEP=fail: only if the test failed),
 # PT_PASST_OPTS (more options for every daemon passt_start starts, such as
 # --trace), PT_PASST_LOG=1 (its log also in $T/passt.log, timestamped),
+# PT_PASST_PCAP=1 (its frames in $T/passt.pcap),
 # PT_STALL_MS (the TCP transfers' progress watchdog, STALL).
 
 # Test scripts live in test/integration/tests/
@@ -254,8 +255,10 @@ setup_ns() {
 passt_start() {
 	# Not through ns(): $! must be the daemon (ip netns exec execs it),
 	# not a subshell running a function
-	# PT_PASST_LOG=1: a timestamped copy of the log too
+	# PT_PASST_LOG=1: a timestamped copy of the log too; PT_PASST_PCAP=1:
+	# every frame in $T/passt.pcap
 	[ "${PT_PASST_LOG:-0}" = 1 ] && set -- "$@" -l "$T/passt.log"
+	[ "${PT_PASST_PCAP:-0}" = 1 ] && set -- "$@" --pcap "$T/passt.pcap"
 	# shellcheck disable=SC2086
 	ip netns exec "$HOST" "$PASST" -f -s "$SOCK" -P "$PIDFILE" "$@" \
 		${PT_PASST_OPTS:-} >"$T/passt.out" 2>"$PASST_ERR" &
