@@ -23,7 +23,13 @@
  * window update and three duplicate ACKs, all with the same window, ask
  * the guest to retransmit it. Out-of-order segments are dropped with a
  * duplicate ACK.
-
+ *
+ * A window smaller than one of the guest's segments leaves a Linux guest
+ * waiting for its persist timer (hundreds of ms, doubling with its RTO)
+ * when nothing of it is in flight, and the kernel signals no EPOLLOUT for
+ * "room for a segment" while it considers the socket writable. So a
+ * writable socket gets a window of one segment at least: what it doesn't
+ * take of that is kept.
  *
  * The ACKs the guest sends for our data only count the bytes here: the
  * socket -> guest side (to_guest.c) discards and sends more at the end of
@@ -188,6 +194,9 @@ uint16_t tcp_wnd_offered(const struct tcp_conn *conn)
  * as the peer ACKs, and a window update follows once there is room. The
  * kernel only signals that after it ran out of space, so this can't spin.
  *
+ * A writable socket gets a window of one of the guest's segments at least
+ * (see the top): what it doesn't take of that is kept.
+ *
  * One measurement serves many segments: the room it found, less what the
  * socket took from the guest since, is still there (the peer's ACKs only
  * add to it), so the window keeps the same right edge, and the socket is
@@ -226,6 +235,16 @@ uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 		room = tcp_sock_room(conn, &low, &idle, &conn->wnd_ratio);
 		if (low && conn->f.state == TCP_ST_ESTABLISHED)
 			tcp_out_wait(c, conn);
+		/* A writable socket: one of the guest's segments at least,
+		 * rounded up to what the window field can say
+		 */
+		if (!low && room < conn->mss &&
+		    conn->f.state == TCP_ST_ESTABLISHED &&
+		    tcp_kept_can(c, conn, conn->mss)) {
+			uint32_t g = 1U << conn->ws_ours;
+
+			room = (conn->mss + g - 1) & ~(g - 1);
+		}
 		conn->wnd_span = room;
 		conn->wnd_edge = conn->seq_from_guest + room;
 		if (idle)

@@ -207,6 +207,31 @@ ssize_t tcp_kept_add(const struct ctx *c, struct tcp_conn *conn,
 }
 
 /**
+ * tcp_kept_can() - could @conn keep @len more bytes, if its socket refused
+ *		    them? (a window the socket may not take all of)
+ * @c:		execution context
+ * @conn:	connection
+ * @len:	bytes
+ *
+ * Return: true if so, within the bounds
+ */
+bool tcp_kept_can(const struct ctx *c, const struct tcp_conn *conn,
+		  size_t len)
+{
+	const struct tcp_kept *k;
+	const struct tcpm_tail *t;
+
+	if (!(conn->flags & TCP_F_KEPT))
+		return !(conn->flags & TCP_F_TAIL) &&
+		       tcp_kept_conns < TCP_KEPT_CONNS && len <= TCP_KEPT_MAX;
+	if (c->mode == MODE_VU)
+		return (t = tcpm_tail_of(conn)) &&
+		       t->len - t->off + len <= TCP_KEPT_MAX;
+	return (k = tcp_kept_slot(conn)) &&
+	       k->len - k->off + len <= TCP_KEPT_MAX;
+}
+
+/**
  * tcp_kept_write() - the socket has room: write what waits for it (data
  *		      kept, or a migration's never-sent data), then the FIN
  *		      if due

@@ -108,6 +108,8 @@ void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 ssize_t tcp_kept_add(const struct ctx *c, struct tcp_conn *conn,
 		     const struct iovec *iov, unsigned niov, size_t skip,
 		     size_t len);
+bool tcp_kept_can(const struct ctx *c, const struct tcp_conn *conn,
+		  size_t len);
 int tcp_kept_write(struct tcp_conn *conn);
 bool tcp_kept_fin(struct tcp_conn *conn);
 void tcp_kept_drop(struct tcp_conn *conn);

@@ -20,8 +20,9 @@
 # the RTO doubled until a transfer stalled for a minute (CI: "sockio:
 # timeout bytes_in=0 bytes_out=4653056"). The window now follows the
 # queue's overhead, and what the socket refuses of it anyway is kept
-# (tcp/kept.c): the daemon traces each refusal and what it kept, and none
-# may be left to the guest. No transfer may
+# (tcp/kept.c; a window of one guest segment at least, which a small
+# buffer may not take all of, is kept so): the daemon traces each refusal
+# and what it kept, and none may be left to the guest. No transfer may
 # stall for PT_STALL_MS either (STALL).
 #
 # Environment: DRAIN_MB, DRAIN_PEER_BYTES (what the peer sends before its
