@@ -80,8 +80,9 @@ finish() {
 trap finish EXIT
 trap 'exit 130' INT TERM
 
+# Busy loops that also end when we're gone, however that happens
 for _ in $(seq "$LOAD"); do
-	( while :; do :; done ) &
+	( while kill -0 $$ 2>/dev/null; do :; done ) &
 	hogs="$hogs $!"
 done
 
