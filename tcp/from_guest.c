@@ -27,9 +27,13 @@
  * A window smaller than one of the guest's segments leaves a Linux guest
  * waiting for its persist timer (hundreds of ms, doubling with its RTO)
  * when nothing of it is in flight, and the kernel signals no EPOLLOUT for
- * "room for a segment" while it considers the socket writable. So a
- * writable socket gets a window of one segment at least: what it doesn't
- * take of that is kept.
+ * "room for a segment" while it considers the socket writable. Linux
+ * sends segments of its MSS, or half the largest window it saw if that's
+ * less (so small windows from the start are no trouble: its segments are
+ * small too); memory pressure, though, shrinks the send buffer to a few
+ * kB after windows of megabytes. So a writable socket gets a window of one
+ * such segment at least (@wnd_max, the largest window we sent): what it
+ * doesn't take of that is kept.
  *
  * The ACKs the guest sends for our data only count the bytes here: the
  * socket -> guest side (to_guest.c) discards and sends more at the end of
@@ -221,6 +225,7 @@ uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 	/* Idle at the measurement, and the socket took nothing since */
 	bool keep = (conn->flags & TCP_F_WND_IDLE) && room == conn->wnd_span;
 	bool low, idle;
+	uint32_t seg;
 
 	/* Data kept, or a migration's never-sent data, goes first: nothing
 	 * from the guest until it's in the socket (tcp_window_update()
@@ -238,12 +243,14 @@ uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 		/* A writable socket: one of the guest's segments at least,
 		 * rounded up to what the window field can say
 		 */
-		if (!low && room < conn->mss &&
+		seg = MIN((uint32_t)conn->mss,
+			  ((uint32_t)conn->wnd_max << conn->ws_ours) / 2);
+		if (!low && room < seg &&
 		    conn->f.state == TCP_ST_ESTABLISHED &&
-		    tcp_kept_can(c, conn, conn->mss)) {
+		    tcp_kept_can(c, conn, seg)) {
 			uint32_t g = 1U << conn->ws_ours;
 
-			room = (conn->mss + g - 1) & ~(g - 1);
+			room = (seg + g - 1) & ~(g - 1);
 		}
 		conn->wnd_span = room;
 		conn->wnd_edge = conn->seq_from_guest + room;

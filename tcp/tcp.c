@@ -190,7 +190,8 @@ void tcp_out_wait(struct ctx *c, struct tcp_conn *conn)
  * tcp_fill_hdr() - the 20-byte header of a segment to the guest
  * @th:		where the header goes
  * @conn:	connection: ports, and the ACK number if @flags has ACK; the
- *		largest right edge of our windows (@wnd_adv) is updated
+ *		largest right edge and size of our windows (@wnd_adv,
+ *		@wnd_max) are updated
  * @seq:	sequence number
  * @flags:	TCP flags
  * @wnd:	window field, as sent (not scaled in a SYN)
@@ -212,6 +213,8 @@ void tcp_fill_hdr(uint8_t *th, struct tcp_conn *conn,
 		if (SEQ_GT(edge, conn->wnd_adv) ||
 		    conn->wnd_adv - ack > (65535U << TCP_WS_OURS))
 			conn->wnd_adv = edge;
+		if (!(flags & TCP_SYN) && wnd > conn->wnd_max)
+			conn->wnd_max = wnd;
 	}
 
 	th[0] = conn->f.key.rport >> 8;
@@ -509,7 +512,7 @@ void tcp_input(struct ctx *c, const struct pkt *p)
 	conn = &flow->tcp;
 	if (conn->flags & TCP_F_MIGRATED)
 		return;		/* the guest runs elsewhere now */
-	conn->last_ms = now_ms();
+	conn->last_ms = (uint32_t)now_ms();
 	conn->f.qpair = tap_queue_in(c);
 
 	if (flags & TCP_RST) {
@@ -696,7 +699,7 @@ void tcp_timer(struct ctx *c, uint64_t now)
 
 		if (!conn || (conn->flags & TCP_F_MIGRATED))
 			continue;
-		if (now - conn->last_ms > TCP_IDLE_MS) {
+		if ((uint32_t)now - conn->last_ms > TCP_IDLE_MS) {
 			debug_rl("TCP flow %u: idle, reset", i);
 			tcp_rst(c, conn);
 			continue;

@@ -88,7 +88,11 @@ enum tcp_state {
  * @wnd_adv:		largest right edge (guest sequence number) of the
  *			windows we advertised: what the guest may send
  * @timer:		deadline (ms) of the retransmission/handshake timer
- * @last_ms:		last activity, for the idle timeout
+ * @last_ms:		last activity, for the idle timeout (ms, the low 32
+ *			bits: compared modulo 2^32)
+ * @wnd_max:		largest window field we sent after the handshake (as
+ *			sent, scaled): a Linux guest sends segments of half
+ *			the largest window it saw, at most (from_guest.c)
  */
 struct tcp_conn {
 	struct flow_common f;
@@ -110,7 +114,8 @@ struct tcp_conn {
 	uint32_t wnd_span;
 	uint32_t wnd_adv;
 	uint64_t timer;
-	uint64_t last_ms;
+	uint32_t last_ms;
+	uint16_t wnd_max;
 };
 
 #endif /* TCP_TCP_CONN_H */
