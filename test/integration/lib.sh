@@ -545,11 +545,16 @@ ss_dump() {
 # daemon's baseline of fds and flows ($fds0, $flows0)
 TCPGUEST=${TCPGUEST:-$TOOLS/tcpguest}
 
-# tcpguest_start: namespaces, the daemon, and its baseline
+# tcpguest_start: namespaces, the daemon, and its baseline, once it's done
+# setting up (its socket comes before its io_uring, for one: a baseline
+# taken in between counted a descriptor less, and tcp_storm failed on a
+# busy machine)
 tcpguest_start() {
 	[ -x "$TCPGUEST" ] || fail "no tcpguest in $TOOLS"
 	setup_ns
 	passt_start
+	wait_for "grep -q 'Sandboxed: seccomp profile' '$PASST_ERR'" 10 ||
+		fail "the daemon doesn't say it's sandboxed: $(tail -n 3 "$PASST_ERR")"
 	fds0=$(passt_fds)
 	flows0=$(passt_flows) || fail "no 'flows:' line after SIGUSR1"
 	log "baseline: $fds0 fds, $flows0 flows"
