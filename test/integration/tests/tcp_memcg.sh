@@ -49,8 +49,11 @@ trap '_rc=$?; memcg_release; (exit $_rc); cleanup "$BASH_COMMAND"' EXIT
 # passt_in_memcg: the running daemon, and every socket it opens from now
 # on, charged to the limited cgroup
 passt_in_memcg() {
-	[ -d "$CG" ] || mkdir "$CG"
-	echo "$LIMIT" >"$CG/memory.kmem.tcp.limit_in_bytes"
+	# The limit once: it can't be set again while sockets are charged
+	if [ ! -d "$CG" ]; then
+		mkdir "$CG"
+		echo "$LIMIT" >"$CG/memory.kmem.tcp.limit_in_bytes"
+	fi
 	echo "$PASST_PID" >"$CG/cgroup.procs"
 }
 
