@@ -425,9 +425,11 @@ guest_up() {
 	slaac_wait
 	# Until duplicate address detection is done, the SLAAC address is
 	# tentative and the guest picks another source (even ::1!) for
-	# global destinations: wait for DAD to complete
+	# global destinations: wait for DAD to complete (a second or two;
+	# on a machine loaded twenty times over its CPUs, it was seen to
+	# take more than ten)
 	wait_for "ip -n $GUEST -6 -o addr show dev tap0 scope global |
-		  grep 'inet6 2001:db8:1:' | grep -qv tentative" 10 ||
+		  grep 'inet6 2001:db8:1:' | grep -qv tentative" 30 ||
 		fail "SLAAC address stays tentative: $(ip -n "$GUEST" -6 addr)"
 }
 
