@@ -12,8 +12,11 @@
 # make check        unit, lint, lsm, integration, QEMU and libvirt tests, plain
 #                   and under ASan+UBSan, and a short run of every fuzzer
 # make unit         cmocka unit tests (unit-asan: under ASan+UBSan)
-# make integration  namespace tests, the kernel as the guest (-asan: ASan)
+# make integration  namespace tests, the kernel as the guest (-asan: ASan);
+#                   TESTS="tcp_drain tcp_halfclose": only those (e2e too)
 # make e2e          QEMU 10 end-to-end tests, both front-ends (e2e-asan)
+# make flakes       the flake budget: SUITES (integration) N times (10), each
+#                   test's failure count (LOAD busy loops beside, LIMITS)
 # make libvirt      real libvirt drives the installed daemon; the .deb
 # make roots        build and test inside Debian 13 and sid roots (glibc
 #                   2.41, 2.43; sid's QEMU 11.1, libvirt 12.8): ROOTS=sid
@@ -148,7 +151,7 @@ unit-asan:
 integration: $(BUILD)/passt tools $(BUILD)/test/passt-hooks \
 	     $(BUILD)/test/passt-repair-hooks
 	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
-		test/integration/run.sh
+		test/integration/run.sh $(TESTS)
 
 # The sanitizer run keeps io_uring (uring.c: what the daemon closes while
 # operations are queued is where ASan has to look), but the stream
@@ -167,13 +170,13 @@ guest: tools
 # QEMU 10 with a real guest, in stream and vhost-user mode
 e2e: $(BUILD)/passt $(BUILD)/passt-repair tools
 	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
-		test/e2e/run.sh
+		test/e2e/run.sh $(TESTS)
 
 # The sanitizer daemon, with the plain tools (sockio goes into the guest)
 e2e-asan: tools
 	$(MAKE) BUILD=build-asan SAN=1 build-asan/passt
 	PASST_NO_IO_URING=1 PASST=$(abspath build-asan/passt) \
-		TOOLS=$(abspath build/test/tools) test/e2e/run.sh
+		TOOLS=$(abspath build/test/tools) test/e2e/run.sh $(TESTS)
 
 # Real libvirt (11.3, bookworm-backports) starts and stops the installed
 # daemon in both modes; QEMU's descriptor; the Debian package
@@ -188,6 +191,16 @@ libvirt: $(BUILD)/passt $(BUILD)/passt-repair tools
 libvirt-migrate: $(BUILD)/passt $(BUILD)/passt-repair tools
 	BUILD=$(BUILD) TOOLS=$(abspath $(BUILD)/test/tools) LV_TIMEOUT=900 \
 		test/libvirt/run.sh migrate
+
+# The flake budget (not in make check): SUITES (integration; also
+# integration-asan, e2e, e2e-asan, each with ":TEST,TEST" for some of its
+# tests) N times, with LOAD busy loops beside, once per value of LIMITS
+# (net.core.wmem_max/rmem_max, restored after); a table of each test's
+# failures at the end (test/flakes.sh)
+.PHONY: flakes
+flakes: all $(BUILD)/test/passt-hooks
+	test/flakes.sh -n $(or $(N),10) -l $(or $(LOAD),0) -b "$(LIMITS)" \
+		$(or $(SUITES),integration)
 
 help:
 	@sed -n '3,/^$$/s/^# \{0,1\}//p' Makefile

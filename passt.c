@@ -93,6 +93,7 @@ static void main_signal(struct ctx *c)
 		case SIGUSR1:
 			flow_log_stats();
 			tap_log_stats();
+			tcp_log_conns();
 			break;
 		default:
 			debug("Signal %i ignored", sig);

@@ -299,8 +299,9 @@ void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 	conn->seq_to_guest = conn->seq_isn;
 	conn->seq_acked = conn->seq_isn;
 	conn->f.state = TCP_ST_CONNECTING;
-	conn->last_ms = now_ms();
-	conn->timer = conn->last_ms + TCP_CONNECT_TIMEOUT_MS;
+	conn->timer = now_ms();
+	conn->last_ms = (uint32_t)conn->timer;
+	conn->timer += TCP_CONNECT_TIMEOUT_MS;
 	tcp_half_open_push(c, flow);
 
 	if (flow_hash_insert(flow) ||
@@ -410,7 +411,8 @@ void tcp_listen_handler(struct ctx *c, union epoll_ref ref)
 		conn->seq_to_guest = conn->seq_isn + 1;
 		conn->seq_acked = conn->seq_isn;
 		conn->f.state = TCP_ST_SYN_TO_GUEST;
-		conn->last_ms = now_ms();
+		conn->timer = now_ms();	/* armed below */
+		conn->last_ms = (uint32_t)conn->timer;
 		tcp_sock_tune(s);
 		if (flow_hash_insert(flow) ||
 		    loop_add(c, s, EPOLLIN | EPOLLRDHUP | EPOLLET,
@@ -419,6 +421,6 @@ void tcp_listen_handler(struct ctx *c, union epoll_ref ref)
 			continue;
 		}
 		tcp_send_ctl(c, conn, TCP_SYN, conn->seq_isn);
-		tcp_timer_arm(conn, conn->last_ms);
+		tcp_timer_arm(conn, conn->timer);
 	}
 }

@@ -8,14 +8,32 @@
  *
  * In-order segments are written to the socket, those of one batch of
  * frames with a single sendmsg() (tcp_flush_pending()); we ACK to the
- * guest exactly what the kernel took into its send queue, never more. The
- * window we advertise is the room the kernel is sure to have (SO_MEMINFO:
- * buffer size minus queued memory, scaled by the queue's ratio of payload
- * to memory, less a margin), so the guest practically never sends what
- * can't be taken (tcp_sock_room()); if it does, the rest
- * isn't ACKed, and once there is room a window update and three duplicate
- * ACKs make the guest retransmit it at once. Out-of-order segments are
- * dropped with a duplicate ACK.
+ * guest what the kernel took into its send queue. The window we advertise
+ * is the room the kernel is sure to have (SO_MEMINFO: buffer size minus
+ * queued memory, scaled by the queue's ratio of payload to memory, less a
+ * margin), so the guest practically never sends what can't be taken
+ * (tcp_sock_room()).
+ *
+ * Practically: the kernel may still refuse part of what that window let
+ * the guest send (its accounting differs, or memory pressure shrank the
+ * buffer). What it refuses inside the windows we advertised (@wnd_adv) is
+ * kept, ACKed and written as the socket drains (tcp/kept.c says why the
+ * guest's own retransmission won't do); what isn't kept (over kept.c's
+ * bounds, or beyond our windows) isn't ACKed, and once there is room a
+ * window update and three duplicate ACKs, all with the same window, ask
+ * the guest to retransmit it. Out-of-order segments are dropped with a
+ * duplicate ACK.
+ *
+ * A window smaller than one of the guest's segments leaves a Linux guest
+ * waiting for its persist timer (hundreds of ms, doubling with its RTO)
+ * when nothing of it is in flight, and the kernel signals no EPOLLOUT for
+ * "room for a segment" while it considers the socket writable. Linux
+ * sends segments of its MSS, or half the largest window it saw if that's
+ * less (so small windows from the start are no trouble: its segments are
+ * small too); memory pressure, though, shrinks the send buffer to a few
+ * kB after windows of megabytes. So a writable socket gets a window of one
+ * such segment at least (@wnd_max, the largest window we sent): what it
+ * doesn't take of that is kept.
  *
  * The ACKs the guest sends for our data only count the bytes here: the
  * socket -> guest side (to_guest.c) discards and sends more at the end of
@@ -61,6 +79,9 @@ static struct {
 	size_t len;
 	struct iovec iov[TCP_WBATCH];
 } tcp_pend = { .idx = -1 };
+
+/* Send the window of the last segment again: duplicate ACKs */
+static bool tcp_wnd_same;
 
 /**
  * tcp_pend_forget() - a connection is going: guest data held for it in a
@@ -177,6 +198,9 @@ uint16_t tcp_wnd_offered(const struct tcp_conn *conn)
  * as the peer ACKs, and a window update follows once there is room. The
  * kernel only signals that after it ran out of space, so this can't spin.
  *
+ * A writable socket gets a window of one of the guest's segments at least
+ * (see the top): what it doesn't take of that is kept.
+ *
  * One measurement serves many segments: the room it found, less what the
  * socket took from the guest since, is still there (the peer's ACKs only
  * add to it), so the window keeps the same right edge, and the socket is
@@ -201,18 +225,33 @@ uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 	/* Idle at the measurement, and the socket took nothing since */
 	bool keep = (conn->flags & TCP_F_WND_IDLE) && room == conn->wnd_span;
 	bool low, idle;
+	uint32_t seg;
 
-	/* A migration's never-sent data goes first: nothing from the guest
-	 * until it's in the socket (tcp_window_update() reopens the window)
+	/* Data kept, or a migration's never-sent data, goes first: nothing
+	 * from the guest until it's in the socket (tcp_window_update()
+	 * reopens the window)
 	 */
 	if (conn->flags & TCP_F_TAIL)
 		return 0;
 
-	if (!conn->wnd_span || SEQ_GT(conn->seq_from_guest, conn->wnd_edge) ||
-	    (!keep && room < MAX(conn->wnd_span / 2, TCP_WND_KEEP))) {
+	if (!tcp_wnd_same &&
+	    (!conn->wnd_span || SEQ_GT(conn->seq_from_guest, conn->wnd_edge) ||
+	     (!keep && room < MAX(conn->wnd_span / 2, TCP_WND_KEEP)))) {
 		room = tcp_sock_room(conn, &low, &idle, &conn->wnd_ratio);
 		if (low && conn->f.state == TCP_ST_ESTABLISHED)
 			tcp_out_wait(c, conn);
+		/* A writable socket: one of the guest's segments at least,
+		 * rounded up to what the window field can say
+		 */
+		seg = MIN((uint32_t)conn->mss,
+			  ((uint32_t)conn->wnd_max << conn->ws_ours) / 2);
+		if (!low && room < seg &&
+		    conn->f.state == TCP_ST_ESTABLISHED &&
+		    tcp_kept_can(c, conn, seg)) {
+			uint32_t g = 1U << conn->ws_ours;
+
+			room = (seg + g - 1) & ~(g - 1);
+		}
 		conn->wnd_span = room;
 		conn->wnd_edge = conn->seq_from_guest + room;
 		if (idle)
@@ -225,9 +264,10 @@ uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 
 /**
  * tcp_window_update() - the socket has room again: tell the guest, and if
- *			 we refused data, have it retransmitted now rather
- *			 than after its RTO: three duplicate ACKs after the
- *			 update trigger its fast retransmit
+ *			 we refused data we didn't keep, have it retransmitted
+ *			 now rather than after its RTO: three duplicate ACKs
+ *			 after the update trigger its fast retransmit (with
+ *			 four segments or more outstanding, for Linux)
  * @c:		execution context
  * @conn:	connection
  */
@@ -240,8 +280,11 @@ void tcp_window_update(struct ctx *c, struct tcp_conn *conn)
 	if (!(conn->flags & TCP_F_REFUSED))
 		return;
 	conn->flags &= ~TCP_F_REFUSED;
+	/* Duplicates: the same window, or the guest doesn't count them */
+	tcp_wnd_same = true;
 	for (i = 0; i < 3; i++)
 		tcp_ack_now(c, conn);
+	tcp_wnd_same = false;
 }
 
 /* Ask for an ACK at the end of this loop round (coalesces many) */
@@ -275,7 +318,8 @@ static void tcp_window_check(const struct tcp_conn *conn)
 }
 
 /*
- * tcp_write() - write guest data to the socket, ACK (later) what it took
+ * tcp_write() - write guest data to the socket, ACK (later) what it took,
+ * and what it refused inside our windows, if that can be kept
  * Return: 0, or -1 if the connection was reset and is gone
  */
 static int tcp_write(struct ctx *c, struct tcp_conn *conn,
@@ -283,9 +327,11 @@ static int tcp_write(struct ctx *c, struct tcp_conn *conn,
 {
 	struct msghdr mh = { .msg_iov = (struct iovec *)iov,
 			     .msg_iovlen = niov };
-	ssize_t n;
+	ssize_t n, kept = 0;
 
-	/* Behind a migration's never-sent data: none of it yet */
+	/* Behind data kept, or a migration's never-sent data: none of it
+	 * yet (but it may be kept too)
+	 */
 	if (conn->flags & TCP_F_TAIL)
 		n = 0;
 	else
@@ -299,13 +345,24 @@ static int tcp_write(struct ctx *c, struct tcp_conn *conn,
 	}
 	conn->seq_from_guest += (uint32_t)n;
 	if ((size_t)n < len) {
-		/* The kernel took part: what's left isn't ACKed, and the
+		/* The kernel took part: keep the rest, as far as our windows
+		 * let the guest send it; what isn't kept isn't ACKed, and the
 		 * guest must send it again once there's room
 		 */
-		conn->flags |= TCP_F_REFUSED;
+		uint32_t wnd = conn->wnd_adv - conn->seq_from_guest;
+
+		if (SEQ_GT(conn->wnd_adv, conn->seq_from_guest) &&
+		    (kept = tcp_kept_add(c, conn, iov, niov, (size_t)n,
+					 MIN(len - (size_t)n, wnd))) < 0) {
+			tcp_desync(c, conn, "keeping refused data", ENOMEM);
+			return -1;
+		}
+		conn->seq_from_guest += (uint32_t)kept;
+		if ((size_t)(n + kept) < len)
+			conn->flags |= TCP_F_REFUSED;
 		conn->wnd_span = 0;
-		trace("TCP flow %u: socket took %zi of %zu bytes",
-		      tcp_idx(conn), n, len);
+		trace("TCP flow %u: socket took %zi of %zu bytes, %zi kept",
+		      tcp_idx(conn), n, len, kept);
 		tcp_out_wait(c, conn);
 	}
 	tcp_window_check(conn);
@@ -483,9 +540,8 @@ void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 	/* FIN: only once every byte before it is in the socket */
 	if ((flags & TCP_FIN) && !(conn->flags & TCP_F_GUEST_FIN) &&
 	    seq + plen == conn->seq_from_guest) {
-		/* Behind a migration's never-sent data, the FIN waits too */
-		if (!((conn->flags & TCP_F_TAIL) &&
-		      tcp_migrate_tail_fin(conn)) &&
+		/* Behind data kept or a migration's, the FIN waits too */
+		if (!((conn->flags & TCP_F_TAIL) && tcp_kept_fin(conn)) &&
 		    shutdown(conn->sock, SHUT_WR)) {
 			tcp_desync(c, conn, "shutdown", errno);
 			return;

@@ -47,8 +47,9 @@
  *
  * A connection restored by a migration may have to write data the source
  * had queued before anything new from the guest (TCP_F_TAIL, see
- * tcp/migrate_tail.c): meanwhile the window towards the guest is 0, its
- * FIN waits, and EPOLLOUT drives tcp_migrate_tail().
+ * tcp/migrate_tail.c), and so does one whose socket refused data we kept
+ * (TCP_F_TAIL | TCP_F_KEPT, tcp/kept.c): meanwhile the window towards the
+ * guest is 0, its FIN waits, and EPOLLOUT drives tcp_kept_write().
  *
  * Timers (checked every loop tick): retransmission to the guest (RTO
  * starting at TCP_RTO_MS, doubling, TCP_MAX_RETRIES then reset), the
@@ -156,8 +157,8 @@ const void *tcp_raddr(const struct tcp_conn *conn)
 
 /**
  * tcp_conn_events() - set the socket's events from the flags: EPOLLOUT
- *		       while the guest waits for room or a migration's
- *		       never-sent data does (TCP_F_TAIL), EPOLLIN unless its
+ *		       while the guest waits for room or data kept, or a
+ *		       migration's, does (TCP_F_TAIL), EPOLLIN unless its
  *		       ACKs drive our reads (TCP_F_QUIET)
  * @c:		execution context
  * @conn:	connection
@@ -189,17 +190,33 @@ void tcp_out_wait(struct ctx *c, struct tcp_conn *conn)
 /**
  * tcp_fill_hdr() - the 20-byte header of a segment to the guest
  * @th:		where the header goes
- * @conn:	connection: ports, and the ACK number if @flags has ACK
+ * @conn:	connection: ports, and the ACK number if @flags has ACK; the
+ *		largest right edge and size of our windows (@wnd_adv,
+ *		@wnd_max) are updated
  * @seq:	sequence number
  * @flags:	TCP flags
- * @wnd:	window field, as sent
+ * @wnd:	window field, as sent (not scaled in a SYN)
  * @hlen:	header length with options, bytes
  */
-void tcp_fill_hdr(uint8_t *th, const struct tcp_conn *conn,
+void tcp_fill_hdr(uint8_t *th, struct tcp_conn *conn,
 		  uint32_t seq, uint8_t flags, uint16_t wnd,
 		  size_t hlen)
 {
 	uint32_t ack = (flags & TCP_ACK) ? conn->seq_from_guest : 0;
+
+	if (flags & TCP_ACK) {
+		uint32_t edge = ack + ((uint32_t)wnd << ((flags & TCP_SYN) ?
+							 0 : conn->ws_ours));
+
+		/* Never back (what the guest saw, it may send), unless the
+		 * edge we have is no window's at all (not set yet)
+		 */
+		if (SEQ_GT(edge, conn->wnd_adv) ||
+		    conn->wnd_adv - ack > (65535U << TCP_WS_OURS))
+			conn->wnd_adv = edge;
+		if (!(flags & TCP_SYN) && wnd > conn->wnd_max)
+			conn->wnd_max = wnd;
+	}
 
 	th[0] = conn->f.key.rport >> 8;
 	th[1] = conn->f.key.rport & 0xff;
@@ -292,8 +309,7 @@ static void tcp_conn_free(struct tcp_conn *conn)
 	union flow *flow = (union flow *)conn;
 
 	tcp_pend_forget(conn);
-	if (conn->flags & TCP_F_TAIL)
-		tcp_migrate_tail_drop(conn);
+	tcp_kept_drop(conn);
 	conn->flags &= ~TCP_F_ACK_DUE;
 	flow_close(flow);
 }
@@ -385,7 +401,7 @@ bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
 {
 	int outq = 0;
 
-	/* A migration's never-sent data must reach the socket first */
+	/* Data kept, or a migration's, must reach the socket first */
 	if (conn->flags & TCP_F_TAIL)
 		return false;
 	if ((conn->flags & TCP_F_GUEST_FIN) && (conn->flags & TCP_F_FIN_ACKED)) {
@@ -497,7 +513,7 @@ void tcp_input(struct ctx *c, const struct pkt *p)
 	conn = &flow->tcp;
 	if (conn->flags & TCP_F_MIGRATED)
 		return;		/* the guest runs elsewhere now */
-	conn->last_ms = now_ms();
+	conn->last_ms = (uint32_t)now_ms();
 	conn->f.qpair = tap_queue_in(c);
 
 	if (flags & TCP_RST) {
@@ -608,10 +624,12 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 		conn->flags |= TCP_F_SOCK_EOF;
 
 	if ((events & EPOLLOUT) && (conn->flags & TCP_F_TAIL)) {
-		int rc = tcp_migrate_tail(conn);
+		int rc = tcp_kept_write(conn);
 
 		if (rc < 0) {
-			tcp_desync(c, conn, "writing migrated data", -rc);
+			tcp_desync(c, conn, (conn->flags & TCP_F_KEPT) ?
+					    "writing refused data" :
+					    "writing migrated data", -rc);
 			return;
 		}
 		if (!rc)
@@ -637,6 +655,38 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 }
 
 /**
+ * tcp_log_conns() - each connection's state, at debug level (SIGUSR1): where
+ *		     a transfer that stopped moving stands on our side
+ */
+void tcp_log_conns(void)
+{
+	unsigned i, span = flow_span();
+	uint64_t now = now_ms();
+
+	if (log_level < LOG_LVL_DEBUG)
+		return;
+	for (i = 0; i < span; i++) {
+		const struct tcp_conn *conn = tcp_conn_at(i);
+
+		if (!conn)
+			continue;
+		debug("TCP flow %u: state %u flags 0x%x; from guest: next %u, "
+		      "window left %d of %u (ratio %u/65536), offered now %u; "
+		      "to guest: %u in flight, window %u, %u ACKed unread; "
+		      "timer %lld ms, retries %u", i, conn->f.state,
+		      conn->flags, conn->seq_from_guest,
+		      (int32_t)(conn->wnd_edge - conn->seq_from_guest),
+		      conn->wnd_span, conn->wnd_ratio,
+		      conn->sock >= 0 ? (unsigned)tcp_wnd_offered(conn) <<
+					conn->ws_ours : 0,
+		      conn->seq_to_guest - conn->seq_acked, conn->wnd_guest,
+		      conn->acked_unread,
+		      conn->timer ? (long long)(conn->timer - now) : 0LL,
+		      conn->retries);
+	}
+}
+
+/**
  * tcp_timer() - retransmissions, handshake deadlines, idle connections
  * @c:		execution context
  * @now:	current time, ms
@@ -650,7 +700,7 @@ void tcp_timer(struct ctx *c, uint64_t now)
 
 		if (!conn || (conn->flags & TCP_F_MIGRATED))
 			continue;
-		if (now - conn->last_ms > TCP_IDLE_MS) {
+		if ((uint32_t)now - conn->last_ms > TCP_IDLE_MS) {
 			debug_rl("TCP flow %u: idle, reset", i);
 			tcp_rst(c, conn);
 			continue;

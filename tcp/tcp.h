@@ -17,6 +17,7 @@ void tcp_input(struct ctx *c, const struct pkt *p);
 void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 void tcp_listen_handler(struct ctx *c, union epoll_ref ref);
 void tcp_timer(struct ctx *c, uint64_t now);
+void tcp_log_conns(void);
 void tcp_defer_handler(struct ctx *c);
 int tcp_flush_pending(struct ctx *c);
 

@@ -30,7 +30,8 @@ enum tcp_state {
 #define TCP_F_BLOCKED		(1U << 6) /* data waits for room in tap queue */
 #define TCP_F_INBOUND		(1U << 7) /* connection came from a peer */
 #define TCP_F_WS		(1U << 8) /* window scaling in use */
-#define TCP_F_REFUSED		(1U << 9) /* socket refused guest data */
+#define TCP_F_REFUSED		(1U << 9) /* socket refused guest data, and
+					   * it wasn't kept */
 #define TCP_F_MIGRATED		(1U << 10) /* socket held by a migration:
 					    * in repair mode, filtered, out
 					    * of the loop (migrate_src.c) */
@@ -47,14 +48,18 @@ enum tcp_state {
 					    * by a migration, in repair mode
 					    * until the guest runs here
 					    * (migrate_dst.c) */
-#define TCP_F_TAIL		(1U << 17) /* a migration's never-sent data
-					    * waits for room in the socket
-					    * (migrate_tail.c): guest data
-					    * and FIN wait behind it */
+#define TCP_F_TAIL		(1U << 17) /* a migration's never-sent data,
+					    * or data kept, waits for room
+					    * in the socket (migrate_tail.c,
+					    * kept.c): guest data and FIN
+					    * wait behind it */
 #define TCP_F_DRAINING		(1U << 18) /* both FINs done, the socket
 					    * still sends ours: closed once
 					    * the peer ACKed it all
 					    * (tcp_maybe_done()) */
+#define TCP_F_KEPT		(1U << 19) /* with TCP_F_TAIL: the tail is
+					    * guest data the socket refused,
+					    * kept and ACKed (kept.c) */
 
 /**
  * struct tcp_conn - a TCP connection between the guest and a host socket
@@ -80,8 +85,14 @@ enum tcp_state {
  * @wnd_edge:		right edge (guest sequence number) of the window we
  *			last measured from the socket
  * @wnd_span:		the room that measurement found, 0: measure again
+ * @wnd_adv:		largest right edge (guest sequence number) of the
+ *			windows we advertised: what the guest may send
  * @timer:		deadline (ms) of the retransmission/handshake timer
- * @last_ms:		last activity, for the idle timeout
+ * @last_ms:		last activity, for the idle timeout (ms, the low 32
+ *			bits: compared modulo 2^32)
+ * @wnd_max:		largest window field we sent after the handshake (as
+ *			sent, scaled): a Linux guest sends segments of half
+ *			the largest window it saw, at most (from_guest.c)
  */
 struct tcp_conn {
 	struct flow_common f;
@@ -101,8 +112,10 @@ struct tcp_conn {
 	uint32_t wnd_guest;
 	uint32_t wnd_edge;
 	uint32_t wnd_span;
+	uint32_t wnd_adv;
 	uint64_t timer;
-	uint64_t last_ms;
+	uint32_t last_ms;
+	uint16_t wnd_max;
 };
 
 #endif /* TCP_TCP_CONN_H */

@@ -11,11 +11,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "net/packet.h"
 #include "tcp/tcp_conn.h"
 
 struct ctx;
+struct iovec;
 struct pkt;
 struct pview;
 
@@ -57,7 +59,7 @@ const void *tcp_gaddr(const struct tcp_conn *conn);
 const void *tcp_raddr(const struct tcp_conn *conn);
 void tcp_conn_events(struct ctx *c, struct tcp_conn *conn);
 void tcp_out_wait(struct ctx *c, struct tcp_conn *conn);
-void tcp_fill_hdr(uint8_t *th, const struct tcp_conn *conn, uint32_t seq,
+void tcp_fill_hdr(uint8_t *th, struct tcp_conn *conn, uint32_t seq,
 		  uint8_t flags, uint16_t wnd, size_t hlen);
 int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 		 uint32_t seq);
@@ -101,6 +103,17 @@ void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 			   uint32_t seq, uint32_t ack, uint8_t flags,
 			   uint32_t wnd, struct pview payload,
 			   const struct pkt *p, bool progress);
+
+/* kept.c: guest data the socket refused, kept; what waits for the socket */
+ssize_t tcp_kept_add(const struct ctx *c, struct tcp_conn *conn,
+		     const struct iovec *iov, unsigned niov, size_t skip,
+		     size_t len);
+bool tcp_kept_can(const struct ctx *c, const struct tcp_conn *conn,
+		  size_t len);
+int tcp_kept_write(struct tcp_conn *conn);
+bool tcp_kept_fin(struct tcp_conn *conn);
+void tcp_kept_drop(struct tcp_conn *conn);
+void tcp_kept_forget(struct tcp_conn *conn);
 
 /* rst_owed.c: RSTs the guest is still owed */
 void tcp_rst_owe(const struct tcp_conn *conn);

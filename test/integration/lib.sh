@@ -17,7 +17,11 @@
 #
 # Environment: PASST (daemon binary), TOOLS (directory with tapbridge and
 # framesend), PT_ID (name prefix, default pt$$), PT_KEEP=1 keeps the
-# temporary directory.
+# temporary directory (PT_KEEP=fail: only if the test failed),
+# PT_PASST_OPTS (more options for every daemon passt_start starts, such as
+# --trace), PT_PASST_LOG=1 (its log also in $T/passt.log, timestamped),
+# PT_PASST_PCAP=1 (its frames in $T/passt.pcap),
+# PT_STALL_MS (the TCP transfers' progress watchdog, STALL).
 
 # Test scripts live in test/integration/tests/
 TOP=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -162,7 +166,12 @@ cleanup() {
 			printf '%s\n' "$PT_FAIL_MSG" >&"$PT_TERM_FD"
 		fi
 	fi
-	[ "${PT_KEEP:-0}" = 1 ] || rm -rf "$T"
+	if [ "${PT_KEEP:-0}" = fail ] && [ "$_rc" -ne 0 ] &&
+	   [ "$_rc" -ne 77 ]; then
+		log "kept: $T"
+	elif [ "${PT_KEEP:-0}" != 1 ]; then
+		rm -rf "$T"
+	fi
 	exit "$_rc"
 }
 trap 'cleanup "$BASH_COMMAND"' EXIT
@@ -246,8 +255,13 @@ setup_ns() {
 passt_start() {
 	# Not through ns(): $! must be the daemon (ip netns exec execs it),
 	# not a subshell running a function
+	# PT_PASST_LOG=1: a timestamped copy of the log too; PT_PASST_PCAP=1:
+	# every frame in $T/passt.pcap
+	[ "${PT_PASST_LOG:-0}" = 1 ] && set -- "$@" -l "$T/passt.log"
+	[ "${PT_PASST_PCAP:-0}" = 1 ] && set -- "$@" --pcap "$T/passt.pcap"
+	# shellcheck disable=SC2086
 	ip netns exec "$HOST" "$PASST" -f -s "$SOCK" -P "$PIDFILE" "$@" \
-		>"$T/passt.out" 2>"$PASST_ERR" &
+		${PT_PASST_OPTS:-} >"$T/passt.out" 2>"$PASST_ERR" &
 	PASST_PID=$!
 	track "$PASST_PID"
 	if ! wait_for "[ -S '$SOCK' ] || ! alive $PASST_PID" 10 ||
@@ -375,6 +389,37 @@ need_sockio() {
 	[ -x "$SOCKIO" ] || fail "no sockio in $TOOLS"
 }
 
+# STALL: sockio's options for the progress watchdog of a TCP transfer: it
+# fails (exit 3) when the transfer makes no progress for PT_STALL_MS ms
+# (default 2000), saying which connection, where it stopped and the
+# kernel's view of it; at that moment stall.sh records the sockets of
+# all three namespaces (ss -tinm), their links' counters (drops) and the
+# guest's TCP counters (retransmissions, timeouts, window probes) in
+# $T/stall.log, and has the daemon log its flows, frame counters and, at
+# debug level, each connection's state (SIGUSR1). A transfer through the daemon
+# takes well under a second at any size these tests use: two seconds
+# without an ACK is a stall, not a slow machine.
+PT_STALL_MS=${PT_STALL_MS:-2000}
+STALL=(--stall "$PT_STALL_MS" --stall-cmd "$T/stall.sh")
+cat >"$T/stall.sh" <<EOF
+#!/bin/sh
+# stall.sh: sockio --stall-cmd, see STALL in lib.sh
+{
+	echo "==== stall at \$(date +%T.%N)"
+	for n in $GUEST $HOST $ROUTER; do
+		echo "== ss -tinm in \$n"
+		ip netns exec "\$n" ss -tinm
+		echo "== ip -s link in \$n"
+		ip -n "\$n" -s link
+	done
+	echo "== TCP counters in $GUEST (nstat -as)"
+	ip netns exec "$GUEST" nstat -as | grep -E 'Tcp|Ip'
+} >>"$T/stall.log" 2>&1
+[ -s "$PIDFILE" ] && kill -USR1 "\$(cat "$PIDFILE")"
+exit 0
+EOF
+chmod +x "$T/stall.sh"
+
 # guest_up: tapbridge, DHCP lease applied, SLAAC address and default route
 guest_up() {
 	bridge_start
@@ -383,9 +428,11 @@ guest_up() {
 	slaac_wait
 	# Until duplicate address detection is done, the SLAAC address is
 	# tentative and the guest picks another source (even ::1!) for
-	# global destinations: wait for DAD to complete
+	# global destinations: wait for DAD to complete (a second or two;
+	# on a machine loaded twenty times over its CPUs, it was seen to
+	# take more than ten)
 	wait_for "ip -n $GUEST -6 -o addr show dev tap0 scope global |
-		  grep 'inet6 2001:db8:1:' | grep -qv tentative" 10 ||
+		  grep 'inet6 2001:db8:1:' | grep -qv tentative" 30 ||
 		fail "SLAAC address stays tentative: $(ip -n "$GUEST" -6 addr)"
 }
 
@@ -426,17 +473,17 @@ wait_ready() {
 # pattern_both NAME PORT BYTES SECS: BYTES of sockio's verified pattern
 # each way at once, guest -> peer and peer -> guest, over one connection
 # from the guest to the peer's PORT, checked at both ends; fails unless
-# both ends finish within SECS
+# both ends finish within SECS, or if the transfer stalls (STALL)
 pattern_both() {
 	local _pb_l
 	rm -f "$T/ready"
-	bg "$ROUTER" "$1-peer" /dev/null /dev/null "$SOCKIO" -t "$4" \
-		--send --bytes "$3" --ready "$T/ready" \
+	bg "$ROUTER" "$1-peer" /dev/null /dev/null "$SOCKIO" "${STALL[@]}" \
+		-t "$4" --send --bytes "$3" --ready "$T/ready" \
 		pattern-listen "$PEER4" "$2"
 	_pb_l=$BG_PID
 	wait_ready "$T/ready"
-	bg "$GUEST" "$1-guest" /dev/null /dev/null "$SOCKIO" -t "$4" \
-		--send --bytes "$3" pattern-connect "$PEER4" "$2"
+	bg "$GUEST" "$1-guest" /dev/null /dev/null "$SOCKIO" "${STALL[@]}" \
+		-t "$4" --send --bytes "$3" pattern-connect "$PEER4" "$2"
 	bg_wait "$BG_PID" $(($4 + 10)) || fail "$1: guest end still running"
 	[ "$BG_ST" = 0 ] || fail "$1: guest end: $(cat "$T/$1-guest.err")"
 	bg_wait "$_pb_l" 10 || fail "$1: peer end still running"
@@ -475,6 +522,21 @@ nstat_get() {
 	ns "$1" nstat -az "$2" | awk -v c="$2" '$1 == c { print $2 }'
 }
 
+# tcp_counters NS: the kernel's TCP counters in NS that tell how a sender
+# recovered from what didn't arrive or wasn't taken (retransmissions,
+# timeouts, window probes), those that aren't zero, on one line
+tcp_counters() {
+	ns "$1" nstat -as | awk '
+		/^TcpRetransSegs / || /^TcpExtTCP(Timeouts|LossProbes) / ||
+		/^TcpExtTCP(FastRetrans|SlowStartRetrans|LostRetransmit) / ||
+		/^TcpExtTCP(Reno|Loss)(Recovery|Failures) / ||
+		/^TcpExtTCP(SpuriousRTOs|WinProbe|ZeroWindowDrop|RcvQDrop) / ||
+		/^TcpExtTCPAbortOn(Data|Timeout) / {
+			printf "%s%s=%s", sep, $1, $2; sep = " "
+		}
+		END { print "" }'
+}
+
 # ss_dump [TAG]: TCP socket details (ss -tinm) of all three namespaces,
 # appended to $T/ss.log (shown by the clean-up when a test fails)
 ss_dump() {
@@ -488,11 +550,16 @@ ss_dump() {
 # daemon's baseline of fds and flows ($fds0, $flows0)
 TCPGUEST=${TCPGUEST:-$TOOLS/tcpguest}
 
-# tcpguest_start: namespaces, the daemon, and its baseline
+# tcpguest_start: namespaces, the daemon, and its baseline, once it's done
+# setting up (its socket comes before its io_uring, for one: a baseline
+# taken in between counted a descriptor less, and tcp_storm failed on a
+# busy machine)
 tcpguest_start() {
 	[ -x "$TCPGUEST" ] || fail "no tcpguest in $TOOLS"
 	setup_ns
 	passt_start
+	wait_for "grep -q 'Sandboxed: seccomp profile' '$PASST_ERR'" 10 ||
+		fail "the daemon doesn't say it's sandboxed: $(tail -n 3 "$PASST_ERR")"
 	fds0=$(passt_fds)
 	flows0=$(passt_flows) || fail "no 'flows:' line after SIGUSR1"
 	log "baseline: $fds0 fds, $flows0 flows"

@@ -76,14 +76,33 @@
  *   --send-parity P   pattern-many: send on the streams I with I % 2 == P
  *   --rcvbuf N, --sndbuf N
  *                     SO_RCVBUF / SO_SNDBUF before listen() or connect()
+ *   --stall MS        tcp-listen, tcp-connect, pattern-listen,
+ *                     pattern-connect, tcp-many: fail (exit 3) when a
+ *                     transfer makes no progress for MS milliseconds (see
+ *                     "Stalls" below)
+ *   --stall-cmd CMD   run CMD (sh -c) when a stall is found, before
+ *                     exiting: a test's hook to record the sockets' and
+ *                     the daemon's state at that moment
+ *
+ * Stalls (--stall): a transfer stalls when, for MS ms, neither data comes
+ * in nor does the other end acknowledge any of ours, while data of ours
+ * waits for its acknowledgement (SIOCOUTQ, our FIN included), or while a
+ * stream that started coming in hasn't ended (every transfer of these
+ * tests is sent in one go). So a stall shows at the sender, or at the
+ * receiver once the sender is gone (a sender may close with data still
+ * queued: its kernel sends it on). tcp-many counts, per connection, a wait
+ * for its echo too. The message says which connection (addresses), how
+ * far it got and the kernel's view of it (TCP_INFO: state, RTO, backoff,
+ * retransmissions, unacknowledged segments, congestion window).
  *
  * Exit status: 0 success, 1 failure (message on stderr), 2 timeout,
- * 64 usage.
+ * 3 stall (--stall), 64 usage.
  *
  * Every loop is bounded in count and time.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/sockios.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <netdb.h>
@@ -97,8 +116,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -115,6 +136,8 @@ static int opt_report;
 static int opt_hold;
 static int opt_wait_eof;
 static long opt_rcvbuf = -1, opt_sndbuf = -1;
+static long opt_stall = -1;
+static const char *opt_stall_cmd;
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -304,6 +327,100 @@ static void write_all(int fd, const char *buf, size_t len)
 	}
 }
 
+/*
+ * Progress watchdog (--stall): see "Stalls" at the top. Progress is data
+ * in, or the other end acknowledging data of ours: bytes sent less those
+ * still queued unacknowledged (SIOCOUTQ).
+ */
+struct stall {
+	long long mark;		/* progress counter when last seen */
+	long long since;	/* when it last moved, or nothing was owed */
+};
+
+/* stall_outq() - bytes (our FIN: one) the other end hasn't acknowledged;
+ * 0 once the connection is closed or reset, or if the kernel can't say
+ */
+static int stall_outq(int s)
+{
+	struct tcp_info ti;
+	socklen_t sl = sizeof(ti);
+	int outq = 0;
+
+	if (s < 0 || getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &sl) ||
+	    ti.tcpi_state == TCP_CLOSE || ioctl(s, SIOCOUTQ, &outq))
+		return 0;
+	return outq;
+}
+
+/* stall_name() - "ADDR PORT" of the local (@peer 0) or remote end of @s */
+static void stall_name(int s, int peer, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char h[INET6_ADDRSTRLEN] = "?", p[16] = "?";
+
+	if (!(peer ? getpeername(s, (struct sockaddr *)&ss, &sl)
+		   : getsockname(s, (struct sockaddr *)&ss, &sl)))
+		getnameinfo((struct sockaddr *)&ss, sl, h, sizeof(h), p,
+			    sizeof(p), NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(buf, len, "%s %s", h, p);
+}
+
+/* stall_fail() - say where the transfer on @s stopped and the kernel's view
+ * of it, run --stall-cmd, exit 3
+ */
+static void stall_fail(int s, const char *what, long long in, long long out,
+		       long long ms)
+{
+	char l[INET6_ADDRSTRLEN + 24], r[INET6_ADDRSTRLEN + 24];
+	struct tcp_info ti = { 0 };
+	socklen_t sl = sizeof(ti);
+
+	stall_name(s, 0, l, sizeof(l));
+	stall_name(s, 1, r, sizeof(r));
+	getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &sl);
+	fprintf(stderr, "sockio: stall: %s %s -> %s: no progress for %lld ms: "
+		"bytes_in=%lld bytes_out=%lld unacknowledged=%d; tcp_info: "
+		"state=%u rto=%uus backoff=%u retransmits=%u total_retrans=%u "
+		"unacked=%u snd_cwnd=%u rtt=%uus last_data_sent=%ums "
+		"last_ack_recv=%ums last_data_recv=%ums\n", what, l, r, ms,
+		in, out, stall_outq(s), ti.tcpi_state, ti.tcpi_rto,
+		ti.tcpi_backoff, ti.tcpi_retransmits, ti.tcpi_total_retrans,
+		ti.tcpi_unacked, ti.tcpi_snd_cwnd, ti.tcpi_rtt,
+		ti.tcpi_last_data_sent, ti.tcpi_last_ack_recv,
+		ti.tcpi_last_data_recv);
+	fflush(stderr);
+	if (opt_stall_cmd) {
+		int st = system(opt_stall_cmd);
+
+		if (st)
+			fprintf(stderr, "sockio: --stall-cmd: status %d\n",
+				WIFEXITED(st) ? WEXITSTATUS(st) : st);
+	}
+	exit(3);
+}
+
+/* stall_tick() - with --stall, note progress on @s (@in bytes in, @out
+ * sent), fail if none came for too long while something was owed: data
+ * of ours unacknowledged, or data in if @expect
+ */
+static void stall_tick(struct stall *st, int s, const char *what,
+		       long long in, long long out, int expect)
+{
+	long long now = now_ms(), outq, mark;
+
+	if (opt_stall < 0)
+		return;
+	outq = stall_outq(s);
+	mark = in + out - outq;
+	if ((!outq && !expect) || mark != st->mark || !st->since) {
+		st->mark = mark;
+		st->since = now;
+	} else if (now - st->since > opt_stall) {
+		stall_fail(s, what, in, out, now - st->since);
+	}
+}
+
 /* copy() - pump stdin -> @s and @s -> stdout until both directions end */
 static int copy(int s)
 {
@@ -311,6 +428,7 @@ static int copy(int s)
 	long long bytes_in = 0, bytes_out = 0;
 	size_t tx_len = 0, tx_off = 0;
 	int in_eof = 0, sk_eof = 0, shut = 0, reset = 0, rst_sent = 0;
+	struct stall st = { 0 };
 	int rc;
 
 	set_nonblock(s);
@@ -341,7 +459,7 @@ static int copy(int s)
 		pfd[n].events = ev;
 		i_sk = n++;
 
-		if (poll(pfd, n, -1) < 0) {
+		if (poll(pfd, n, opt_stall < 0 ? -1 : 50) < 0) {
 			if (errno == EINTR)
 				continue;
 			die("poll: %s", strerror(errno));
@@ -412,6 +530,11 @@ static int copy(int s)
 			s = -1;
 			break;
 		}
+		/* After the I/O: what came meanwhile counts, however long
+		 * we waited to be scheduled
+		 */
+		stall_tick(&st, s, "tcp", bytes_in, bytes_out,
+			   bytes_in && !sk_eof);
 	}
 
 	if (s >= 0)
@@ -523,6 +646,7 @@ static int pattern(int s)
 	size_t tx_len = 0, tx_off = 0;
 	int tx_done = !opt_send, sk_eof = 0, shut = 0, reset = 0;
 	int fin_ok = !opt_fin_file, rst_sent = 0;
+	struct stall st = { 0 };
 	const char *end;
 
 	set_nonblock(s);
@@ -669,6 +793,8 @@ static int pattern(int s)
 			s = -1;
 			break;
 		}
+		stall_tick(&st, s, "pattern", bytes_in, bytes_out,
+			   bytes_in && !sk_eof);
 	}
 
 	if (s >= 0)
@@ -852,6 +978,7 @@ static int do_tcp_many(const char *addr, const char *port, long n,
 {
 	static struct many_conn mc[MAX_CONNS];
 	static struct pollfd pfd[MAX_CONNS];
+	static struct stall mst[MAX_CONNS];
 	struct sockaddr_storage ss;
 	socklen_t len = parse_addr(addr, port, &ss);
 	static char buf[BUFSZ];
@@ -883,7 +1010,7 @@ static int do_tcp_many(const char *addr, const char *port, long n,
 			if (!c->connected || (!c->shut && c->sent < (unsigned long long)bytes))
 				pfd[i].events |= POLLOUT;
 		}
-		if (poll(pfd, (nfds_t)n, -1) < 0) {
+		if (poll(pfd, (nfds_t)n, opt_stall < 0 ? -1 : 100) < 0) {
 			if (errno == EINTR)
 				continue;
 			die("poll: %s", strerror(errno));
@@ -966,6 +1093,13 @@ static int do_tcp_many(const char *addr, const char *port, long n,
 				c->done = 1;
 				left--;
 			}
+		}
+		/* Connected, not done: its data goes out, or its echo comes */
+		for (i = 0; i < n; i++) {
+			if (mc[i].connected && !mc[i].done)
+				stall_tick(&mst[i], mc[i].fd, "tcp-many",
+					   (long long)mc[i].rcvd,
+					   (long long)mc[i].sent, 1);
 		}
 	}
 
@@ -1625,7 +1759,7 @@ static void usage(void)
 	      "              [--fin-file FILE] [--again]\n"
 	      "              [--progress FILE] [--pause-rx] [--oob-at N]\n"
 	      "              [--rcvbuf N] [--sndbuf N] [--send-parity 0|1]\n"
-	      "              MODE ARG...\n"
+	      "              [--stall MS] [--stall-cmd CMD] MODE ARG...\n"
 	      "MODE: tcp-listen ADDR PORT | tcp-connect ADDR PORT |\n"
 	      "      tcp-echo ADDR PORT | tcp-many ADDR PORT N BYTES |\n"
 	      "      tcp-refused ADDR PORT | churn ADDR PORT SECS |\n"
@@ -1672,6 +1806,8 @@ int main(int argc, char **argv)
 		{ "rcvbuf",		required_argument, NULL, 'V' },
 		{ "sndbuf",		required_argument, NULL, 'Y' },
 		{ "send-parity",	required_argument, NULL, 'Z' },
+		{ "stall",		required_argument, NULL, 'T' },
+		{ "stall-cmd",		required_argument, NULL, 'C' },
 		{ "help",		no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1702,6 +1838,8 @@ int main(int argc, char **argv)
 		case 'O': opt_oob_at = num(optarg); break;
 		case 'V': opt_rcvbuf = num(optarg); break;
 		case 'Y': opt_sndbuf = num(optarg); break;
+		case 'T': opt_stall = num(optarg); break;
+		case 'C': opt_stall_cmd = optarg; break;
 		case 'Z':
 			opt_send_parity = (int)num(optarg);
 			if (opt_send_parity > 1)

@@ -59,12 +59,14 @@ one_way() {
 	fi
 	rm -f "$T/ready"
 	# shellcheck disable=SC2086
-	bg "$ROUTER" "$1-peer" /dev/null /dev/null "$SOCKIO" -t 60 $_ps \
+	bg "$ROUTER" "$1-peer" /dev/null /dev/null "$SOCKIO" "${STALL[@]}" \
+		-t 60 $_ps \
 		--ready "$T/ready" pattern-listen "$PEER4" "$2"
 	_l=$BG_PID
 	wait_ready "$T/ready"
 	# shellcheck disable=SC2086
-	bg "$GUEST" "$1-guest" /dev/null /dev/null "$SOCKIO" -t 60 $_gs \
+	bg "$GUEST" "$1-guest" /dev/null /dev/null "$SOCKIO" "${STALL[@]}" \
+		-t 60 $_gs \
 		pattern-connect "$PEER4" "$2"
 	bg_wait "$BG_PID" 70 || fail "$1: guest end still running"
 	[ "$BG_ST" = 0 ] || fail "$1: guest end: $(cat "$T/$1-guest.err")"

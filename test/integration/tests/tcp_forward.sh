@@ -29,10 +29,12 @@ inbound() {
 	local n=$1 lpid st=0
 	rm -f "$T/ready" "$T/got_guest" "$T/got_peer"
 	bg "$GUEST" "$n-guest" "$T/to_peer" "$T/got_guest" \
-		"$SOCKIO" -t 30 --report --ready "$T/ready" tcp-listen "$2" "$3"
+		"$SOCKIO" "${STALL[@]}" -t 30 --report --ready "$T/ready" \
+		tcp-listen "$2" "$3"
 	lpid=$BG_PID
 	wait_ready "$T/ready"
-	ns "$ROUTER" "$SOCKIO" -t 30 --report tcp-connect "$4" "$5" \
+	ns "$ROUTER" "$SOCKIO" "${STALL[@]}" -t 30 --report \
+		tcp-connect "$4" "$5" \
 		<"$T/to_guest" >"$T/got_peer" 2>"$T/$n-peer.err" || st=$?
 	bg_wait "$lpid" 20 || :
 	log "$n: guest: $(tr '\n' ' ' <"$T/$n-guest.err")"

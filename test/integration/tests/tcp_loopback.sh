@@ -29,11 +29,12 @@ sum_y=$(sha "$T/y")
 xfer() {
 	local lpid st=0
 	rm -f "$T/ready" "$T/got_x" "$T/got_y"
-	bg "$2" "$1-srv" "$T/y" "$T/got_x" "$SOCKIO" -t 20 --report \
+	bg "$2" "$1-srv" "$T/y" "$T/got_x" "$SOCKIO" "${STALL[@]}" -t 20 \
+		--report \
 		--ready "$T/ready" tcp-listen "$3" "$4"
 	lpid=$BG_PID
 	wait_ready "$T/ready"
-	ns "$5" "$SOCKIO" -t 20 --report tcp-connect "$6" "$4" \
+	ns "$5" "$SOCKIO" "${STALL[@]}" -t 20 --report tcp-connect "$6" "$4" \
 		<"$T/x" >"$T/got_y" 2>"$T/$1-cli.err" || st=$?
 	bg_wait "$lpid" 10 || :
 	log "$1: server: $(tr '\n' ' ' <"$T/$1-srv.err"); client: $(cat "$T/$1-cli.err")"

@@ -24,7 +24,8 @@ for peer in "$PEER4" "$PEER6"; do
 	wait_ready "$T/ready"
 	t0=$(now_ms)
 	st=0
-	ns "$GUEST" "$SOCKIO" -t 60 tcp-many "$peer" 7000 "$N" 65536 \
+	ns "$GUEST" "$SOCKIO" "${STALL[@]}" -t 60 \
+		tcp-many "$peer" 7000 "$N" 65536 \
 		2>"$T/many.err" || st=$?
 	log "$peer: $(tail -n 1 "$T/many.err") in $(($(now_ms) - t0)) ms"
 	[ "$st" -eq 0 ] || {

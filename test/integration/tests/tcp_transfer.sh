@@ -49,13 +49,15 @@ for fam in $FAMILIES; do
 	port=$((port + 1))
 	rm -f "$T/ready" "$T/recv"
 	bg "$ROUTER" up-listen /dev/null "$T/recv" \
-		"$SOCKIO" -t 40 --report --hold --ready "$T/ready" \
+		"$SOCKIO" "${STALL[@]}" -t 40 --report --hold \
+		--ready "$T/ready" \
 		tcp-listen "$peer" "$port"
 	lpid=$BG_PID
 	wait_ready "$T/ready"
 	t0=$(now_ms)
 	bg "$GUEST" up-connect "$T/up" /dev/null \
-		"$SOCKIO" -t 40 --report tcp-connect "$peer" "$port"
+		"$SOCKIO" "${STALL[@]}" -t 40 --report \
+		tcp-connect "$peer" "$port"
 	client "$BG_PID"
 	st=$BG_ST
 	ms=$(($(now_ms) - t0))
@@ -75,13 +77,14 @@ for fam in $FAMILIES; do
 	port=$((port + 1))
 	rm -f "$T/ready" "$T/recv"
 	bg "$ROUTER" down-listen "$T/down" /dev/null \
-		"$SOCKIO" -t 40 --report --ready "$T/ready" \
+		"$SOCKIO" "${STALL[@]}" -t 40 --report --ready "$T/ready" \
 		tcp-listen "$peer" "$port"
 	lpid=$BG_PID
 	wait_ready "$T/ready"
 	t0=$(now_ms)
 	bg "$GUEST" down-connect /dev/null "$T/recv" \
-		"$SOCKIO" -t 40 --report --hold tcp-connect "$peer" "$port"
+		"$SOCKIO" "${STALL[@]}" -t 40 --report --hold \
+		tcp-connect "$peer" "$port"
 	client "$BG_PID"
 	st=$BG_ST
 	ms=$(($(now_ms) - t0))

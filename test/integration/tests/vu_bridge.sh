@@ -39,11 +39,12 @@ head -c "${MB}M" /dev/urandom >"$T/down"
 # guest -> peer
 rm -f "$T/ready" "$T/recv"
 bg "$ROUTER" up-listen /dev/null "$T/recv" \
-	"$SOCKIO" -t 40 --report --ready "$T/ready" tcp-listen "$PEER4" 5001
+	"$SOCKIO" "${STALL[@]}" -t 40 --report --ready "$T/ready" \
+	tcp-listen "$PEER4" 5001
 lpid=$BG_PID
 wait_ready "$T/ready"
 st=0
-ns "$GUEST" "$SOCKIO" -t 40 --report tcp-connect "$PEER4" 5001 \
+ns "$GUEST" "$SOCKIO" "${STALL[@]}" -t 40 --report tcp-connect "$PEER4" 5001 \
 	<"$T/up" >/dev/null 2>"$T/up-connect.err" || st=$?
 bg_wait "$lpid" 20 || :
 expect "guest -> peer: client exit status" "$st" 0
@@ -54,11 +55,13 @@ passt_check_alive
 # peer -> guest
 rm -f "$T/ready" "$T/recv"
 bg "$ROUTER" down-listen "$T/down" /dev/null \
-	"$SOCKIO" -t 40 --report --ready "$T/ready" tcp-listen "$PEER4" 5002
+	"$SOCKIO" "${STALL[@]}" -t 40 --report --ready "$T/ready" \
+	tcp-listen "$PEER4" 5002
 lpid=$BG_PID
 wait_ready "$T/ready"
 st=0
-ns "$GUEST" "$SOCKIO" -t 40 --report --hold tcp-connect "$PEER4" 5002 \
+ns "$GUEST" "$SOCKIO" "${STALL[@]}" -t 40 --report --hold \
+	tcp-connect "$PEER4" 5002 \
 	</dev/null >"$T/recv" 2>"$T/down-connect.err" || st=$?
 bg_wait "$lpid" 20 || :
 expect "peer -> guest: client exit status" "$st" 0

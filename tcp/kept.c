@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * kept.c - guest data that a connection's socket refused, kept and ACKed,
+ * and written before anything newer as the socket drains; and, in front
+ * of tcp/migrate_tail.c, everything else that waits so (TCP_F_TAIL).
+ *
+ * Theory of operation
+ *
+ * The window we offer the guest is the room we expect in the socket's
+ * send buffer (from_guest.c), but the kernel may refuse part of what it
+ * let the guest send: its accounting differs from our estimate, or under
+ * memory pressure (tcp_mem, or a memory cgroup's limit on socket memory,
+ * as in a pod) it shrinks the send buffer to half of what is queued.
+ * Refused data left to the guest is recovered by its retransmission
+ * timer: without SACK a Linux guest retransmits on duplicate ACKs only
+ * with four segments or more outstanding, and without timestamps its RTO,
+ * doubled at each timeout, stays doubled until new data is ACKed (Karn).
+ * Refused again on the way, an upload stalled for a minute. So what the
+ * socket refuses inside the windows we advertised is kept here: ACKed to
+ * the guest, it is the connection's tail (TCP_F_TAIL | TCP_F_KEPT), which,
+ * like a migration's never-sent data, goes to the socket on EPOLLOUT
+ * before anything newer, with the guest's window closed and its FIN
+ * waiting until then (tcp.c, from_guest.c). Data that arrives meanwhile
+ * inside those windows (the guest sent it before it saw the window close)
+ * goes after it.
+ *
+ * Where the bytes live depends on the front-end. With vhost-user a
+ * migration may carry the connection, and the dump includes a migration
+ * tail (tcp/migrate_dump.c): so the bytes are one (tcpm_tail_add(),
+ * malloc(), which that sandbox allows for migrations). The stream
+ * front-end has no migration, and its sandbox no malloc(): a slot of a
+ * static pool.
+ *
+ * Bounds: at most TCP_KEPT_MAX bytes a connection, more than the windows
+ * we offer with Linux's default tcp_wmem (a 4 MiB buffer at most, of which
+ * we offer three quarters at most), and TCP_KEPT_CONNS connections keeping
+ * some at once. Beyond that, refused data isn't ACKed and the guest
+ * retransmits it: with that much outstanding, duplicate ACKs work. The
+ * guest can't make us keep more than the windows we advertised it. The
+ * static pool is address space until a slot is used: its pages are
+ * touched, and kept, only as far as data was kept there.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "ctx.h"
+#include "flow.h"
+#include "log.h"
+#include "tcp/migrate.h"
+#include "tcp/migrate_internal.h"
+#include "tcp/tcp_conn.h"
+#include "tcp/tcp_internal.h"
+#include "util.h"
+
+#define TCP_KEPT_MAX	(4 * 1024 * 1024) /* bytes a connection keeps */
+#define TCP_KEPT_CONNS	16		/* connections keeping some */
+
+/**
+ * struct tcp_kept - a slot of the static pool (stream front-end)
+ * @idx:	flow index, with @gen the connection; @len 0: free
+ * @gen:	flow generation
+ * @len:	bytes kept
+ * @off:	how many of them are written
+ * @fin:	shutdown(SHUT_WR) once they all are
+ * @buf:	the bytes
+ */
+struct tcp_kept {
+	unsigned idx;
+	uint32_t gen;
+	uint32_t len, off;
+	bool fin;
+	uint8_t buf[TCP_KEPT_MAX];
+};
+
+static struct tcp_kept tcp_kept[TCP_KEPT_CONNS];
+static unsigned tcp_kept_conns;		/* connections with TCP_F_KEPT */
+
+/* The slot of @conn's kept data, NULL if it has none in the pool */
+static struct tcp_kept *tcp_kept_slot(const struct tcp_conn *conn)
+{
+	unsigned i, idx = tcp_idx(conn);
+
+	if (!(conn->flags & TCP_F_KEPT))
+		return NULL;
+	for (i = 0; i < TCP_KEPT_CONNS; i++) {
+		if (tcp_kept[i].len && tcp_kept[i].idx == idx &&
+		    tcp_kept[i].gen == conn->f.gen)
+			return &tcp_kept[i];
+	}
+	return NULL;
+}
+
+/* Gather @len bytes of @iov from byte @skip on into @dst */
+static void tcp_kept_gather(uint8_t *dst, const struct iovec *iov,
+			    unsigned niov, size_t skip, size_t len)
+{
+	unsigned i;
+
+	for (i = 0; i < niov && len; i++) {
+		size_t l = iov[i].iov_len;
+
+		if (skip >= l) {
+			skip -= l;
+			continue;
+		}
+		l = MIN(l - skip, len);
+		memcpy(dst, (uint8_t *)iov[i].iov_base + skip, l);
+		dst += l;
+		len -= l;
+		skip = 0;
+	}
+}
+
+/* Kept data as a migration tail (vhost-user): a new one holds what the
+ * old one had left and the new bytes. Return: as tcp_kept_add()
+ */
+static ssize_t tcp_kept_add_tail(struct tcp_conn *conn,
+				 const struct iovec *iov, unsigned niov,
+				 size_t skip, size_t len)
+{
+	const struct tcpm_tail *t = tcpm_tail_of(conn);
+	uint32_t old = t ? t->len - t->off : 0;
+	bool fin = t && t->fin;
+	uint8_t *buf;
+	int rc;
+
+	if (old + len > TCP_KEPT_MAX || !(buf = malloc(old + len)))
+		return 0;
+	if (t) {
+		memcpy(buf, t->p + t->off, old);
+		tcp_migrate_tail_drop(conn);
+	}
+	tcp_kept_gather(buf + old, iov, niov, skip, len);
+	rc = tcpm_tail_add(conn, buf, old + (uint32_t)len, fin);
+	free(buf);
+	if (rc)
+		return old ? -1 : 0;
+	return (ssize_t)len;
+}
+
+/**
+ * tcp_kept_add() - keep guest data the socket refused, after what the
+ *		    connection keeps already; the caller ACKs it
+ * @c:		execution context
+ * @conn:	connection
+ * @iov:	the data
+ * @niov:	number of entries of @iov
+ * @skip:	bytes of @iov the socket took (or another call kept)
+ * @len:	bytes to keep after those
+ *
+ * Not after a migration's never-sent data: the guest had no window then.
+ *
+ * Return: bytes kept, 0 if none (over the bounds, or no memory), -1 if
+ *	   what was kept before is lost too (the connection must go)
+ */
+ssize_t tcp_kept_add(const struct ctx *c, struct tcp_conn *conn,
+		     const struct iovec *iov, unsigned niov, size_t skip,
+		     size_t len)
+{
+	bool kept = conn->flags & TCP_F_KEPT;
+	struct tcp_kept *k;
+	ssize_t n;
+	unsigned i;
+
+	if (!len || ((conn->flags & TCP_F_TAIL) && !kept) ||
+	    (!kept && tcp_kept_conns >= TCP_KEPT_CONNS))
+		return 0;
+
+	if (c->mode == MODE_VU) {
+		n = tcp_kept_add_tail(conn, iov, niov, skip, len);
+		if (n < 0)		/* the old tail is gone */
+			tcp_kept_forget(conn);
+		if (n <= 0)
+			return n;
+	} else {
+		if (!(k = tcp_kept_slot(conn))) {
+			for (i = 0, k = NULL; i < TCP_KEPT_CONNS && !k; i++) {
+				if (!tcp_kept[i].len)
+					k = &tcp_kept[i];
+			}
+			if (!k)
+				return 0;
+			k->idx = tcp_idx(conn);
+			k->gen = conn->f.gen;
+			k->off = 0;
+			k->fin = false;
+		}
+		if (k->off && k->len + len > TCP_KEPT_MAX) {
+			memmove(k->buf, k->buf + k->off, k->len - k->off);
+			k->len -= k->off;
+			k->off = 0;
+		}
+		if (k->len + len > TCP_KEPT_MAX)
+			return 0;
+		tcp_kept_gather(k->buf + k->len, iov, niov, skip, len);
+		k->len += (uint32_t)len;
+		conn->flags |= TCP_F_TAIL;
+	}
+	if (!kept) {
+		conn->flags |= TCP_F_KEPT;
+		tcp_kept_conns++;
+	}
+	return (ssize_t)len;
+}
+
+/**
+ * tcp_kept_can() - could @conn keep @len more bytes, if its socket refused
+ *		    them? (a window the socket may not take all of)
+ * @c:		execution context
+ * @conn:	connection
+ * @len:	bytes
+ *
+ * Return: true if so, within the bounds
+ */
+bool tcp_kept_can(const struct ctx *c, const struct tcp_conn *conn,
+		  size_t len)
+{
+	const struct tcp_kept *k;
+	const struct tcpm_tail *t;
+
+	if (!(conn->flags & TCP_F_KEPT))
+		return !(conn->flags & TCP_F_TAIL) &&
+		       tcp_kept_conns < TCP_KEPT_CONNS && len <= TCP_KEPT_MAX;
+	if (c->mode == MODE_VU)
+		return (t = tcpm_tail_of(conn)) &&
+		       t->len - t->off + len <= TCP_KEPT_MAX;
+	return (k = tcp_kept_slot(conn)) &&
+	       k->len - k->off + len <= TCP_KEPT_MAX;
+}
+
+/**
+ * tcp_kept_write() - the socket has room: write what waits for it (data
+ *		      kept, or a migration's never-sent data), then the FIN
+ *		      if due
+ * @conn:	connection with TCP_F_TAIL
+ *
+ * Return: 1 if all of it is written (TCP_F_TAIL cleared), 0 if some waits
+ *	   for more room, -errno if the socket refused it for good
+ */
+int tcp_kept_write(struct tcp_conn *conn)
+{
+	struct tcp_kept *k = tcp_kept_slot(conn);
+	int rc = 1;
+	ssize_t n;
+
+	if (!k) {
+		rc = tcp_migrate_tail(conn);
+		if (rc > 0)
+			tcp_kept_forget(conn);
+		return rc;
+	}
+	n = tcpm_fill(conn->sock, k->buf + k->off, k->len - k->off);
+	if (n < 0)
+		return (int)n;
+	k->off += (uint32_t)n;
+	if (k->off < k->len)
+		return 0;
+	if (k->fin && shutdown(conn->sock, SHUT_WR))
+		rc = -errno;
+	k->len = 0;
+	conn->flags &= ~TCP_F_TAIL;
+	tcp_kept_forget(conn);
+	return rc;
+}
+
+/**
+ * tcp_kept_fin() - the guest's FIN, while data waits for the socket: send
+ *		    it after that
+ * @conn:	connection with TCP_F_TAIL
+ *
+ * Return: true if the FIN will follow the data, false if there's no data
+ *	   waiting (shut the socket down now)
+ */
+bool tcp_kept_fin(struct tcp_conn *conn)
+{
+	struct tcp_kept *k = tcp_kept_slot(conn);
+
+	if (!k)
+		return tcp_migrate_tail_fin(conn);
+	k->fin = true;
+	return true;
+}
+
+/**
+ * tcp_kept_drop() - the connection is going: forget what waits for its
+ *		     socket
+ * @conn:	connection
+ */
+void tcp_kept_drop(struct tcp_conn *conn)
+{
+	struct tcp_kept *k = tcp_kept_slot(conn);
+
+	if (k)
+		k->len = 0;
+	else if (conn->flags & TCP_F_TAIL)
+		tcp_migrate_tail_drop(conn);
+	conn->flags &= ~TCP_F_TAIL;
+	tcp_kept_forget(conn);
+}
+
+/**
+ * tcp_kept_forget() - a connection no longer keeps data: it doesn't count
+ * @conn:	connection
+ */
+void tcp_kept_forget(struct tcp_conn *conn)
+{
+	if (!(conn->flags & TCP_F_KEPT))
+		return;
+	conn->flags &= ~TCP_F_KEPT;
+	tcp_kept_conns--;
+}

@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# flakes.sh - the flake budget: run test suites N times and count, for each
+# test, how often it failed. A test that fails one run in ten is a defect
+# (in the daemon or the test), and one run of the suite doesn't show it.
+#
+# Usage: flakes.sh [-n N] [-l LOAD] [-b "LIMIT..."] [SUITE[:TEST,...]...]
+#
+#   SUITE      a make target that runs a suite: integration (default),
+#              integration-asan, e2e, e2e-asan; ":TEST,..." runs only those
+#              tests of it (make's TESTS variable)
+#   -n N       rounds (default 10)
+#   -l LOAD    LOAD CPU-bound processes (busy loops) run all along, as a
+#              second workload on the machine would (default 0)
+#   -b LIMITS  each round runs once for every value in LIMITS, with
+#              net.core.wmem_max and rmem_max set to it (212992 is
+#              Debian's default, the machine's 4194304); the values found
+#              at the start are put back at the end, however it ends
+#
+# Every round's output goes to a directory (printed first), with the logs
+# the runners keep for failed tests. The last lines are a table: each test
+# that ran, how many times, how many of those failed (with the rounds),
+# and how often it was skipped; then the machine's load at the start and
+# the end (others' work counts: the machine may be shared).
+#
+# The tests take these from the environment, useful here: PT_STALL_MS (the
+# TCP transfers' progress watchdog, test/integration/lib.sh: 1000 to catch
+# any stall over a second), PT_PASST_OPTS=--trace (the daemon's trace in
+# its log), PT_KEEP=fail (keep a failed test's directory: the daemon's
+# whole log, stall.log).
+#
+# Not in make check: N rounds take N times as long (make flakes N=10).
+set -eu
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+N=10
+LOAD=0
+LIMITS=
+while getopts n:l:b: o; do
+	case $o in
+	n) N=$OPTARG ;;
+	l) LOAD=$OPTARG ;;
+	b) LIMITS=$OPTARG ;;
+	*) sed -n '8,9s/^# //p' "$0" >&2; exit 64 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || set -- integration
+case "$N$LOAD" in
+*[!0-9]*) echo "flakes: -n and -l take numbers" >&2; exit 64 ;;
+esac
+for l in $LIMITS; do
+	case $l in
+	*[!0-9]*|'') echo "flakes: bad limit '$l'" >&2; exit 64 ;;
+	esac
+done
+[ -n "$LIMITS" ] || LIMITS=-
+
+OUT=$(mktemp -d /tmp/passt-flakes.XXXXXX)
+echo "flakes: $N rounds of $*, load $LOAD, limits $LIMITS; output in $OUT"
+
+wmem0=$(sysctl -n net.core.wmem_max)
+rmem0=$(sysctl -n net.core.rmem_max)
+hogs=
+run=
+finish() {
+	# The suite runs in a process group of its own (set -m): all of it
+	if [ -n "$run" ]; then
+		kill -TERM -- "-$run" 2>/dev/null
+		wait "$run" 2>/dev/null
+	fi
+	for p in $hogs; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	if [ "$LIMITS" != - ]; then
+		sysctl -qw net.core.wmem_max="$wmem0" net.core.rmem_max="$rmem0"
+	fi
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
+
+# Busy loops that also end when we're gone, however that happens
+for _ in $(seq "$LOAD"); do
+	( while kill -0 $$ 2>/dev/null; do :; done ) &
+	hogs="$hogs $!"
+done
+
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+for r in $(seq "$N"); do
+	for lim in $LIMITS; do
+		if [ "$lim" != - ]; then
+			sysctl -qw net.core.wmem_max="$lim" \
+				net.core.rmem_max="$lim"
+		fi
+		for s in "$@"; do
+			suite=${s%%:*}
+			tests=
+			[ "$suite" = "$s" ] ||
+				tests=$(echo "${s#*:}" | tr , ' ')
+			out=$OUT/$r-$lim-$suite.out
+			set -m
+			make -s -C "$TOP" --no-print-directory "$suite" \
+				TESTS="$tests" >"$out" 2>&1 </dev/null &
+			run=$!
+			set +m
+			wait "$run" || :
+			run=
+			# "PASS: name (...)" (integration), "PASS name (...)"
+			# (e2e): the round, the limit and the result a line
+			sed -n 's/^\(PASS\|FAIL\|SKIP\):\{0,1\} \([^ :]*\).*/\1 \2/p' \
+				"$out" | sed "s/^/$r $lim $suite /" \
+				>>"$OUT/results"
+			echo "round $r, limit $lim, $suite:" \
+				"$(grep -c ' PASS ' <(grep "^$r $lim $suite " \
+				"$OUT/results")) passed," \
+				"$(grep -c ' FAIL ' <(grep "^$r $lim $suite " \
+				"$OUT/results")) failed" \
+				"(load $(cut -d' ' -f1-3 /proc/loadavg))"
+		done
+	done
+done
+
+echo
+echo "flakes: $N rounds, load $LOAD, limits $LIMITS"
+printf '%-40s %5s %6s %5s  %s\n' test runs failed skip "failed in (round/limit)"
+touch "$OUT/results"
+awk '{
+	t = $3 "/" $5; r = $1 "/" $2
+	if ($4 == "SKIP") { skip[t]++; seen[t] = 1; next }
+	runs[t]++; seen[t] = 1
+	if ($4 == "FAIL") { fail[t]++; where[t] = where[t] " " r }
+}
+END {
+	for (t in seen)
+		printf "%-40s %5d %6d %5d %s\n", t, runs[t], fail[t], skip[t],
+		       where[t]
+}' "$OUT/results" | sort -k3,3nr -k1,1
+echo "load average at the start: $load0, at the end:" \
+	"$(cut -d' ' -f1-3 /proc/loadavg); output in $OUT"
