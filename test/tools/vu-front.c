@@ -5057,7 +5057,7 @@ int main(int argc, char **argv)
 		{ "migrate-to", required_argument, NULL, 'T' },
 		{ "migrate-trigger", required_argument, NULL, 'G' },
 		{ "migrate-done", required_argument, NULL, 'D' },
-		{ "migrate-fail", no_argument, NULL, 1004 },
+		{ "migrate-fail", no_argument, NULL, 1100 },
 		{ "migrate-close-source", no_argument, NULL, 'C' },
 		{ "state-save", required_argument, NULL, 'S' },
 		{ "state-load", required_argument, NULL, 'L' },
@@ -5138,7 +5138,7 @@ int main(int argc, char **argv)
 		case 'D':
 			mig_done = optarg;
 			break;
-		case 1004:
+		case 1100:
 			mig_cancel = true;
 			break;
 		case 'C':
