@@ -261,13 +261,6 @@ static int tcpm_flush_acks(struct ctx *c, int *fds, unsigned n,
 	return 0;
 }
 
-/**
- * tcpm_is_held() - a connection the source holds (not one a target
- *		    restored and parks)?
- * @conn:	connection, or NULL
- *
- * Return: true if it is
- */
 /*
  * Can @conn move? Established, or connected with our SYN-ACK sent to the
  * guest: the guest's ACK may be in the TX ring the switch-over stopped,
@@ -284,6 +277,13 @@ static bool tcpm_movable(const struct tcp_conn *conn)
 		conn->f.state == TCP_ST_SYNACK_TO_GUEST);
 }
 
+/**
+ * tcpm_is_held() - a connection the source holds (not one a target
+ *		    restored and parks)?
+ * @conn:	connection, or NULL
+ *
+ * Return: true if it is
+ */
 bool tcpm_is_held(const struct tcp_conn *conn)
 {
 	return conn && (conn->flags & (TCP_F_MIGRATED | TCP_F_PARKED)) ==
