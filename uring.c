@@ -121,6 +121,7 @@ static struct {
 	int res;
 } due[URING_ENTRIES];
 static unsigned ndue;
+static unsigned due_head;	/* the first not called back yet */
 
 /**
  * uring_on() - is the ring in use?
@@ -166,6 +167,13 @@ static void uring_reap(int *wait_res)
 		op = &ops[i];
 		op->busy = false;
 		inflight--;
+		if (ndue == URING_ENTRIES && due_head) {
+			/* Callbacks under way: drop the ones made */
+			memmove(due, due + due_head,
+				(ndue - due_head) * sizeof(due[0]));
+			ndue -= due_head;
+			due_head = 0;
+		}
 		if (op->done && (op->always || cqe->res != (int)op->want) &&
 		    ndue < URING_ENTRIES) {
 			due[ndue].done = op->done;
@@ -261,32 +269,51 @@ static void uring_submitted(unsigned n)
 	}
 }
 
-/* Submit what was queued (one io_uring_enter()), read what completed */
-static void uring_submit_reap(void)
+/* Submit what was queued (one io_uring_enter()): the kernel holds its
+ * descriptors from then on
+ */
+static void uring_submit(void)
 {
 	int rc;
 
-	if (queued) {
-		uring_id_check();
-		do
-			rc = io_uring_submit(&ring);
-		while (rc == -EINTR);
-		if (rc < 0)
-			warn_rl("io_uring: submit: %s", strerror(-rc));
-		uring_submitted(rc < 0 ? 0 : (unsigned)rc);
-	}
+	if (!queued)
+		return;
+	uring_id_check();
+	do
+		rc = io_uring_submit(&ring);
+	while (rc == -EINTR);
+	if (rc < 0)
+		warn_rl("io_uring: submit: %s", strerror(-rc));
+	uring_submitted(rc < 0 ? 0 : (unsigned)rc);
+}
+
+/* Submit what was queued, read what completed */
+static void uring_submit_reap(void)
+{
+	uring_submit();
 	if (inflight)
 		uring_reap(NULL);
 }
 
-/* Call back the owners of the operations noted so far */
+/*
+ * Call back the owners of the operations noted so far. A callback may
+ * queue, close (uring_close()) and so reap more: those are noted after
+ * the others, and called back in this same pass; a nested call returns
+ */
 static void uring_callbacks(void)
 {
-	unsigned i, n = ndue;
+	static bool running;
 
-	ndue = 0;
-	for (i = 0; i < n; i++)
+	if (running)
+		return;
+	running = true;
+	while (due_head < ndue) {
+		unsigned i = due_head++;
+
 		due[i].done(ring_ctx, due[i].tag, due[i].res);
+	}
+	ndue = due_head = 0;
+	running = false;
 }
 
 /**
@@ -370,22 +397,27 @@ static struct io_uring_sqe *uring_get(unsigned *slot)
 			uring_reap(NULL);
 		}
 	}
+	/* The slot first: an SQE taken and left unfilled would go to the
+	 * kernel with the last operation it held
+	 */
+	for (i = 0; i < URING_ENTRIES; i++) {
+		unsigned s = (op_next + i) % URING_ENTRIES;
+
+		if (!ops[s].busy) {
+			*slot = s;
+			break;
+		}
+	}
+	if (i == URING_ENTRIES)
+		return NULL;	/* can't be: slots >= queued + inflight */
 	sqe = io_uring_get_sqe(&ring);
 	if (!sqe) {
 		uring_submit_reap();
 		if (!(sqe = io_uring_get_sqe(&ring)))
 			return NULL;
 	}
-	for (i = 0; i < URING_ENTRIES; i++) {
-		unsigned s = (op_next + i) % URING_ENTRIES;
-
-		if (!ops[s].busy) {
-			op_next = (s + 1) % URING_ENTRIES;
-			*slot = s;
-			return sqe;
-		}
-	}
-	return NULL;	/* can't be: slots >= queued + inflight */
+	op_next = (*slot + 1) % URING_ENTRIES;
+	return sqe;
 }
 
 static int uring_queue(struct io_uring_sqe *sqe, unsigned slot, int fd,
@@ -481,7 +513,7 @@ void uring_close(int fd)
 	if (fd < 0)
 		return;
 	if (ring_ok && uring_names(fd)) {
-		uring_submit_reap();
+		uring_submit();
 		if (uring_names(fd) && nclosing < URING_ENTRIES) {
 			closing[nclosing++] = fd;
 			return;
@@ -599,5 +631,5 @@ void uring_exit(void)
 		close(closing[i]);
 	ring_ok = ring_wait = false;
 	memset(ops, 0, sizeof(ops));
-	queued = inflight = op_next = ndue = nclosing = 0;
+	queued = inflight = op_next = ndue = due_head = nclosing = 0;
 }
