@@ -357,11 +357,11 @@ void log_to_syslog(bool on)
 void log_sigsafe(const char *line, size_t len)
 {
 	char buf[LOG_STAMP_LEN + 1 + 512];
+	size_t n;
 	int s;
 
 	if (!len || line[len - 1] != '\n')
 		return;
-	size_t n;
 
 	s = (int)log_stamp(buf);
 	n = (size_t)s + sizeof("ERROR: ") - 1;

@@ -34,7 +34,8 @@
  * again and reads zeros (writes go nowhere), and vu_mem_faulted() tells
  * the owner, who drops the front-end at its next safe point (user.c): the
  * next one starts from nothing. A SIGBUS anywhere else is a crash: it goes
- * to the handler that was there before (a sanitizer's), or kills us.
+ * to the handler that was there before (a sanitizer's), or is logged and
+ * kills us (SIGILL: the filter doesn't let us restore SIGBUS's default).
  * The kernel's own accesses (a recvmsg() into a guest buffer) fail with
  * EFAULT instead, which the caller sees.
  *
@@ -46,6 +47,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -166,17 +168,27 @@ static bool vu_guard_in(const uint8_t *a, const uint8_t *map, uint64_t len)
 	return map && a >= map && (uint64_t)(a - map) < len;
 }
 
-/* Anonymous memory where @map was: accesses go on, and touch nothing */
+/* Anonymous memory where @map was: accesses go on, and touch nothing.
+ * If the kernel refuses it (a commit limit, vm.max_map_count), the access
+ * would fault again for ever: we say so and exit
+ */
 static void vu_guard_swap(uint8_t *map, uint64_t len)
 {
-	if (map)
-		mmap(map, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
-		     MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+	static const char msg[] = "vhost-user: guest memory shrank under us "
+				  "and can't be replaced, exiting\n";
+
+	if (map && mmap(map, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+			MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) ==
+		   MAP_FAILED) {
+		log_sigsafe(msg, sizeof(msg) - 1);
+		_exit(EXIT_FAILURE);
+	}
 }
 
 /* SIGBUS: see "Memory that shrinks" above. Async-signal-safe: mmap() */
 static void vu_guard_handler(int sig, siginfo_t *si, void *uc)
 {
+	static const char crash[] = "SIGBUS outside guest memory, a crash\n";
 	const uint8_t *a = si->si_addr;
 	struct vu_mem *m = vu_guard_mem;
 	int hit = 0;
@@ -201,7 +213,8 @@ static void vu_guard_handler(int sig, siginfo_t *si, void *uc)
 			   vu_guard_old.sa_handler != SIG_IGN) {
 			vu_guard_old.sa_handler(sig);
 		}
-		__builtin_trap();
+		log_sigsafe(crash, sizeof(crash) - 1);
+		__builtin_trap();	/* SIGILL: we can't restore SIGBUS */
 	}
 	for (i = 0; i < m->n; i++)
 		vu_guard_swap(m->r[i].map, m->r[i].map_len);
