@@ -615,8 +615,9 @@ static void iso_peer_spawn(bool keep_stderr)
 {
 	struct pollfd pfd = { .events = POLLIN };
 	pid_t parent = getpid(), pid;
+	char line[256];
+	ssize_t n = -1;
 	int sv[2];
-	char b;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		die_perror("Sandbox: peer credential checker: socketpair");
@@ -632,8 +633,12 @@ static void iso_peer_spawn(bool keep_stderr)
 
 	/* Its first message says it's sandboxed: end of file says it isn't */
 	pfd.fd = iso_peer_fd;
-	if (poll(&pfd, 1, ISO_PEER_TIMEOUT_MS) != 1 ||
-	    recv(iso_peer_fd, &b, 1, 0) != 1) {
+	if (poll(&pfd, 1, ISO_PEER_TIMEOUT_MS) == 1)
+		n = recv(iso_peer_fd, line, sizeof(line), 0);
+	if (n != 1 || line[0]) {
+		/* Its own filter may have stopped it: its line, not a byte */
+		if (n > 1 && line[n - 1] == '\n')
+			err("%.*s", (int)n - 1, line);
 		close(iso_peer_fd);
 		iso_peer_fd = -1;
 		iso_fail("the peer credential checker couldn't sandbox itself",

@@ -533,6 +533,8 @@ static int repair_path_connect(const char *path)
 	if (n <= 0)
 		repair_die("%s: where does it lead? %s", path,
 			   n ? strerror(errno) : "nowhere");
+	if ((size_t)n >= sizeof(real) - 1)
+		repair_die("%s: leads to a path too long to check", path);
 	real[n] = 0;
 	if (!(slash = strrchr(real, '/')))
 		repair_die("%s leads to %s: no directory", path, real);

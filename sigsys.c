@@ -51,6 +51,10 @@
 
 #include "sigsys.h"
 
+#ifndef SYS_SECCOMP
+#define SYS_SECCOMP	1	/* si_code of a seccomp SIGSYS (asm/siginfo.h) */
+#endif
+
 /* Highest native system call number we name (x86_64: about 470) */
 #define SIGSYS_NAMES	1024
 
@@ -145,6 +149,8 @@ static void sigsys_handler(int sig, siginfo_t *si, void *uc)
 
 	(void)sig;
 	(void)uc;
+	if (si->si_code != SYS_SECCOMP)
+		return;		/* kill -SYS: not a call of ours denied */
 	n = sigsys_format(line, sizeof(line) - 1, si->si_syscall,
 			  si->si_arch);
 	line[n++] = '\n';
