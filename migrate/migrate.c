@@ -218,23 +218,35 @@ static int migrate_save_start(struct ctx *c)
 	migrate_addrs_get(c, &a);
 	mig_put_addrs(&mig.out, &a);
 
-	/* Nothing accepted from now on could move: see tcp/migrate_src.c */
-	tcp_migrate_listen(c, false);
+	if (linger.resume_deadline) {
+		/* Dumped now, they would move still held, and the deadline
+		 * would reset them during the linger
+		 */
+		err("Migration: refusing to save the state: %u connection(s) "
+		    "of the last failed migration still wait for a "
+		    "passt-repair helper on %s", tcp_migrate_held(),
+		    c->repair_path);
+		return -EBUSY;
+	}
 	n = 0;
 	if (!repair_available(c, 10) && repair_seen() &&
 	    (n = (int)tcp_migrate_movable())) {
 		/* A helper was here (this deployment runs one) and left: the
 		 * connections would all be lost. The migration fails, the
 		 * guest goes on here with them, and whoever drives it may
-		 * try again with a helper (doc/migration.md, section 8)
+		 * try again with a helper (doc/migration.md, section 8).
+		 * Checked before the listeners' queues are drained: a
+		 * refused SAVE resets nothing
 		 */
 		err("Migration: refusing to save the state: the passt-repair "
-		    "helper that was connected is gone, and the %i connection(s) "
-		    "it would move would be lost. Keep passt-repair running "
-		    "on %s until the migration completes", n, c->repair_path);
-		tcp_migrate_listen(c, true);
+		    "helper that was connected is gone, and the %i "
+		    "connection(s) it would move would be lost. Keep "
+		    "passt-repair running on %s until the migration completes",
+		    n, c->repair_path);
 		return -ENOTCONN;
 	}
+	/* Nothing accepted from now on could move: see tcp/migrate_src.c */
+	tcp_migrate_listen(c, false);
 	n = 0;
 	if (repair_available(c, 0)) {
 		n = tcp_migrate_source_hold(c);
@@ -686,7 +698,8 @@ void migrate_device_started(struct ctx *c)
 	n = tcp_migrate_source_resume(c, false, &waiting);
 	info("Migration: failed or cancelled, the guest runs here again: "
 	     "%u connection(s) resumed", n);
-	if (waiting) {
+	if (waiting && !linger.resume_deadline) {
+		/* Once: ring starts again don't put it off */
 		linger.resume_deadline = now_ms() + MIGRATE_RESUME_WAIT_MS;
 		warn("Migration: %u connection(s) can't leave repair mode "
 		     "without the passt-repair helper: they wait for one to "

@@ -44,8 +44,8 @@
  * (tcpm_closed()) leaves repair mode without a probe, and is left silent
  * (tcpm_closed_go()). The part of the send queue never sent goes in after
  * that, as ordinary data: as much as the socket takes, and what doesn't
- * fit is written as the socket drains (TCP_F_TAIL, migrate_tail.c). Then FIN_WAIT1, CLOSING and
- * LAST_ACK get their FIN again, the flow goes in the loop and resumes
+ * fit is written as the socket drains (TCP_F_TAIL, migrate_tail.c).
+ * Then FIN_WAIT1, CLOSING and LAST_ACK get their FIN again, the flow goes in the loop and resumes
  * from the first byte the guest hasn't ACKed. A flow that fails before
  * its socket leaves repair mode is closed in repair mode (nothing to the
  * peer) and reset towards the guest; the others go on. After the
@@ -207,10 +207,6 @@ static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
 			(uint64_t)INT32_MAX / 2);
 	setsockopt(s, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want));
 	getsockopt(s, SOL_SOCKET, SO_SNDBUF, &got, &sl);
-	/* SO_SNDBUF locks the size for the socket's life: autotuning, which
-	 * grew the source's buffer, may go on from there (Linux 5.14)
-	 */
-	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
 	info("Migration: %u bytes in flight to restore, more than a new "
 	     "socket's buffer: its send buffer is now %i bytes", len, got);
 	p += n;
@@ -218,7 +214,14 @@ static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
 	n = tcpm_fill(s, p, len);
 	if (n < 0)
 		return (int)n;
-	return (uint32_t)n == len ? 0 : -ENOBUFS;
+	if ((uint32_t)n != len)
+		return -ENOBUFS;
+	/* SO_SNDBUF locks the size for the socket's life: autotuning, which
+	 * grew the source's buffer, may go on from there (Linux 5.14). Only
+	 * now: unlocked, memory pressure could shrink it under the fill
+	 */
+	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
+	return 0;
 }
 
 /*
@@ -330,6 +333,9 @@ static int tcpm_flow_new(int s, const struct mig_flow_in *f, unsigned *idx,
 	conn->mss = (uint16_t)MIN(MAX(b->tap_mss, 536U), 65535U);
 	conn->seq_acked = b->seq_ack_from_tap;
 	conn->seq_from_guest = b->seq_from_tap;
+	/* The source's last window: the guest may send up to its edge */
+	conn->wnd_adv = conn->seq_from_guest +
+			((uint32_t)b->wnd_to_tap << b->ws_to_tap);
 	conn->seq_isn = b->seq_ack_from_tap - 1;
 	/* Everything the guest hasn't ACKed is sent again from the queue */
 	conn->seq_to_guest = conn->seq_acked;

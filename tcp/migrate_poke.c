@@ -122,12 +122,14 @@ static struct {
 	uint64_t deadline;
 } tcpm_stuck;
 
-/* The connection of @p, NULL if it's gone or its socket changed */
+/* The connection of @p, NULL if it's gone, its socket changed, or a new
+ * migration holds it (never poked out of repair mode then)
+ */
 static struct tcp_conn *tcpm_poked_conn(const struct tcpm_poked *p)
 {
 	struct tcp_conn *conn = tcp_conn_at(p->idx);
 
-	if (!conn || conn->sock != p->sock)
+	if (!conn || conn->sock != p->sock || (conn->flags & TCP_F_MIGRATED))
 		return NULL;
 	return conn;
 }
@@ -321,6 +323,15 @@ out:
 	free(fds);
 	free(which);
 	return n;
+}
+
+/**
+ * tcpm_poke_end() - no more pokes, timeouts uncapped: a new migration
+ *		     holds the connections
+ */
+void tcpm_poke_end(void)
+{
+	tcpm_poke_stop();
 }
 
 /**

@@ -108,6 +108,30 @@ struct tcpm_wnd {
 static struct tcpm_wnd *tcpm_wnds;
 static unsigned tcpm_nwnds;
 
+/* The entry of a held @conn in tcpm_wnds, NULL if none: the table is in
+ * flow order (tcpm_shut_window()), searched in halves, as the dump and
+ * the resume look up every connection in the downtime
+ */
+static struct tcpm_wnd *tcpm_wnd_of(const struct tcp_conn *conn)
+{
+	unsigned lo = 0, hi = tcpm_nwnds;
+	unsigned idx = flow_idx((const union flow *)conn);
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (tcpm_wnds[mid].idx < idx) {
+			lo = mid + 1;
+		} else if (tcpm_wnds[mid].idx > idx) {
+			hi = mid;
+		} else {
+			return tcpm_wnds[mid].gen == conn->f.gen ?
+			       &tcpm_wnds[mid] : NULL;
+		}
+	}
+	return NULL;
+}
+
 /**
  * tcpm_saved_window() - the peer's send window of a held @conn before the
  *			 hold closed it
@@ -118,28 +142,12 @@ static unsigned tcpm_nwnds;
  */
 bool tcpm_saved_window(const struct tcp_conn *conn, uint32_t *wnd)
 {
-	unsigned i, idx = flow_idx((const union flow *)conn);
+	const struct tcpm_wnd *w = tcpm_wnd_of(conn);
 
-	for (i = 0; i < tcpm_nwnds; i++) {
-		if (tcpm_wnds[i].idx == idx &&
-		    tcpm_wnds[i].gen == conn->f.gen) {
-			*wnd = tcpm_wnds[i].snd_wnd;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* The entry of a held @conn in tcpm_wnds, NULL if none */
-static struct tcpm_wnd *tcpm_wnd_of(const struct tcp_conn *conn)
-{
-	unsigned i, idx = flow_idx((const union flow *)conn);
-
-	for (i = 0; i < tcpm_nwnds; i++) {
-		if (tcpm_wnds[i].idx == idx && tcpm_wnds[i].gen == conn->f.gen)
-			return &tcpm_wnds[i];
-	}
-	return NULL;
+	if (!w)
+		return false;
+	*wnd = w->snd_wnd;
+	return true;
 }
 
 /**
@@ -270,7 +278,7 @@ static int tcpm_flush_acks(struct ctx *c, int *fds, unsigned n,
  * guest's memory already (the used ring moves with it), or, dropped for
  * lack of buffers, the guest's SYN comes again to the target
  */
-static bool tcpm_movable(const struct tcp_conn *conn)
+static bool tcpm_conn_movable(const struct tcp_conn *conn)
 {
 	return conn && conn->sock >= 0 && !(conn->flags & TCP_F_MIGRATED) &&
 	       (conn->f.state == TCP_ST_ESTABLISHED ||
@@ -483,7 +491,7 @@ bool tcp_migrate_listen_paused(void)
  * tcp_migrate_source_hold() - stop and silence every connection that can move
  * @c:		execution context
  *
- * Takes each of them (tcpm_movable()) out of the loop, makes its socket
+ * Takes each of them (tcpm_conn_movable()) out of the loop, makes its socket
  * deaf (drop-all filter, TTL limit), and turns TCP_REPAIR on for all of
  * them. On failure, everything is given back as it was.
  *
@@ -494,11 +502,13 @@ int tcp_migrate_source_hold(struct ctx *c)
 	unsigned i, span = flow_span(), n, held = 0, unfiltered = 0;
 	int *fds, rc, attach_err = 0, one = 1;
 
+	/* Restored here by the last migration, poked still: no more */
+	tcpm_poke_end();
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 		int zero = 0;
 
-		if (!tcpm_movable(conn))
+		if (!tcpm_conn_movable(conn))
 			continue;
 		/* The queue must start at seq_acked: ACKed bytes go first */
 		if (tcp_sock_sync(c, conn))
@@ -740,7 +750,7 @@ unsigned tcp_migrate_held(void)
  * tcp_migrate_movable() - how many connections a SAVE now would hold
  *
  * Return: connections with a socket that can move (established, or with
- * our SYN-ACK sent: tcpm_movable()), not held already
+ * our SYN-ACK sent: tcpm_conn_movable()), not held already
  */
 unsigned tcp_migrate_movable(void)
 {
@@ -749,7 +759,7 @@ unsigned tcp_migrate_movable(void)
 	for (i = 0; i < span; i++) {
 		const struct tcp_conn *conn = tcp_conn_at(i);
 
-		n += tcpm_movable(conn);
+		n += tcpm_conn_movable(conn);
 	}
 	return n;
 }
