@@ -295,6 +295,7 @@ void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 		conn->ws_ours = TCP_WS_OURS;
 	}
 	conn->seq_from_guest = seq + 1;
+	conn->wnd_adv = conn->seq_from_guest;	/* no window advertised yet */
 	conn->seq_isn = tcp_isn(k);
 	conn->seq_to_guest = conn->seq_isn;
 	conn->seq_acked = conn->seq_isn;

@@ -6,10 +6,12 @@
  *
  * Theory of operation
  *
- * Our connections keep no payload of their own: the socket's receive
- * queue holds what the guest hasn't ACKed yet (from seq_acked on), the
- * send queue what the peer hasn't. So a connection is its flow entry plus
- * its socket's queues and TCP state, and TCP_REPAIR lets us read both
+ * Our connections keep little payload of their own (a tail: what a socket
+ * refused, tcp/kept.c, or couldn't take at a restore, migrate_tail.c; the
+ * dump carries it): the socket's receive queue holds what the guest
+ * hasn't ACKed yet (from seq_acked on), the send queue what the peer
+ * hasn't. So a connection is its flow entry, its tail, plus its socket's
+ * queues and TCP state, and TCP_REPAIR lets us read both
  * queues and the state out of the kernel and write them into a new
  * socket elsewhere (see doc/migration.md for the stream).
  *

@@ -13,11 +13,11 @@
  * Debian's default): what doesn't fit is kept (TCP_F_TAIL) and written
  * as the socket drains (EPOLLOUT), before anything new from
  * the guest, whose window stays closed until then, and its FIN waits
- * too. That is the one place where we keep payload in our memory: the
- * bytes came in the migration's stream, the guest has let go of them
- * (the source ACKed them), and the only other place they could wait is
- * a send buffer that the kernel won't make that large. They are written
- * out, never added to.
+ * too. The bytes came in the migration's stream, the guest has let go of
+ * them (the source ACKed them), and the only other place they could wait
+ * is a send buffer that the kernel won't make that large. The other
+ * payload we keep is guest data a socket refused (tcp/kept.c), which
+ * uses the same tail, appended to.
  */
 #include <errno.h>
 #include <netinet/in.h>

@@ -551,6 +551,7 @@ void tcp_input(struct ctx *c, const struct pkt *p)
 			conn->ws_ours = 0;
 		}
 		conn->seq_from_guest = seq + 1;
+		conn->wnd_adv = conn->seq_from_guest;
 		conn->seq_acked = ack;
 		conn->wnd_guest = win;
 		tcp_ack_now(c, conn);

@@ -20,8 +20,8 @@
  * header and its payload, and handled in the same round; otherwise bytes
  * and fds are accumulated across rounds until it is, so a slow or
  * stalling front-end never blocks the loop. Up to VU_MSGS_PER_ROUND
- * messages are handled per round. Framing errors can't be resynchronised and end the
- * connection: a payload larger than the largest message we know
+ * messages are handled per round. Framing errors can't be resynchronised
+ * and end the connection: a payload larger than the largest message we know
  * (VU_PAYLOAD_MAX), more than VU_MAX_FDS fds, truncated control data.
  *
  * Requests: one table (vu_reqs) has a row per request we know: its
@@ -238,7 +238,7 @@ static void vu_disconnect(struct ctx *c)
 /* A guest memory access faulted (mem.c, vu_mem_faulted()): this
  * front-end goes, and the next one starts from nothing. True if it went
  */
-static bool vu_mem_check(struct ctx *c)
+static bool vu_fault_check(struct ctx *c)
 {
 	if (!vu_mem_faulted())
 		return false;
@@ -254,7 +254,7 @@ static bool vu_mem_check(struct ctx *c)
  */
 void vu_round_end(struct ctx *c)
 {
-	vu_mem_check(c);
+	vu_fault_check(c);
 	vu_net_flush(c);
 }
 
@@ -1245,7 +1245,7 @@ void vu_ctrl_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 		m.p = rx.buf + VU_HDR_LEN;
 		rc = vu_handle(c, &m);
 		vu_rx_reset();
-		if (vu_mem_check(c))
+		if (vu_fault_check(c))
 			return;
 		if (rc) {
 			warn("vhost-user: can't go on after %s, closing the "
@@ -1276,7 +1276,7 @@ void vu_kick_handler(struct ctx *c, union epoll_ref ref)
 		return;
 	if (idx % 2 == VU_TX_Q)
 		vu_net_tx_kick(c, idx);
-	vu_mem_check(c);
+	vu_fault_check(c);
 	/* RX: new buffers. The loop resumes blocked flows after this round */
 }
 
