@@ -129,7 +129,7 @@ static struct tcp_conn *tcpm_poked_conn(const struct tcpm_poked *p)
 {
 	struct tcp_conn *conn = tcp_conn_at(p->idx);
 
-	if (!conn || conn->sock != p->sock || (conn->flags & TCP_F_MIGRATED))
+	if (!conn || conn->sock != p->sock || tcpm_is_held(conn))
 		return NULL;
 	return conn;
 }
