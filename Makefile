@@ -148,8 +148,8 @@ unit-bins: $(UNIT_BINS)
 unit-asan:
 	$(MAKE) BUILD=build-asan SAN=1 unit
 
-integration: $(BUILD)/passt tools $(BUILD)/test/passt-hooks \
-	     $(BUILD)/test/passt-repair-hooks
+integration: $(BUILD)/passt $(BUILD)/passt-repair tools \
+	     $(BUILD)/test/passt-hooks $(BUILD)/test/passt-repair-hooks
 	PASST=$(abspath $(BUILD)/passt) TOOLS=$(abspath $(BUILD)/test/tools) \
 		test/integration/run.sh $(TESTS)
 

@@ -207,6 +207,8 @@ log "syslog: $(grep 'denied system call' "$T/syslog.txt")"
 # first request (a repair helper connecting); the daemon logs the line,
 # refuses the helper and goes on
 REPAIR=${REPAIR:-$(dirname "$PASST")/passt-repair}
+[ -x "$REPAIR" ] || REPAIR=$TOP/build/passt-repair
+[ -x "$REPAIR" ] || fail "no passt-repair next to $PASST or in build/ (make)"
 run checker "$HOOKS" checker/getcwd --vhost-user
 [ -S "$SOCK.repair" ] || fail "checker: no repair helper socket"
 "$REPAIR" "$SOCK.repair" 2>"$T/checker-helper.err" &
