@@ -443,8 +443,18 @@ void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 {
 	uint32_t plen = (uint32_t)(payload.len + p->tail_len);
 
-
 	if (flags & TCP_SYN) {		/* retransmitted SYN or SYN-ACK */
+		/* The guest's own SYN again, and it never acknowledged ours:
+		 * our SYN-ACK was lost (the connection moved in a migration
+		 * right after we sent it: tcp/migrate_src.c). A socket in
+		 * SYN-SENT drops a bare ACK: it needs the SYN-ACK again
+		 */
+		if (!(flags & TCP_ACK) && !(conn->flags & TCP_F_INBOUND) &&
+		    seq + 1 == conn->seq_from_guest &&
+		    conn->seq_acked == conn->seq_isn + 1) {
+			tcp_send_ctl(c, conn, TCP_SYN | TCP_ACK, conn->seq_isn);
+			return;
+		}
 		tcp_ack_now(c, conn);
 		return;
 	}

@@ -10,12 +10,19 @@
 # the guest's queue. The migration happens then, the connection still in
 # its handshake at the source (as when the guest's ACK is in the TX ring
 # the switch-over stopped). The guest's socket is established, though:
-# it will not send its SYN again, and its ACK and data reach the target. Checked: the
-# source moves both connections (a target that didn't know them answered
-# the guest's ACK with a RST, and the source reset the peer's end), the
-# target restores them, and both streams, an upload over IPv4 and a
-# download over IPv6 (the guest's window, unknown before its ACK, mustn't
-# keep the target from sending), arrive byte-exact, both FINs.
+# it will not send its SYN again, and its ACK and data reach the target.
+# A third connection (port 7603, IPv4) loses the SYN-ACK instead: the
+# guest's ingress drops what comes from that port until the migration.
+# The guest, still in SYN-SENT, sends its SYN again to the target, which
+# must answer with the SYN-ACK: a bare ACK is dropped by a socket in
+# SYN-SENT, and the guest's connect() would hang.
+#
+# Checked: the source moves the three connections (a target that didn't
+# know them answered the guest's ACK with a RST, and the source reset the
+# peer's end), the target restores them, and the streams, uploads over
+# IPv4 and a download over IPv6 (the guest's window, unknown before its
+# ACK, mustn't keep the target from sending), arrive byte-exact, with
+# both FINs.
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -56,26 +63,38 @@ ns "$GUEST" bash -c "head -c 1400 /dev/zero >/dev/udp/$PEER4/7601"
 wait_for "ns $GUEST tc -s class show dev tap0 classid 1:4 | grep -q 'Sent 14[0-9][0-9] bytes 1 pkt'" 5 ||
 	fail "the drain datagram: $(ns "$GUEST" tc -s class show dev tap0)"
 
+# Port 7603: the SYN-ACKs never reach the guest's socket (a routing rule
+# before the local table's blackholes them: no tc action or netfilter is
+# needed)
+ns "$GUEST" ip rule add pref 10 iif tap0 ipproto tcp sport 7603 blackhole ||
+	fail "the guest's blackhole rule"
+ns "$GUEST" ip rule add pref 100 lookup local
+ns "$GUEST" ip rule del pref 0
+
 mig_stream h4 up4 7601 --rate 256
 mig_stream h6 down6 7602 --rate 256
-# The source connected to the peer for both: the SYN-ACKs are out, the
-# guest's ACKs held back
-wait_for "[ \$(ns $SRC ss -tnH state established '( dport = :7601 or dport = :7602 )' | wc -l) -eq 2 ]" 10 ||
+mig_stream s4 up4 7603 --rate 256
+# The source connected to the peer for all three: the SYN-ACKs are out,
+# the guest's ACKs held back (or its SYN sent again, and again)
+wait_for "[ \$(ns $SRC ss -tnH state established '( dport = :7601 or dport = :7602 or dport = :7603 )' | wc -l) -eq 3 ]" 10 ||
 	fail "the source didn't connect: $(ns "$SRC" ss -tnH)"
 expect "bytes the peer got before the migration" \
-	$(($(mig_prog h4 l rx) + $(mig_prog h6 l rx))) 0
+	$(($(mig_prog h4 l rx) + $(mig_prog h6 l rx) + $(mig_prog s4 l rx))) 0
 
 mig_pod_daemon dst target --migrate-linger-timeout 600
 b_sock=$D_SOCK b_log=$D_LOG b_pid=$D_PID
 mig_repair_ready src "$a_sock"
 mig_migrate_switch "$b_sock" dst 0 || fail "migration: $MIG_RESULT"
-grep -q 'completed as source, 2 connection(s) moved' "$a_log" ||
+grep -q 'completed as source, 3 connection(s) moved' "$a_log" ||
 	fail "source: $(grep Migration "$a_log" | tr '\n' ' ')"
-grep -q 'target, 2 of 2 connection(s) restored' "$b_log" ||
+grep -q 'target, 3 of 3 connection(s) restored' "$b_log" ||
 	fail "target: $(grep Migration "$b_log" | tr '\n' ' ')"
 q qdisc del dev tap0 root
-mig_all_flowing 16384 20 h4 h6 || fail "not flowing: $MIG_LAGGING"
-mig_streams_verify h4 h6
+ns "$GUEST" ip rule del pref 10
+# The guest's SYN retransmissions come 1, 3, 7 s after the first: 20 s
+# covers them; with a bare ACK for an answer, none would connect
+mig_all_flowing 16384 20 h4 h6 s4 || fail "not flowing: $MIG_LAGGING"
+mig_streams_verify h4 h6 s4
 kill -USR2 "$a_pid"
 mig_exit_wait "$a_pid" 10 || fail "the source ignores SIGUSR2"
 expect "the source's exit status" "$MIG_EXIT_ST" 0
