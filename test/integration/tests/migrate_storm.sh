@@ -101,6 +101,23 @@ batch() {
 	done
 }
 
+# stalled R: where the uploads stand when they stopped in round R, into
+# $T/stall.log: the guest's, the pods' and the fabric's sockets (ss -tinm),
+# and the daemon that runs the guest logs its connections (SIGUSR1: at
+# debug level, MIG_DAEMON_OPTS=--debug, each one's window and flight)
+stalled() {
+	{
+		echo "==== uploads stopped in round $1 at $(date +%T.%N)"
+		for _sn in "$GUEST" "$SRC" "$DST" "$FABRIC"; do
+			echo "== ss -tinm in $_sn"
+			ip netns exec "$_sn" ss -tinm
+		done
+	} >>"$T/stall.log" 2>&1
+	_sz=$(stat -c %s "$to_log")
+	kill -USR1 "$to_pid" 2>/dev/null || :
+	wait_for "[ \$(stat -c %s '$to_log') -gt $_sz ]" 5 || :
+}
+
 # check_batch R: every connection of round R in its true state
 check_batch() {
 	for _n in $BATCH; do
@@ -162,8 +179,10 @@ while [ "$round" -le "$MIG_ROUNDS" ]; do
 	mig_migrate_switch "$to_sock" "$to" "$MIG_W" ||
 		fail "round $round: migration $cur -> $to: $MIG_RESULT"
 	check_batch "$round"
-	mig_all_flowing 16384 30 u4 u6 ||
+	mig_all_flowing 16384 30 u4 u6 || {
+		stalled "$round"
 		fail "round $round: uploads stopped: $MIG_LAGGING"
+	}
 	moved=$(grep -o 'target, [0-9]* of [0-9]* connection(s) restored' "$to_log" | tail -n 1)
 	live=$(grep -o 'the guest runs here: .*' "$to_log" | tail -n 1)
 	phase "round $round $cur -> $to: $(mig_field state_bytes) bytes of state; $moved; $live"
