@@ -357,7 +357,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	peer = sv[1];
 	c.fd_tap = sv[0];
 	tcp_init(&c);
-	fake_now = now_ms();
 	return 0;
 }
 
@@ -375,7 +374,16 @@ static void ctx_setup(uint8_t knob)
 /* Time every flow out: nothing may survive an iteration */
 static void flows_expire(void)
 {
-	fake_now += 24ULL * 3600 * 1000;
+	static unsigned n;
+
+	/* A day past the clock the flows use, not past the last call's: a
+	 * day more per iteration wrapped the low 32 bits of a connection's
+	 * last activity (last_ms, tcp/tcp_conn.h) into the idle timeout's
+	 * window about once in 50 iterations. Two seconds apart from one
+	 * iteration to the next, either way: the timers that scan at most
+	 * once a second (icmp_timer()) scan every time
+	 */
+	fake_now = now_ms() + 24ULL * 3600 * 1000 + 2000 * (++n & 1);
 	tcp_timer(&c, fake_now);
 	udp_timer(&c, fake_now);
 	icmp_timer(&c, fake_now);
