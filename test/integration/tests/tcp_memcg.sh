@@ -27,35 +27,11 @@ need sha256sum
 need_sockio
 [ -x "$TOOLS/vu-front" ] || fail "no vu-front in $TOOLS"
 
-CGROOT=/sys/fs/cgroup/memory
-[ -w "$CGROOT/memory.kmem.tcp.limit_in_bytes" ] ||
-	skip "no cgroup v1 memory controller with TCP accounting at $CGROOT"
-CG=$CGROOT/$PT_ID-passt
-LIMIT=${MEMCG_TCP_LIMIT:-131072}
+# shellcheck source=memcg-lib.sh
+. "$(dirname "$0")/../memcg-lib.sh"
 MB=${MEMCG_MB:-16}
-
-# memcg_release: the daemon out of the cgroup (to the parent), the cgroup
-# gone; at exit, before lib.sh's clean-up
-memcg_release() {
-	[ -d "$CG" ] || return 0
-	while read -r _p; do
-		echo "$_p" >"$CGROOT/cgroup.procs" 2>/dev/null || :
-	done <"$CG/cgroup.procs"
-	rmdir "$CG" 2>/dev/null || log "cgroup $CG not removed"
-}
 # (cleanup takes the exit status from $?: give it back)
 trap '_rc=$?; memcg_release; (exit $_rc); cleanup "$BASH_COMMAND"' EXIT
-
-# passt_in_memcg: the running daemon, and every socket it opens from now
-# on, charged to the limited cgroup
-passt_in_memcg() {
-	# The limit once: it can't be set again while sockets are charged
-	if [ ! -d "$CG" ]; then
-		mkdir "$CG"
-		echo "$LIMIT" >"$CG/memory.kmem.tcp.limit_in_bytes"
-	fi
-	echo "$PASST_PID" >"$CG/cgroup.procs"
-}
 
 setup_ns
 head -c "${MB}M" /dev/urandom >"$T/up"
@@ -110,7 +86,7 @@ refusals() {
 
 # The stream front-end: tapbridge, kept data in the static pool
 passt_start --trace
-passt_in_memcg
+memcg_enter "$PASST_PID"
 guest_up
 uploads stream
 refusals stream
@@ -121,7 +97,7 @@ bridge_stop
 # shellcheck source=vu.sh
 . "$(dirname "$0")/../vu.sh"
 passt_start --vhost-user --trace
-passt_in_memcg
+memcg_enter "$PASST_PID"
 guest_up
 uploads vhost-user
 refusals vhost-user

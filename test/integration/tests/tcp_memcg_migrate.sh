@@ -29,22 +29,9 @@ set -eu
 . "$(dirname "$0")/../migrate-lib.sh"
 need busybox tc
 
-CGROOT=/sys/fs/cgroup/memory
-[ -w "$CGROOT/memory.kmem.tcp.limit_in_bytes" ] ||
-	skip "no cgroup v1 memory controller with TCP accounting at $CGROOT"
-CG=$CGROOT/$PT_ID-passt
-LIMIT=${MEMCG_TCP_LIMIT:-131072}
+# shellcheck source=memcg-lib.sh
+. "$(dirname "$0")/../memcg-lib.sh"
 MIG_W=${MIG_W:-500}
-
-# memcg_release: the daemon out of the cgroup (to the parent), the cgroup
-# gone; at exit, before migrate-lib.sh's clean-up
-memcg_release() {
-	[ -d "$CG" ] || return 0
-	while read -r _p; do
-		echo "$_p" >"$CGROOT/cgroup.procs" 2>/dev/null || :
-	done <"$CG/cgroup.procs"
-	rmdir "$CG" 2>/dev/null || log "cgroup $CG not removed"
-}
 # (mig_cleanup takes the exit status from $?: give it back)
 trap '_rc=$?; memcg_release; (exit $_rc); mig_cleanup' EXIT
 
@@ -52,9 +39,7 @@ mig_setup
 ns "$SRC" tc qdisc replace dev eth0 root tbf rate 4mbit burst 32k latency 2s
 mig_pod_daemon src source --trace --migrate-linger-timeout 600
 src_pid=$D_PID src_sock=$D_SOCK src_log=$D_LOG
-mkdir "$CG"
-echo "$LIMIT" >"$CG/memory.kmem.tcp.limit_in_bytes"
-echo "$src_pid" >"$CG/cgroup.procs"
+memcg_enter "$src_pid"
 mig_probe "$src_sock"
 # shellcheck disable=SC2034 # bridge_start (migrate-lib.sh) reads it
 MIG_SOCK=$src_sock
