@@ -63,9 +63,16 @@
 #define TCP_RTO_MAX_MS	44	/* Linux 6.15, uapi linux/tcp.h */
 #endif
 
-/* TCP_RTO_MAX_MS: the least the kernel takes, and its default (TCP_RTO_MAX) */
+/* TCP_RTO_MAX_MS: the least the kernel takes, and its default (TCP_RTO_MAX,
+ * unless net.ipv4.tcp_rto_max_ms says otherwise: tcpm_rto_cap())
+ */
 #define TCPM_RTO_CAP_MS		1000
 #define TCPM_RTO_DEFAULT_MS	120000
+
+/* A new socket's TCP_RTO_MAX_MS (the namespace's tcp_rto_max_ms), 0 until
+ * read
+ */
+static int tcpm_rto_max_ms;
 
 #ifndef IPV6_MINHOPCOUNT
 #define IPV6_MINHOPCOUNT 73
@@ -293,14 +300,24 @@ int tcpm_progress(int s, struct tcpm_progress *pr)
 
 /**
  * tcpm_rto_cap() - cap a restored socket's retransmission timeout at 1 s
- *		    (TCP_RTO_MAX_MS, Linux 6.15), or give it the default
- *		    back; best effort (older kernels: nothing)
+ *		    (TCP_RTO_MAX_MS, Linux 6.15), or give it back what it had:
+ *		    the administrator's net.ipv4.tcp_rto_max_ms, which a new
+ *		    socket has (read from the first one capped), not the
+ *		    kernel's default; best effort (older kernels: nothing)
  * @s:		socket
  * @on:		cap it, or not
  */
 void tcpm_rto_cap(int s, bool on)
 {
-	int v = on ? TCPM_RTO_CAP_MS : TCPM_RTO_DEFAULT_MS;
+	int v = tcpm_rto_max_ms ? tcpm_rto_max_ms : TCPM_RTO_DEFAULT_MS;
+	socklen_t sl = sizeof(v);
 
+	if (on) {
+		if (!tcpm_rto_max_ms &&
+		    !getsockopt(s, IPPROTO_TCP, TCP_RTO_MAX_MS, &v, &sl) &&
+		    v >= TCPM_RTO_CAP_MS)
+			tcpm_rto_max_ms = v;
+		v = TCPM_RTO_CAP_MS;
+	}
 	setsockopt(s, IPPROTO_TCP, TCP_RTO_MAX_MS, &v, sizeof(v));
 }
