@@ -336,6 +336,15 @@ static int tcpm_flow_new(int s, const struct mig_flow_in *f, unsigned *idx,
 	/* The source's last window: the guest may send up to its edge */
 	conn->wnd_adv = conn->seq_from_guest +
 			((uint32_t)b->wnd_to_tap << b->ws_to_tap);
+	/* The guest's segments are half the largest window it saw at most,
+	 * and the source's windows may have been as large as any (the record
+	 * has only its last one): take the largest, so that a writable
+	 * socket offers the guest one whole segment (from_guest.c). A new
+	 * socket's small buffer gives windows below that, and a Linux guest
+	 * with nothing in flight then sends only on its persist timer, backed
+	 * off by the zero windows of a migration's tail to many seconds
+	 */
+	conn->wnd_max = UINT16_MAX;
 	conn->seq_isn = b->seq_ack_from_tap - 1;
 	/* Everything the guest hasn't ACKed is sent again from the queue */
 	conn->seq_to_guest = conn->seq_acked;

@@ -92,7 +92,9 @@ enum tcp_state {
  *			bits: compared modulo 2^32)
  * @wnd_max:		largest window field we sent after the handshake (as
  *			sent, scaled): a Linux guest sends segments of half
- *			the largest window it saw, at most (from_guest.c)
+ *			the largest window it saw, at most (from_guest.c);
+ *			the largest field there is on a restored connection
+ *			(the source's windows aren't known)
  */
 struct tcp_conn {
 	struct flow_common f;
