@@ -22,7 +22,12 @@
  * before anything newer, with the guest's window closed and its FIN
  * waiting until then (tcp.c, from_guest.c). Data that arrives meanwhile
  * inside those windows (the guest sent it before it saw the window close)
- * goes after it.
+ * goes after it. So does data that comes, inside the windows the source
+ * advertised, while a migration's never-sent data waits (vhost-user): the
+ * guest sent it before it saw the target's window closed, and the target
+ * keeps that window closed for as long as the tail takes to drain, while
+ * a refused segment's retransmissions double the guest's RTO (seen: a lone
+ * segment refused through two migrations' tails, then 7 s of its RTO).
  *
  * Where the bytes live depends on the front-end. With vhost-user a
  * migration may carry the connection, and the dump includes a migration
@@ -151,7 +156,8 @@ static ssize_t tcp_kept_add_tail(struct tcp_conn *conn,
  * @skip:	bytes of @iov the socket took (or another call kept)
  * @len:	bytes to keep after those
  *
- * Not after a migration's never-sent data: the guest had no window then.
+ * After a migration's never-sent data, too (vhost-user: the tail is
+ * one): the caller keeps to the windows advertised, the source's included.
  *
  * Return: bytes kept, 0 if none (over the bounds, or no memory), -1 if
  *	   what was kept before is lost too (the connection must go)
@@ -165,7 +171,8 @@ ssize_t tcp_kept_add(const struct ctx *c, struct tcp_conn *conn,
 	ssize_t n;
 	unsigned i;
 
-	if (!len || ((conn->flags & TCP_F_TAIL) && !kept) ||
+	if (!len || ((conn->flags & TCP_F_TAIL) && !kept &&
+		     c->mode != MODE_VU) ||
 	    (!kept && tcp_kept_conns >= TCP_KEPT_CONNS))
 		return 0;
 

@@ -16,8 +16,9 @@
  * too. The bytes came in the migration's stream, the guest has let go of
  * them (the source ACKed them), and the only other place they could wait
  * is a send buffer that the kernel won't make that large. The other
- * payload we keep is guest data a socket refused (tcp/kept.c), which
- * uses the same tail, appended to.
+ * payload we keep is guest data a socket refused, or sent inside the
+ * source's windows while this waits (tcp/kept.c), which uses the same
+ * tail, appended to.
  */
 #include <errno.h>
 #include <netinet/in.h>
