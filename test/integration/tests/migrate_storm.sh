@@ -32,6 +32,15 @@
 # with status 0; at the end both uploads arrive byte-exact. The
 # connections that crossed a migration, and what the targets restored
 # and reset, are logged.
+#
+# And the uploads never stop: the uplink is their bottleneck, so the peer
+# gets more of each every moment, but for the pause of a migration (about
+# a second). One that gets nothing for MIG_STALL_MS (default 3 s) fails
+# the test at once, with where it stopped: its guest socket's RTO, backoff
+# and send window in the message, every namespace's sockets and the
+# daemon's flows in stall.log. (Such stalls were a guest left on its
+# persist timer or its RTO, backed off to many seconds.) Each upload's
+# longest pause is logged.
 # PT_TIMEOUT: 300
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
@@ -46,6 +55,7 @@ need busybox tc
 MIG_ROUNDS=${MIG_ROUNDS:-6}
 MIG_EACH=${MIG_EACH:-3}
 MIG_W=${MIG_W:-500}
+MIG_STALL_MS=${MIG_STALL_MS:-3000}
 
 t_start=$(now_ms)
 phase() {
@@ -101,21 +111,91 @@ batch() {
 	done
 }
 
-# stalled R: where the uploads stand when they stopped in round R, into
-# $T/stall.log: the guest's, the pods' and the fabric's sockets (ss -tinm),
-# and the daemon that runs the guest logs its connections (SIGUSR1: at
-# debug level, MIG_DAEMON_OPTS=--debug, each one's window and flight)
+# stalled WHAT: where the uploads stand when they stopped (WHAT says
+# when), into $T/stall.log: the guest's, the pods' and the fabric's
+# sockets (ss -tinm), and the daemon that runs the guest ($T/guest.daemon:
+# its pid and log) logs its connections (SIGUSR1: at debug level,
+# MIG_DAEMON_OPTS=--debug, each one's window and flight)
 stalled() {
 	{
-		echo "==== uploads stopped in round $1 at $(date +%T.%N)"
+		echo "==== uploads stopped ($1) at $(date +%T.%N)"
 		for _sn in "$GUEST" "$SRC" "$DST" "$FABRIC"; do
 			echo "== ss -tinm in $_sn"
 			ip netns exec "$_sn" ss -tinm
 		done
 	} >>"$T/stall.log" 2>&1
-	_sz=$(stat -c %s "$to_log")
-	kill -USR1 "$to_pid" 2>/dev/null || :
-	wait_for "[ \$(stat -c %s '$to_log') -gt $_sz ]" 5 || :
+	read -r _gp _gl <"$T/guest.daemon"
+	_sz=$(stat -c %s "$_gl")
+	kill -USR1 "$_gp" 2>/dev/null || :
+	wait_for "[ \$(stat -c %s '$_gl') -gt $_sz ]" 5 || :
+}
+
+# guest_daemon PID LOG: the daemon that runs the guest from now on
+guest_daemon() {
+	echo "$1 $2" >"$T/guest.daemon.tmp"
+	mv "$T/guest.daemon.tmp" "$T/guest.daemon"
+}
+
+# watch_uploads: in the background, until both uploads end, how much of
+# each the peer has, every 100 ms. Each one's longest pause goes to
+# $T/pause.NAME ("MS AT_MS", AT_MS from the test's start), every pause of
+# a second or more to $T/pauses.log; a pause over MIG_STALL_MS is
+# recorded (stalled), described in $T/stall.msg, and the script told
+# (SIGUSR2: it fails with it)
+watch_uploads() {
+	local n l r e now p
+	local -A rx since longest
+	while :; do
+		now=$(($(date +%s%N) / 1000000))
+		e=0
+		for n in u4 u6; do
+			l=
+			read -r l <"$T/$n.l.prog" 2>/dev/null || :
+			case $l in
+			*end=running*) ;;
+			'') e=1; continue ;;	# not yet started
+			*) continue ;;		# ended
+			esac
+			e=1
+			r=${l#rx=}
+			r=${r%% *}
+			if [ "$r" != "${rx[$n]:-}" ]; then
+				p=$((now - ${since[$n]:-$now}))
+				[ "$p" -lt 1000 ] ||
+					echo "$n: $p ms from $((since[$n] - t_start)) ms" >>"$T/pauses.log"
+				rx[$n]=$r since[$n]=$now
+				continue
+			fi
+			p=$((now - since[$n]))
+			if [ "$p" -gt "${longest[$n]:-0}" ]; then
+				longest[$n]=$p
+				echo "$p $((since[$n] - t_start))" >"$T/pause.$n"
+			fi
+			[ "$p" -gt "$MIG_STALL_MS" ] || continue
+			stalled "$n got nothing for $p ms"
+			echo "$n got nothing for $p ms, from $((since[$n] - t_start)) ms on, at rx=$r; guest: $(cat "$T/$n.c.prog"), its socket: $(guest_sock "$n"); stall.log: where it stands" >"$T/stall.msg"
+			kill -USR2 $$
+			return
+		done
+		[ "$e" = 1 ] || return 0
+		sleep 0.1
+	done
+}
+
+# guest_sock NAME: what the guest's socket of upload NAME waits for
+guest_sock() {
+	eval "_gsp=\$PORT_$1"
+	ip netns exec "$GUEST" ss -tin "dport = :$_gsp" 2>/dev/null |
+		grep -oE '(rto|backoff|unacked|lost|snd_wnd|notsent|lastsnd|lastack):[0-9.]+' |
+		tr '\n' ' '
+}
+
+# pauses: each upload's longest pause so far
+pauses() {
+	for _pn in u4 u6; do
+		read -r _pm _pa <"$T/pause.$_pn" 2>/dev/null || _pm=0 _pa=-
+		printf ' %s %s ms (at %s ms)' "$_pn" "$_pm" "$_pa"
+	done
 }
 
 # check_batch R: every connection of round R in its true state
@@ -156,10 +236,15 @@ for p in "$SRC" "$DST"; do
 done
 mig_guest_start --migrate-linger-timeout 600
 cur=src cur_sock=$D_SOCK cur_pid=$D_PID cur_log=$D_LOG
-mig_stream u4 up4 7501 --rate 1024
-mig_stream u6 up6 7502 --rate 1024
+guest_daemon "$cur_pid" "$cur_log"
+# They run all along: their timeout grows with the rounds
+mig_stream u4 up4 7501 --rate 1024 -t $((120 + MIG_ROUNDS * 30))
+mig_stream u6 up6 7502 --rate 1024 -t $((120 + MIG_ROUNDS * 30))
 mig_all_flowing 65536 20 u4 u6 || fail "uploads not flowing: $MIG_LAGGING"
 phase "uploads flowing"
+trap 'fail "an upload stopped: $(cat "$T/stall.msg")"' USR2
+watch_uploads &
+track $!
 
 summary=
 round=1
@@ -178,14 +263,15 @@ while [ "$round" -le "$MIG_ROUNDS" ]; do
 	wait_for "ended f${round}0 l" 10 || :
 	mig_migrate_switch "$to_sock" "$to" "$MIG_W" ||
 		fail "round $round: migration $cur -> $to: $MIG_RESULT"
+	guest_daemon "$to_pid" "$to_log"
 	check_batch "$round"
 	mig_all_flowing 16384 30 u4 u6 || {
-		stalled "$round"
+		stalled "round $round"
 		fail "round $round: uploads stopped: $MIG_LAGGING"
 	}
 	moved=$(grep -o 'target, [0-9]* of [0-9]* connection(s) restored' "$to_log" | tail -n 1)
 	live=$(grep -o 'the guest runs here: .*' "$to_log" | tail -n 1)
-	phase "round $round $cur -> $to: $(mig_field state_bytes) bytes of state; $moved; $live"
+	phase "round $round $cur -> $to: $(mig_field state_bytes) bytes of state; $moved; $live; longest pauses:$(pauses)"
 	summary="$summary
 round $round $cur -> $to: state_bytes=$(mig_field state_bytes) downtime_ms=$(mig_field downtime_ms); $moved; $live"
 
@@ -198,7 +284,8 @@ round $round $cur -> $to: state_bytes=$(mig_field state_bytes) downtime_ms=$(mig
 done
 
 MIG_VERIFY_TIMEOUT=120 mig_streams_verify u4 u6
-log "storm: $MIG_ROUNDS rounds, $((MIG_EACH * 4)) short connections each$summary"
+log "storm: $MIG_ROUNDS rounds, $((MIG_EACH * 4)) short connections each$summary
+longest pauses of the uploads:$(pauses)"
 alive "$cur_pid" || fail "the daemon running the guest died"
 mig_stop "$cur_pid"
 sanitizer_check "$T"/*/passt.socket.err
