@@ -270,13 +270,24 @@ uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
  *			 four segments or more outstanding, for Linux)
  * @c:		execution context
  * @conn:	connection
+ *
+ * An update that finds no room to the guest (its ring full) goes again
+ * once there is (TCP_F_WND_DUE): the guest, after a window below one of
+ * its segments, sends nothing until it hears of more, and its persist
+ * timer, backed off by a long zero window (a migration's tail), may take
+ * many seconds to ask.
  */
 void tcp_window_update(struct ctx *c, struct tcp_conn *conn)
 {
 	int i;
 
 	conn->wnd_span = 0;		/* measure the new room */
-	tcp_ack_now(c, conn);
+	conn->flags &= ~TCP_F_ACK_DUE;
+	if (tcp_send_ctl(c, conn, TCP_ACK, conn->seq_to_guest) < 0) {
+		conn->flags |= TCP_F_WND_DUE;
+		tcp_block(conn);
+		return;
+	}
 	if (!(conn->flags & TCP_F_REFUSED))
 		return;
 	conn->flags &= ~TCP_F_REFUSED;

@@ -60,6 +60,9 @@ enum tcp_state {
 #define TCP_F_KEPT		(1U << 19) /* with TCP_F_TAIL: the tail is
 					    * guest data the socket refused,
 					    * kept and ACKed (kept.c) */
+#define TCP_F_WND_DUE		(1U << 20) /* a window update found no room
+					    * to the guest: sent again with
+					    * TCP_F_BLOCKED (from_guest.c) */
 
 /**
  * struct tcp_conn - a TCP connection between the guest and a host socket

@@ -91,6 +91,7 @@ int tcp_data_later(struct ctx *c, struct tcp_conn *conn);
 int tcp_sock_sync(struct ctx *c, struct tcp_conn *conn);
 int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn);
 int tcp_rewind(struct ctx *c, struct tcp_conn *conn);
+void tcp_block(struct tcp_conn *conn);
 
 /* from_guest.c: guest -> socket, and the window we offer */
 uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low, bool *idle,

@@ -292,8 +292,7 @@ static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 	nseg = tap_seg_reserve(c, hdr + TCP_HDR_LEN, fmax, nseg, seg,
 			       iov + nskip, ARRAY_SIZE(iov) - nskip);
 	if (!nseg) {
-		conn->flags |= TCP_F_BLOCKED;
-		tcp_blocked_any = true;
+		tcp_block(conn);
 		return 0;
 	}
 
@@ -356,8 +355,7 @@ static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 					return -1;
 				}
 			}
-			conn->flags |= TCP_F_BLOCKED;
-			tcp_blocked_any = true;
+			tcp_block(conn);
 			break;
 		}
 		conn->seq_to_guest += (uint32_t)len;
@@ -441,8 +439,20 @@ int tcp_rewind(struct ctx *c, struct tcp_conn *conn)
 	return tcp_data_to_guest(c, conn);
 }
 
+/**
+ * tcp_block() - what @conn sends the guest found no room: try again at the
+ *		 end of a round with room (tcp_resume_blocked())
+ * @conn:	connection
+ */
+void tcp_block(struct tcp_conn *conn)
+{
+	conn->flags |= TCP_F_BLOCKED;
+	tcp_blocked_any = true;
+}
+
 /* Connections that waited for room to the guest check themselves whether
- * their segments fit now, if there's a fair amount of room
+ * their segments fit now, if there's a fair amount of room; a window
+ * update that found none goes again first
  */
 static void tcp_resume_blocked(struct ctx *c)
 {
@@ -458,7 +468,14 @@ static void tcp_resume_blocked(struct ctx *c)
 		if (conn && (conn->flags & TCP_F_BLOCKED) &&
 		    !(conn->flags & TCP_F_MIGRATED)) {
 			conn->flags &= ~TCP_F_BLOCKED;
-			tcp_data_to_guest(c, conn);
+			if (conn->flags & TCP_F_WND_DUE) {
+				conn->flags &= ~TCP_F_WND_DUE;
+				if (conn->f.state == TCP_ST_ESTABLISHED &&
+				    !(conn->flags & TCP_F_DRAINING))
+					tcp_window_update(c, conn);
+			}
+			if (!(conn->flags & TCP_F_BLOCKED))
+				tcp_data_to_guest(c, conn);
 		}
 	}
 }
