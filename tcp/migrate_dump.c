@@ -174,7 +174,21 @@ static int tcpm_basic(const struct ctx *c, const struct tcp_conn *conn,
 	if (conn->f.state == TCP_ST_SYNACK_TO_GUEST && !b->wnd_from_tap)
 		b->wnd_from_tap = (uint16_t)MAX((uint32_t)conn->mss >>
 						conn->ws_guest, 1U);
+	/* What the guest may send: up to the largest edge we advertised
+	 * (rounded up to the field), not the window we'd offer now (0 while
+	 * a tail waits: the target would refuse what the guest has in
+	 * flight, and leave it to the guest's RTO, doubled by each of those
+	 * refusals: tcp/kept.c)
+	 */
 	b->wnd_to_tap = tcp_wnd_offered(conn);
+	if (SEQ_GT(conn->wnd_adv, conn->seq_from_guest)) {
+		uint32_t g = (1U << conn->ws_ours) - 1;
+		uint32_t w = (conn->wnd_adv - conn->seq_from_guest + g) >>
+			     conn->ws_ours;
+
+		b->wnd_to_tap = (uint16_t)MAX((uint32_t)b->wnd_to_tap,
+					      MIN(w, 65535U));
+	}
 	b->seq_to_tap = conn->seq_acked;
 	b->seq_ack_from_tap = conn->seq_acked;
 	b->seq_from_tap = conn->seq_from_guest;
