@@ -61,7 +61,8 @@
  *   --bytes N         pattern modes: send N bytes, then stop
  *   --stop-file FILE  pattern modes: stop sending once FILE exists
  *   --fin-file FILE   pattern modes: once done sending, shut down only
- *                     when FILE exists (send some, stay idle, then FIN)
+ *                     when FILE exists (send some, stay idle, then FIN),
+ *                     even if the peer's EOF came first
  *   --again           pattern-listen: a connection reset before anything
  *                     came in on it doesn't count: accept the next one
  *                     (a peer that connected from where the client was
@@ -670,9 +671,12 @@ static int pattern(int s)
 			t_fin = now;
 			fin_ok = !access(opt_fin_file, F_OK);
 		}
-		/* Stop sending at a buffer boundary: drop the unsent rest */
-		if (tx_done && !shut &&
-		    (sk_eof || (opt_send && !opt_hold && fin_ok))) {
+		/* Stop sending at a buffer boundary: drop the unsent rest.
+		 * With --fin-file, not before the file exists, even after the
+		 * peer's EOF (a half-closed connection that stays so)
+		 */
+		if (tx_done && !shut && fin_ok &&
+		    (sk_eof || (opt_send && !opt_hold))) {
 			shutdown(s, SHUT_WR);
 			shut = 1;
 		}
