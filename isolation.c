@@ -997,7 +997,7 @@ static const struct iso_rule iso_rules[] = {
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_BUF_LOCK),
 	  "tcp/migrate_dst.c: ...unlocked again for autotuning" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_RCVBUF),
-	  "receive buffers (tap/stream.c: not in this mode)" },
+	  "tcp/migrate_dst.c: the restored socket's receive buffer" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_LINGER),
 	  "tcp/tcp.c: reset instead of FIN" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_OOBINLINE),
@@ -1031,6 +1031,9 @@ static const struct iso_rule iso_rules[] = {
 	  "tcp/migrate_src.c, tcp/migrate_dst.c: restored windows" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_MAXSEG),
 	  "tcp/migrate_dst.c: a restored socket's MSS before connect()" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_WINDOW_CLAMP),
+	  "tcp/migrate_dst.c: a restored socket's window growth "
+	  "(rcv_ssthresh)" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_RTO_MAX_MS),
 	  "tcp/migrate.c: a restored socket's timeouts while it is poked" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IP, IP_MINTTL),

@@ -25,8 +25,10 @@
  * Target, when the guest runs (the first ring start after the LOAD,
  * tcp_migrate_target_release()): each parked socket is given its
  * options (window scales, MSS, SACK, timestamps) first, then its queues:
- * the receive queue, and the part of the send queue that was sent and
- * not acknowledged, which in repair mode counts as sent already. That
+ * the receive queue, in a buffer set large enough for it and for the
+ * window the source advertised beyond it (tcpm_rcvbuf()), and the part
+ * of the send queue that was sent and not acknowledged, which in repair
+ * mode counts as sent already. That
  * part must all go in now: the peer's acknowledgements would cover it,
  * and an acknowledgement beyond what a socket has sent is dropped. It
  * fits in the send buffer a new socket gets from autotuning unless the
@@ -34,7 +36,8 @@
  * then, the buffer is set with SO_SNDBUF, which caps it at twice
  * net.core.wmem_max, and unlocked again (SO_BUF_LOCK 0): autotuning grows
  * it from there as it grew the source's. Then FIN_WAIT2's FIN (shutdown()
- * in repair mode) and the window. Then, for all of them, in this order:
+ * in repair mode), the window, and its growth (tcpm_rcv_ssthresh()).
+ * Then, for all of them, in this order:
  * the sockets hear their peers again (TTL limit and filter off), the
  * guest is announced on the pod's link (the caller's; a fabric like OVN
  * switches on it), and repair mode goes off (the kernel sends a window
@@ -45,8 +48,15 @@
  * (tcpm_closed_go()). The part of the send queue never sent goes in after
  * that, as ordinary data: as much as the socket takes, and what doesn't
  * fit is written as the socket drains (TCP_F_TAIL, migrate_tail.c).
- * Then FIN_WAIT1, CLOSING and LAST_ACK get their FIN again, the flow goes in the loop and resumes
- * from the first byte the guest hasn't ACKed. A flow that fails before
+ * Then FIN_WAIT1, CLOSING and LAST_ACK get their FIN again (after the
+ * window probe, which the kernel sends in ESTABLISHED only), the flow goes
+ * in the loop and resumes from the first byte the guest hasn't ACKed.
+ * The kernel can't be given a FIN the peer had sent (a repair-mode write
+ * to the receive queue carries data only): that one stays in the flow
+ * (TCP_F_SOCK_EOF), and the socket is ESTABLISHED, or FIN_WAIT1 then
+ * FIN_WAIT2 once ours is sent, where the source's was CLOSE_WAIT,
+ * LAST_ACK or CLOSING (doc/migration.md, section 2.6). A flow that fails
+ * before
  * its socket leaves repair mode is closed in repair mode (nothing to the
  * peer) and reset towards the guest; the others go on. After the
  * release, the peers are poked for a while (migrate_poke.c).
@@ -225,6 +235,77 @@ static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
 }
 
 /*
+ * Give @s, in repair mode, the receive buffer its queue of @len bytes and
+ * the window @wnd the source advertised beyond it need, before the queue
+ * is written. A new socket's buffer is tcp_rmem's default (128 KiB), and
+ * a write into the receive queue goes through the checks data from the
+ * network goes through (tcp_try_rmem_schedule()): tcp_clamp_window()
+ * raises an unlocked buffer to what is queued, up to tcp_rmem[2], so the
+ * queue goes in, but leaves no room: the window the source advertised
+ * would have to come back from nothing as the guest reads. SO_RCVBUF
+ * gives at most twice net.core.rmem_max, and locks the size; locked, the
+ * fill can't change it (unlocked, a write that doesn't fit clamps it down
+ * to what is queued), so it stays locked for the fill if it holds the
+ * queue, and is unlocked after it (tcpm_rcvbuf_unlock(); SO_BUF_LOCK 0,
+ * Linux 5.14: autotuning goes on from there as it did on the source);
+ * if it can't hold the queue, it is unlocked at once, and the kernel
+ * raises it as the queue is written. A window takes twice its size in
+ * buffer at first (tcp_win_from_space(), before any segment has come).
+ * Return: true if the buffer is locked, for tcpm_rcvbuf_unlock()
+ */
+static bool tcpm_rcvbuf(int s, uint32_t len, uint32_t wnd)
+{
+	uint64_t queue = (uint64_t)len + len / 16 + 2 * TCPM_CHUNK;
+	uint64_t need = queue + 2 * (uint64_t)wnd;
+	int have = 0, want, unlock = 0;
+	socklen_t sl = sizeof(have);
+
+	if (getsockopt(s, SOL_SOCKET, SO_RCVBUF, &have, &sl) ||
+	    (uint64_t)have >= need)
+		return false;
+	/* The kernel doubles the value (and caps it first) */
+	want = (int)MIN((need + 1) / 2, (uint64_t)INT32_MAX / 2);
+	setsockopt(s, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
+	sl = sizeof(have);
+	getsockopt(s, SOL_SOCKET, SO_RCVBUF, &have, &sl);
+	if ((uint64_t)have >= queue)
+		return true;
+	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
+	return false;
+}
+
+/* Unlock the receive buffer tcpm_rcvbuf() locked, now that it's filled */
+static void tcpm_rcvbuf_unlock(int s)
+{
+	int unlock = 0;
+
+	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
+}
+
+/*
+ * The window's growth, after TCP_REPAIR_WINDOW: every window a socket
+ * advertises is capped by its rcv_ssthresh, which grows only as data
+ * arrives (tcp_grow_window()); a new socket's is its initial window (64
+ * KiB, tcp_select_initial_window() at connect()), where the source's had
+ * grown with the connection (800 KiB seen). Raising the window clamp
+ * sets it to the restored rcv_wnd, the window the source advertised
+ * (tcp_set_window_clamp(); Linux 6.18 does, older kernels may only raise
+ * the clamp, which autotuning moves anyway: tcp_rcv_space_adjust())
+ */
+static void tcpm_rcv_ssthresh(int s, uint32_t rcv_wnd)
+{
+	int clamp = 0;
+	socklen_t sl = sizeof(clamp);
+
+	if (getsockopt(s, IPPROTO_TCP, TCP_WINDOW_CLAMP, &clamp, &sl) ||
+	    clamp < 0 || clamp == INT32_MAX)
+		return;
+	clamp = (int)MAX((uint32_t)clamp + 1,
+			 MIN(rcv_wnd, (uint32_t)INT32_MAX));
+	setsockopt(s, IPPROTO_TCP, TCP_WINDOW_CLAMP, &clamp, sizeof(clamp));
+}
+
+/*
  * Restore, when the guest runs, what makes the socket a connection again
  * (@s, connected in repair mode): options, queues (the sent part of the
  * send queue only), FIN_WAIT2's FIN, window. Return: 0 or -errno
@@ -237,6 +318,7 @@ static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 	uint32_t sent = e->sndq - e->notsent;
 	struct tcpm_opt opts[4];
 	unsigned nopt = 0;
+	bool locked;
 	ssize_t n;
 	int rc;
 
@@ -252,12 +334,13 @@ static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 		       nopt * sizeof(opts[0])))
 		return -errno;
 
-	/* The receive queue grows as it's written (the kernel raises an
-	 * unlocked buffer to what it holds): all of it goes in
-	 */
+	/* The receive queue, all of it, in a buffer that takes it */
 	if ((rc = tcpm_queue(s, TCPM_QUEUE_RECV)))
 		return rc;
+	locked = tcpm_rcvbuf(s, e->rcvq, e->rcv_wnd);
 	n = tcpm_fill(s, f->rcvq, e->rcvq);
+	if (locked)
+		tcpm_rcvbuf_unlock(s);
 	if (n < 0 || (uint32_t)n < e->rcvq)
 		return n < 0 ? (int)n : -ENOBUFS;
 	/* The timer the in-flight data arms as it goes in, within a second:
@@ -279,6 +362,7 @@ static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 		return -errno;
 	if (setsockopt(s, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w)))
 		return -errno;
+	tcpm_rcv_ssthresh(s, e->rcv_wnd);
 	tcpm_queue(s, TCPM_QUEUE_NONE);
 	return 0;
 }

@@ -61,7 +61,8 @@
  *   --bytes N         pattern modes: send N bytes, then stop
  *   --stop-file FILE  pattern modes: stop sending once FILE exists
  *   --fin-file FILE   pattern modes: once done sending, shut down only
- *                     when FILE exists (send some, stay idle, then FIN)
+ *                     when FILE exists (send some, stay idle, then FIN),
+ *                     even if the peer's EOF came first
  *   --again           pattern-listen: a connection reset before anything
  *                     came in on it doesn't count: accept the next one
  *                     (a peer that connected from where the client was
@@ -70,6 +71,8 @@
  *                     mismatch" in FILE (replaced every 50 ms and at exit)
  *   --pause-rx        pattern modes: don't read the socket until the
  *                     --stop-file exists (data stays queued)
+ *   --rx-file FILE    with --pause-rx: read once FILE exists, instead of
+ *                     the stop file (the sender may go on meanwhile)
  *   --oob-at N        pattern modes, sending: byte N of the pattern goes
  *                     alone, as urgent data (MSG_OOB); a receiver that
  *                     keeps urgent data inline sees the pattern unbroken
@@ -598,6 +601,7 @@ static int opt_send, opt_pause_rx;
 static long long opt_oob_at = -1;
 static long long opt_rate = -1, opt_bytes = -1;
 static const char *opt_stop_file, *opt_progress, *opt_fin_file;
+static const char *opt_rx_file;
 static int opt_again;
 static long long pattern_in;	/* bytes the last pattern() got */
 static int pattern_reset;	/* and whether it ended with a reset */
@@ -667,9 +671,12 @@ static int pattern(int s)
 			t_fin = now;
 			fin_ok = !access(opt_fin_file, F_OK);
 		}
-		/* Stop sending at a buffer boundary: drop the unsent rest */
-		if (tx_done && !shut &&
-		    (sk_eof || (opt_send && !opt_hold && fin_ok))) {
+		/* Stop sending at a buffer boundary: drop the unsent rest.
+		 * With --fin-file, not before the file exists, even after the
+		 * peer's EOF (a half-closed connection that stays so)
+		 */
+		if (tx_done && !shut && fin_ok &&
+		    (sk_eof || (opt_send && !opt_hold))) {
 			shutdown(s, SHUT_WR);
 			shut = 1;
 		}
@@ -717,10 +724,14 @@ static int pattern(int s)
 			}
 		}
 
-		/* --pause-rx: leave everything queued until the stop file */
-		if (opt_pause_rx && opt_stop_file && now - t_stop >= 20) {
+		/* --pause-rx: leave everything queued until the stop file
+		 * (or the --rx-file)
+		 */
+		if (opt_pause_rx && (opt_rx_file || opt_stop_file) &&
+		    now - t_stop >= 20) {
 			t_stop = now;
-			if (!access(opt_stop_file, F_OK))
+			if (!access(opt_rx_file ? opt_rx_file : opt_stop_file,
+				    F_OK))
 				opt_pause_rx = 0;
 		}
 		if (!sk_eof && !opt_pause_rx)
@@ -1757,7 +1768,8 @@ static void usage(void)
 	      "              [--wait-eof] [--expect-refused] [--send]\n"
 	      "              [--rate KIB] [--bytes N] [--stop-file FILE]\n"
 	      "              [--fin-file FILE] [--again]\n"
-	      "              [--progress FILE] [--pause-rx] [--oob-at N]\n"
+	      "              [--progress FILE] [--pause-rx] [--rx-file FILE]\n"
+	      "              [--oob-at N]\n"
 	      "              [--rcvbuf N] [--sndbuf N] [--send-parity 0|1]\n"
 	      "              [--stall MS] [--stall-cmd CMD] MODE ARG...\n"
 	      "MODE: tcp-listen ADDR PORT | tcp-connect ADDR PORT |\n"
@@ -1802,6 +1814,7 @@ int main(int argc, char **argv)
 		{ "again",		no_argument, NULL, 'A' },
 		{ "progress",		required_argument, NULL, 'P' },
 		{ "pause-rx",		no_argument, NULL, 'Q' },
+		{ "rx-file",		required_argument, NULL, 'G' },
 		{ "oob-at",		required_argument, NULL, 'O' },
 		{ "rcvbuf",		required_argument, NULL, 'V' },
 		{ "sndbuf",		required_argument, NULL, 'Y' },
@@ -1835,6 +1848,7 @@ int main(int argc, char **argv)
 		case 'A': opt_again = 1; break;
 		case 'P': opt_progress = optarg; break;
 		case 'Q': opt_pause_rx = 1; break;
+		case 'G': opt_rx_file = optarg; break;
 		case 'O': opt_oob_at = num(optarg); break;
 		case 'V': opt_rcvbuf = num(optarg); break;
 		case 'Y': opt_sndbuf = num(optarg); break;
