@@ -500,7 +500,9 @@ bool tcp_migrate_listen_paused(void)
 int tcp_migrate_source_hold(struct ctx *c)
 {
 	unsigned i, span = flow_span(), n, held = 0, unfiltered = 0;
+	unsigned us_prep, us_on, us_flush;
 	int *fds, rc, attach_err = 0, one = 1;
+	uint64_t t = now_ns();
 
 	/* Restored here by the last migration, poked still: no more */
 	tcpm_poke_end();
@@ -539,6 +541,8 @@ int tcp_migrate_source_hold(struct ctx *c)
 	if (!held)
 		return 0;
 
+	us_prep = tcpm_lap(&t);
+	us_on = us_flush = 0;
 	fds = calloc(held, sizeof(*fds));
 	if (!fds) {
 		rc = -ENOMEM;
@@ -546,10 +550,12 @@ int tcp_migrate_source_hold(struct ctx *c)
 	}
 	n = tcpm_held_fds(fds, held);
 	rc = repair_set(c, fds, n, REPAIR_ON);
+	us_on = tcpm_lap(&t);
 	if (!rc) {
 		rc = tcpm_flush_acks(c, fds, n, !attach_err);
 		n = tcpm_held_fds(fds, held);
 	}
+	us_flush = tcpm_lap(&t);
 	if (rc) {
 		/* Some may be in repair mode: take them out silently */
 		repair_set(c, fds, n, REPAIR_OFF_NO_WP);
@@ -560,6 +566,9 @@ int tcp_migrate_source_hold(struct ctx *c)
 		unfiltered += !tcpm_filtered(fds[i]);
 	free(fds);
 	tcpm_shut_window();
+	debug("Migration: held %u connection(s): %u us out of the loop and "
+	      "deaf, %u us repair on, %u us ACKs owed, %u us windows shut",
+	      held, us_prep, us_on, us_flush, tcpm_lap(&t));
 	if (unfiltered) {
 		info("Migration: holding %u of %u connection(s) without the "
 		     "drop-all filter (%s%s), deaf by their TTL limit alone",
