@@ -96,7 +96,7 @@ int tcpm_tail_add(struct tcp_conn *conn, const uint8_t *p, uint32_t len,
 		  bool fin);
 
 /* migrate_poke.c: poking the peers of restored sockets */
-void tcpm_poke_end(void);
+void tcpm_poke_end(struct ctx *c);
 void tcpm_poke_start(const int *fds, const unsigned *idx, const bool *cap,
 		     unsigned n);
 

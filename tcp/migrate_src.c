@@ -505,7 +505,7 @@ int tcp_migrate_source_hold(struct ctx *c)
 	uint64_t t = now_ns();
 
 	/* Restored here by the last migration, poked still: no more */
-	tcpm_poke_end();
+	tcpm_poke_end(c);
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 		int zero = 0;
