@@ -26,12 +26,16 @@
  *    the helper connection: it can't be trusted to be in step any more.
  *
  * An echo is not proof, so after each round trip we read TCP_REPAIR back
- * from every socket (no privilege needed) and send again those the helper
- * didn't set. Upstream's helper of 2025 (Debian 13, what KubeVirt ships)
- * needs this: it passes its control buffer's length to recvmsg() without
- * resetting it, so after a request with one or two sockets, the kernel
- * truncates every later, larger one to the first two and closes the rest,
- * and the helper echoes all the same. When that happens we send at most
+ * (no privilege needed) and send again those the helper didn't set.
+ * Upstream's helper of 2025 (Debian 13, what KubeVirt ships) needs this:
+ * it passes its control buffer's length to recvmsg() without resetting
+ * it, so after a request with one or two sockets, the kernel truncates
+ * every later, larger one to the first two and closes the rest, and the
+ * helper echoes all the same. A truncated request loses its tail, and a
+ * helper sets the sockets in the order they came (or fails, and closes
+ * the connection): so the last socket of a request is read first, and
+ * if it has the option, so have the others (one read per request in the
+ * downtime, not one per socket); only if it hasn't is each one read. When that happens we send at most
  * as many sockets per request as the helper did set (repair_batch), until
  * the next helper connects.
  *
@@ -402,8 +406,10 @@ static void repair_job_answer(struct ctx *c, int8_t echo)
 		repair_job_fail(c);
 		return;
 	}
-	/* Those it set to the front */
-	for (i = 0; i < k; i++) {
+	/* Those it set to the front: all, if the last (see the top) */
+	if (repair_is(todo[k - 1], cmd))
+		set = k;
+	for (i = 0; set < k && i < k; i++) {
 		if (repair_is(todo[i], cmd)) {
 			int t = todo[set];
 

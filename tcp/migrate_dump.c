@@ -367,10 +367,10 @@ static int tcpm_dump(const struct tcp_conn *conn, uint8_t st,
 		return -E2BIG;
 	if (e->rcvq && !(*rcvq = malloc(e->rcvq)))
 		return -ENOMEM;
-	if ((rc = tcpm_peek_rcvq(s, *rcvq, e->rcvq)))
-		return rc;
-	tcpm_queue(s, TCPM_QUEUE_NONE);
-	return 0;
+	/* The receive queue stays selected: repair mode only reads it,
+	 * and on again (a poke, on a target) selects none
+	 */
+	return tcpm_peek_rcvq(s, *rcvq, e->rcvq);
 }
 
 /*

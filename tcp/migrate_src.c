@@ -218,9 +218,11 @@ static bool tcpm_ack_owed(int s)
 		return false;
 	if (tcpm_queue(s, TCPM_QUEUE_RECV))
 		return true;
+	/* The queue stays selected: the dump selects its own, and repair
+	 * mode on again (tcpm_flush_acks()) selects none
+	 */
 	owed = tcpm_get_u32(s, TCP_QUEUE_SEQ, &rcv_nxt) ||
 	       tcpm_get_window(s, &w) || w.rcv_wup != rcv_nxt;
-	tcpm_queue(s, TCPM_QUEUE_NONE);
 	return owed;
 }
 
@@ -501,7 +503,7 @@ int tcp_migrate_source_hold(struct ctx *c)
 {
 	unsigned i, span = flow_span(), n, held = 0, unfiltered = 0;
 	unsigned us_prep, us_on, us_flush;
-	int *fds, rc, attach_err = 0, one = 1;
+	int *fds, rc, attach_err = 0;
 	uint64_t t = now_ns();
 
 	/* Restored here by the last migration, poked still: no more */
@@ -523,11 +525,10 @@ int tcp_migrate_source_hold(struct ctx *c)
 		if (!attach_err && (rc = tcpm_filter_attach(conn->sock)))
 			attach_err = -rc;
 		tcpm_deaf(conn->sock, true);
-		/* Urgent data already taken stays in the dumped stream: with
-		 * it out of line, SIOCINQ stops at its mark (tcp_inq())
+		/* Urgent data stays in the dumped stream: every socket has
+		 * SO_OOBINLINE from the start (tcp_sock_tune()), or SIOCINQ
+		 * would stop at the mark (tcp_inq())
 		 */
-		setsockopt(conn->sock, SOL_SOCKET, SO_OOBINLINE, &one,
-			   sizeof(one));
 		loop_del(c, conn->sock);
 		/* The dump peeks the receive queue from its head, on past
 		 * the marks of urgent data (migrate_dump.c)
@@ -562,8 +563,13 @@ int tcp_migrate_source_hold(struct ctx *c)
 		free(fds);
 		goto rollback;
 	}
-	for (i = 0; i < n; i++)
-		unfiltered += !tcpm_filtered(fds[i]);
+	/* Who attached the filter: we did, on each, unless refused, which
+	 * stops us at the first one refused (the last has none of ours
+	 * then); the helper does it on all or on none (upstream's never
+	 * does). So the last one tells: not a look at each in the downtime
+	 */
+	if (attach_err && n && !tcpm_filtered(fds[n - 1]))
+		unfiltered = n;
 	free(fds);
 	tcpm_shut_window();
 	debug("Migration: held %u connection(s): %u us out of the loop and "
