@@ -503,7 +503,7 @@ int tcp_migrate_source_hold(struct ctx *c)
 {
 	unsigned i, span = flow_span(), n, held = 0, unfiltered = 0;
 	unsigned us_prep, us_on, us_flush;
-	int *fds, rc, attach_err = 0;
+	int *fds, rc, attach_err = 0, one = 1;
 	uint64_t t = now_ns();
 
 	/* Restored here by the last migration, poked still: no more */
@@ -525,6 +525,15 @@ int tcp_migrate_source_hold(struct ctx *c)
 		if (!attach_err && (rc = tcpm_filter_attach(conn->sock)))
 			attach_err = -rc;
 		tcpm_deaf(conn->sock, true);
+		/* A delayed ACK still owed, sent now, while the socket may
+		 * send it (deaf, nothing new arrives after it): the kernel
+		 * does that for a socket whose receive queue is empty (the
+		 * guest took and ACKed it all), which spares most sockets the
+		 * round of tcpm_flush_acks(), two requests to the helper. It
+		 * acknowledges nothing the dump won't carry
+		 */
+		setsockopt(conn->sock, IPPROTO_TCP, TCP_QUICKACK, &one,
+			   sizeof(one));
 		/* Urgent data stays in the dumped stream: every socket has
 		 * SO_OOBINLINE from the start (tcp_sock_tune()), or SIOCINQ
 		 * would stop at the mark (tcp_inq())
