@@ -35,7 +35,7 @@ STUB=$TOOLS/repairstub
 
 mig_setup
 mig_guest_start --migrate-linger-timeout 600
-a_sock=$D_SOCK a_pid=$D_PID
+a_pid=$D_PID
 mig_stream k4 down4 7501 --rate 256
 mig_stream k6 up6 7502 --rate 256
 mig_all_flowing 32768 20 k4 k6 || fail "not flowing: $MIG_LAGGING"
@@ -43,7 +43,7 @@ mig_all_flowing 32768 20 k4 k6 || fail "not flowing: $MIG_LAGGING"
 # The target, with the stalling helper (the requests: the LOAD's on, the
 # release's off, then the first poke's on)
 mig_pod_daemon dst source --migrate-linger-timeout 600
-b_sock=$D_SOCK b_pid=$D_PID b_log=$D_LOG
+b_sock=$D_SOCK b_log=$D_LOG
 rm -f "$T/go"
 ip netns exec "$DST" "$STUB" -s 3 -g "$T/go" "$b_sock.repair" \
 	2>"$T/stub.err" &
