@@ -85,12 +85,6 @@
  * at once, or a migration target's new socket, not even connected yet),
  * and each filter costs the kernel a BPF program of its own, compiled, per
  * socket: at a thousand connections, milliseconds the guest stays paused.
- * For the same reason, a deaf socket keeps the filter it has: "on" attaches
- * none over it, and "off" leaves it there (the daemon still holds the
- * socket, silent: its repair mode goes off and on again for a moment, to
- * send an ACK it owed; when it takes the socket back, it makes it hear
- * again and takes the filter off itself, which needs no privilege). "Off"
- * takes it off a socket that isn't deaf, as before.
  *
  * Never: keep a received descriptor open after the reply, do anything to a
  * socket but the TCP_REPAIR toggle and its drop filter (and ask what it
@@ -353,9 +347,6 @@ static void repair_seccomp(void)
 		{ SCMP_SYS(getsockopt), 2,
 		  { SCMP_A1(SCMP_CMP_EQ, IPPROTO_IP),
 		    SCMP_A2(SCMP_CMP_EQ, IP_MINTTL) } },
-		{ SCMP_SYS(getsockopt), 2,
-		  { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
-		    SCMP_A2(SCMP_CMP_EQ, SO_GET_FILTER) } },
 		{ SCMP_SYS(getsockopt), 2,
 		  { SCMP_A1(SCMP_CMP_EQ, IPPROTO_IPV6),
 		    SCMP_A2(SCMP_CMP_EQ, IPV6_MINHOPCOUNT) } },
@@ -726,15 +717,6 @@ static int repair_sockopt(int s, int opt, int i, int n)
 	return v;
 }
 
-/* Has @s a socket filter? */
-static bool repair_filtered(int s)
-{
-	socklen_t len = 0;
-
-	/* SO_GET_FILTER with no room: the length, in instructions */
-	return !getsockopt(s, SOL_SOCKET, SO_GET_FILTER, NULL, &len) && len;
-}
-
 /* Did the daemon make @s, of family @domain, deaf? (see the top) */
 static bool repair_deaf(int s, int domain)
 {
@@ -813,12 +795,8 @@ static bool repair_handle(int s)
 
 	v = cmd;
 	for (i = 0; i < nfds; i++) {
-		if (!repair_deaf(fds[i], domains[i])) {
-			if (v != 1)
-				repair_filter(fds[i], false);
-		} else if (v == 1 && !repair_filtered(fds[i])) {
-			repair_filter(fds[i], true);
-		}
+		if (v != 1 || repair_deaf(fds[i], domains[i]))
+			repair_filter(fds[i], v == 1);
 		if (setsockopt(fds[i], SOL_TCP, TCP_REPAIR, &v, sizeof(v)))
 			repair_die("setting TCP_REPAIR to %d on socket %d of %d: %s%s",
 				   v, i + 1, nfds, strerror(errno),
