@@ -762,9 +762,6 @@ void migrate_timer(struct ctx *c, uint64_t now)
 		}
 	}
 	repair_timer(c, now);
-	/* The front-end runs RX but never started TX (see vhost/user.c) */
-	if (tcp_migrate_parked() && tap_connected(c))
-		migrate_device_started(c);
 	tcp_migrate_poke_timer(c, now);
 	if (linger.resume_deadline && now >= linger.resume_deadline) {
 		unsigned held = tcp_migrate_held(), waiting, n;

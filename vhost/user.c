@@ -179,14 +179,6 @@ static void vu_vq_stop(struct ctx *c, struct virtq *vq)
 	vu_net_tx_reset((unsigned)(vq - vu_dev.vq));
 }
 
-/* Rings started or enabled by the message being handled: what follows
- * comes after our answer (vu_started())
- */
-static struct {
-	bool due;		/* migrate_device_started() */
-	bool announce;		/* announce_device_started() */
-} vu_start;
-
 /* Forget everything the front-end set up; keep the connection */
 static void vu_dev_reset(struct ctx *c)
 {
@@ -204,7 +196,6 @@ static void vu_dev_reset(struct ctx *c)
 	memset(&d->mem, 0, sizeof(d->mem));
 	vu_close_fd(&d->log_call_fd);
 	d->features = d->protocol_features = 0;
-	memset(&vu_start, 0, sizeof(vu_start));
 }
 
 static void vu_rx_reset(void)
@@ -795,10 +786,10 @@ static int vu_set_vring_kick(struct ctx *c, const struct vu_msg *m)
 		vu_net_tx(c, i);
 	vu_check_appeared(c);
 	/* Rings started after we gave our connections away: the migration
-	 * failed or was cancelled, and the guest runs here again; or after
-	 * a LOAD: the guest runs here (vu_started())
+	 * failed or was cancelled, and the guest runs here again
 	 */
-	vu_start.due = vu_start.announce = true;
+	migrate_device_started(c);
+	announce_device_started(c);
 	return 0;
 }
 
@@ -843,7 +834,7 @@ static int vu_set_vring_enable(struct ctx *c, const struct vu_msg *m)
 	vu_check_appeared(c);
 	/* A migration target may have waited for this to go on */
 	if (s.num)
-		vu_start.due = true;
+		migrate_device_started(c);
 	return 0;
 }
 
@@ -1074,48 +1065,11 @@ static int vu_req_check(const struct vu_req *r, const struct vu_msg *m)
 }
 
 /*
- * After the answer to a message that started or enabled rings, once both
- * rings of pair 0 run: the guest runs here (a migration target releases
- * the connections it restored, a source whose migration failed takes them
- * back: migrate_device_started()). After the answer: the front-end's start
- * sequence doesn't wait for that work (QEMU starts the vCPUs after it, and
- * the guest's downtime ends there); the guest's frames wait in the rings
- * meanwhile, and the loop takes them after it. With RX alone running,
- * migrate_timer() does it at the next tick, for a front-end that never
- * starts TX
- */
-static int vu_handle_msg(struct ctx *c, const struct vu_msg *m);
-
-static void vu_started(struct ctx *c)
-{
-	if (vu_start.due && vq_ready(&vu_dev.vq[VU_RX_Q]) &&
-	    vu_dev.vq[VU_RX_Q].enabled && vq_ready(&vu_dev.vq[VU_TX_Q]) &&
-	    vu_dev.vq[VU_TX_Q].enabled) {
-		vu_start.due = false;
-		migrate_device_started(c);
-	}
-	if (vu_start.announce) {
-		vu_start.announce = false;
-		announce_device_started(c);
-	}
-}
-
-/*
  * Handle one complete message: check it against its row of vu_reqs, call
- * the handler, answer as the row says, then what comes after the answer
- * (vu_started()). Return 0 to go on, -ECONNABORTED to drop the connection.
+ * the handler, answer as the row says. Return 0 to go on, -ECONNABORTED
+ * to drop the connection.
  */
 static int vu_handle(struct ctx *c, const struct vu_msg *m)
-{
-	int rc = vu_handle_msg(c, m);
-
-	if (!rc && vu_dev.fd >= 0)
-		vu_started(c);
-	return rc;
-}
-
-/* vu_handle() up to the answer */
-static int vu_handle_msg(struct ctx *c, const struct vu_msg *m)
 {
 	const struct vu_req *r = vu_req_find(m->req);
 	unsigned answer = r ? r->answer : VU_ACK;
