@@ -1017,6 +1017,8 @@ static const struct iso_rule iso_rules[] = {
 	  "fwd/fwd.c: --freebind, IPv6 listening sockets" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_NODELAY),
 	  "tcp/conn.c: every connection" },
+	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_QUICKACK),
+	  "tcp/migrate_src.c: a held socket's delayed ACK sent at once" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR),
 	  "migrate/repair.c: direct TCP_REPAIR, what CAP_NET_ADMIN is for" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR_QUEUE),

@@ -78,7 +78,13 @@
  * CAP_NET_ADMIN for any socket filter, which only we have. The protocol
  * is unchanged (upstream's daemons get the same silence; a failed attach is
  * reported and the toggle goes on), and the daemon reads the filter back
- * (SO_GET_FILTER) to know whether its hold is silent.
+ * (SO_GET_FILTER) to know whether its hold is silent. Only a socket the
+ * daemon made deaf gets it (IP_MINTTL, IPV6_MINHOPCOUNT 255: our daemon
+ * does that to every socket it holds, before "on"): "on" for any other
+ * socket isn't a hold (a poke of a restored connection, "off" following
+ * at once, or a migration target's new socket, not even connected yet),
+ * and each filter costs the kernel a BPF program of its own, compiled, per
+ * socket: at a thousand connections, milliseconds the guest stays paused.
  *
  * Never: keep a received descriptor open after the reply, do anything to a
  * socket but the TCP_REPAIR toggle and its drop filter (and ask what it
@@ -335,7 +341,15 @@ static void repair_seccomp(void)
 		{ SCMP_SYS(setsockopt), 2,
 		  { SCMP_A1(SCMP_CMP_EQ, SOL_TCP),
 		    SCMP_A2(SCMP_CMP_EQ, TCP_REPAIR) } },
-		/* ...and the drop-all filter around it (top of the file) */
+		/* ...and the drop-all filter around it (top of the file),
+		 * for a socket the daemon made deaf
+		 */
+		{ SCMP_SYS(getsockopt), 2,
+		  { SCMP_A1(SCMP_CMP_EQ, IPPROTO_IP),
+		    SCMP_A2(SCMP_CMP_EQ, IP_MINTTL) } },
+		{ SCMP_SYS(getsockopt), 2,
+		  { SCMP_A1(SCMP_CMP_EQ, IPPROTO_IPV6),
+		    SCMP_A2(SCMP_CMP_EQ, IPV6_MINHOPCOUNT) } },
 		{ SCMP_SYS(setsockopt), 2,
 		  { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
 		    SCMP_A2(SCMP_CMP_EQ, SO_ATTACH_FILTER) } },
@@ -703,14 +717,27 @@ static int repair_sockopt(int s, int opt, int i, int n)
 	return v;
 }
 
+/* Did the daemon make @s, of family @domain, deaf? (see the top) */
+static bool repair_deaf(int s, int domain)
+{
+	socklen_t sl = sizeof(int);
+	int v = 0;
+
+	if (domain == AF_INET6)
+		return !getsockopt(s, IPPROTO_IPV6, IPV6_MINHOPCOUNT, &v,
+				   &sl) && v == 255;
+	return !getsockopt(s, IPPROTO_IP, IP_MINTTL, &v, &sl) && v == 255;
+}
+
 /**
  * repair_tcp_check() - is every descriptor a TCP socket? Die if not
  * @fds:	descriptors of one request
  * @n:		how many
+ * @domains:	set to the family of each
  *
  * Before anything is done to any of them: a request is all or nothing.
  */
-static void repair_tcp_check(const int *fds, int n)
+static void repair_tcp_check(const int *fds, int n, int *domains)
 {
 	int i;
 
@@ -724,6 +751,7 @@ static void repair_tcp_check(const int *fds, int n)
 			repair_die("descriptor %d of %d is not a TCP socket "
 				   "(domain %d, type %d, protocol %d)",
 				   i + 1, n, domain, type, proto);
+		domains[i] = domain;
 	}
 }
 
@@ -745,7 +773,7 @@ static bool repair_handle(int s)
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
 	};
-	int fds[REPAIR_MAX_FDS], nfds = 0, i, v;
+	int fds[REPAIR_MAX_FDS], domains[REPAIR_MAX_FDS], nfds = 0, i, v;
 	char why[128];
 	int8_t cmd;
 	ssize_t n;
@@ -763,11 +791,12 @@ static bool repair_handle(int s)
 
 	if (repair_msg_check(&mh, cmd, fds, &nfds, why, sizeof(why)))
 		repair_die("%s", why);
-	repair_tcp_check(fds, nfds);
+	repair_tcp_check(fds, nfds, domains);
 
 	v = cmd;
 	for (i = 0; i < nfds; i++) {
-		repair_filter(fds[i], v == 1);
+		if (v != 1 || repair_deaf(fds[i], domains[i]))
+			repair_filter(fds[i], v == 1);
 		if (setsockopt(fds[i], SOL_TCP, TCP_REPAIR, &v, sizeof(v)))
 			repair_die("setting TCP_REPAIR to %d on socket %d of %d: %s%s",
 				   v, i + 1, nfds, strerror(errno),

@@ -761,6 +761,7 @@ void migrate_timer(struct ctx *c, uint64_t now)
 			migrate_finish(c, -ENOTCONN);
 		}
 	}
+	repair_timer(c, now);
 	tcp_migrate_poke_timer(c, now);
 	if (linger.resume_deadline && now >= linger.resume_deadline) {
 		unsigned held = tcp_migrate_held(), waiting, n;

@@ -26,18 +26,34 @@
  *    the helper connection: it can't be trusted to be in step any more.
  *
  * An echo is not proof, so after each round trip we read TCP_REPAIR back
- * from every socket (no privilege needed) and send again those the helper
- * didn't set. Upstream's helper of 2025 (Debian 13, what KubeVirt ships)
- * needs this: it passes its control buffer's length to recvmsg() without
- * resetting it, so after a request with one or two sockets, the kernel
- * truncates every later, larger one to the first two and closes the rest,
- * and the helper echoes all the same. When that happens we send at most
+ * (no privilege needed) and send again those the helper didn't set.
+ * Upstream's helper of 2025 (Debian 13, what KubeVirt ships) needs this:
+ * it passes its control buffer's length to recvmsg() without resetting
+ * it, so after a request with one or two sockets, the kernel truncates
+ * every later, larger one to the first two and closes the rest, and the
+ * helper echoes all the same. A truncated request loses its tail, and a
+ * helper sets the sockets in the order they came (or fails, and closes
+ * the connection): so the last socket of a request is read first, and
+ * if it has the option, so have the others (one read per request in the
+ * downtime, not one per socket); only if it hasn't is each one read. When that happens we send at most
  * as many sockets per request as the helper did set (repair_batch), until
  * the next helper connects.
  *
- * The round trip is synchronous (poll() with a deadline): the helper does
- * nothing but a few setsockopt() calls, and the migration stage that asks
- * for it can't go on without the answer anyway.
+ * A request runs as a job: its commands (one, or "on" then "off" for a
+ * poke) for each socket in turn, one message at a time, each answer
+ * checked as above before the next message goes. repair_set() waits for
+ * the whole job (poll() with a deadline of REPAIR_TIMEOUT_MS per answer):
+ * the migration stage that asks for it can't go on without the answer,
+ * and the guest doesn't run here meanwhile (SAVE, LOAD) or its
+ * connections are still being handed over. repair_run(), for what is
+ * asked while the guest runs (the pokes, migrate_poke.c), waits at most
+ * REPAIR_SYNC_MS: a helper that takes longer, or stalls, doesn't freeze
+ * the loop, and with it the guest's data path. The job then goes on from
+ * the loop (the helper's socket is in it, EPOLLIN), with a deadline of
+ * REPAIR_ASYNC_TIMEOUT_MS per answer (repair_timer()), and its caller
+ * hears the outcome from a callback. One job at a time: repair_set()
+ * first lets one still running end (repair_settle()), within
+ * REPAIR_TIMEOUT_MS.
  *
  * --repair-path none disables the listener. The listener is only there in
  * vhost-user mode, the only mode that migrates. conf() parses the option
@@ -49,6 +65,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -62,7 +79,9 @@
 #include "rmfile.h"
 #include "util.h"
 
-#define REPAIR_TIMEOUT_MS 2000
+#define REPAIR_TIMEOUT_MS	2000	/* an answer, the loop waiting */
+#define REPAIR_SYNC_MS		50	/* repair_run() waits that long */
+#define REPAIR_ASYNC_TIMEOUT_MS	10000	/* an answer, the loop going on */
 
 static int repair_listen_fd = -1;
 static int repair_conn_fd = -1;
@@ -72,6 +91,38 @@ static repair_peer_fn repair_peer_check;	/* the sandbox's checker */
 static bool repair_root_only;	/* started as root without --runas */
 static unsigned repair_batch = REPAIR_FDS_MAX;	/* see the top of the file */
 static bool repair_seen_once;	/* a helper was connected at some point */
+
+/**
+ * struct repair_job - a request being served by the helper
+ * @fds:	its sockets (a copy): those of the current command that
+ *		have it first, in @done, the rest after
+ * @n:		how many
+ * @cmds:	commands, applied in turn to every socket
+ * @ncmd:	how many (1 or 2)
+ * @step:	current command
+ * @done:	sockets that have the current command
+ * @sent:	sockets in the message whose answer we wait for, 0: none
+ * @deadline:	for that answer, ms
+ * @timeout:	the time an answer may take, ms
+ * @cb:		called with the outcome if the job ends from the loop
+ * @active:	a job is running
+ */
+static struct repair_job {
+	int *fds;
+	unsigned n;
+	int cmds[2];
+	unsigned ncmd;
+	unsigned step;
+	unsigned done;
+	unsigned sent;
+	uint64_t deadline;
+	unsigned timeout;
+	repair_done_fn cb;
+	bool active;
+} repair_job;
+
+static void repair_job_end(struct ctx *c, int rc);
+static void repair_job_read(struct ctx *c);
 
 /* Can we set TCP_REPAIR ourselves? Try it on a scratch socket */
 static bool repair_probe_direct(void)
@@ -189,7 +240,8 @@ static void repair_accept(struct ctx *c)
 		return;
 	}
 	repair_gen = loop_gen_next();
-	if (loop_add(c, fd, EPOLLRDHUP, loop_ref(REF_REPAIR, 0, repair_gen))) {
+	if (loop_add(c, fd, EPOLLIN | EPOLLRDHUP,
+		     loop_ref(REF_REPAIR, 0, repair_gen))) {
 		close(fd);
 		return;
 	}
@@ -210,6 +262,7 @@ void repair_close(struct ctx *c)
 	close(repair_conn_fd);
 	repair_conn_fd = -1;
 	info("Repair helper disconnected");
+	repair_job_end(c, -EIO);
 }
 
 /**
@@ -228,7 +281,10 @@ void repair_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 	}
 	if (repair_conn_fd < 0 || ref.gen != repair_gen)
 		return;
-	if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+	/* Answers first: the helper may have sent one, then closed */
+	if (events & EPOLLIN)
+		repair_job_read(c);
+	if (repair_conn_fd >= 0 && (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
 		repair_close(c);
 }
 
@@ -264,49 +320,6 @@ bool repair_seen(void)
 	return repair_seen_once;
 }
 
-/* One helper round trip for up to REPAIR_FDS_MAX sockets */
-static int repair_helper_send(struct ctx *c, const int *fds, unsigned n,
-			      int cmd)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * REPAIR_FDS_MAX)];
-		struct cmsghdr align;
-	} u;
-	int8_t b = (int8_t)cmd, echo;
-	struct iovec iov = { &b, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = u.buf,
-			     .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
-	struct pollfd pfd = { .fd = repair_conn_fd, .events = POLLIN };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	ssize_t r;
-
-	memset(u.buf, 0, sizeof(u.buf));
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
-	memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
-
-	if (sendmsg(repair_conn_fd, &mh, MSG_NOSIGNAL) != 1) {
-		warn_perror("Repair helper: send");
-		goto fail;
-	}
-	if (poll(&pfd, 1, REPAIR_TIMEOUT_MS) <= 0) {
-		warn("Repair helper: no answer in %i ms", REPAIR_TIMEOUT_MS);
-		goto fail;
-	}
-	r = recv(repair_conn_fd, &echo, 1, MSG_DONTWAIT);
-	if (r != 1 || echo != b) {
-		warn("Repair helper: %s", r == 1 ? "wrong answer" :
-		     "closed the connection (it failed: see its output)");
-		goto fail;
-	}
-	return 0;
-fail:
-	repair_close(c);
-	return -EIO;
-}
-
 /* Does @s have TCP_REPAIR as @cmd left it? (on: 1, off either way: 0) */
 static bool repair_is(int s, int cmd)
 {
@@ -319,45 +332,286 @@ static bool repair_is(int s, int cmd)
 }
 
 /*
- * Through the helper: @n sockets (at most REPAIR_FDS_MAX) in requests of
- * at most repair_batch, until TCP_REPAIR reads back as asked on each
+ * The job is over (@rc: 0, or -errno), or there is none: let go of it, and
+ * tell its caller if it was waiting from the loop
  */
-static int repair_helper_set(struct ctx *c, const int *fds, unsigned n,
-			     int cmd)
+static void repair_job_end(struct ctx *c, int rc)
 {
-	int todo[REPAIR_FDS_MAX];
-	unsigned left = n, i;
+	repair_done_fn cb = repair_job.cb;
+	bool active = repair_job.active;
 
-	memcpy(todo, fds, sizeof(int) * n);
-	while (left) {
-		unsigned k = MIN(left, repair_batch), done = 0, kept = 0;
-		int rc = repair_helper_send(c, todo, k, cmd);
+	free(repair_job.fds);
+	memset(&repair_job, 0, sizeof(repair_job));
+	if (active && cb)
+		cb(c, rc);
+}
 
-		if (rc)
-			return rc;
-		/* Keep those it didn't set at the front, then the rest */
-		for (i = 0; i < k; i++) {
-			if (repair_is(todo[i], cmd))
-				done++;
-			else
-				todo[kept++] = todo[i];
+/* The job failed: drop the helper, which can't be in step any more */
+static void repair_job_fail(struct ctx *c)
+{
+	if (repair_conn_fd >= 0)
+		repair_close(c);	/* ends the job, with -EIO */
+	else
+		repair_job_end(c, -EIO);
+}
+
+/* Send the job's next message: the current command, for up to
+ * repair_batch of the sockets that don't have it yet
+ */
+static int repair_job_send(struct ctx *c)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * REPAIR_FDS_MAX)];
+		struct cmsghdr align;
+	} u;
+	unsigned k = MIN(MIN(repair_job.n - repair_job.done, repair_batch),
+			 REPAIR_FDS_MAX);
+	int8_t b = (int8_t)repair_job.cmds[repair_job.step];
+	struct iovec iov = { &b, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * k) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	memset(u.buf, 0, sizeof(u.buf));
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * k);
+	memcpy(CMSG_DATA(cm), repair_job.fds + repair_job.done,
+	       sizeof(int) * k);
+
+	if (sendmsg(repair_conn_fd, &mh, MSG_NOSIGNAL) != 1) {
+		warn_perror("Repair helper: send");
+		repair_job_fail(c);
+		return -EIO;
+	}
+	repair_job.sent = k;
+	repair_job.deadline = now_ms() + repair_job.timeout;
+	return 0;
+}
+
+/*
+ * The answer @echo to the message in flight: check what the helper did
+ * (see the top of the file), then send the next message, or end the job
+ */
+static void repair_job_answer(struct ctx *c, int8_t echo)
+{
+	int cmd = repair_job.cmds[repair_job.step];
+	unsigned k = repair_job.sent, i, set = 0;
+	int *todo = repair_job.fds + repair_job.done;
+
+	repair_job.sent = 0;
+	if (echo != (int8_t)cmd) {
+		warn("Repair helper: wrong answer");
+		repair_job_fail(c);
+		return;
+	}
+	/* Those it set to the front: all, if the last (see the top) */
+	if (repair_is(todo[k - 1], cmd))
+		set = k;
+	for (i = 0; set < k && i < k; i++) {
+		if (repair_is(todo[i], cmd)) {
+			int t = todo[set];
+
+			todo[set++] = todo[i];
+			todo[i] = t;
 		}
-		if (!done) {
-			warn("Repair helper: echoed the request, but set "
-			     "TCP_REPAIR on none of %u socket(s)", k);
+	}
+	if (!set) {
+		warn("Repair helper: echoed the request, but set "
+		     "TCP_REPAIR on none of %u socket(s)", k);
+		repair_job_fail(c);
+		return;
+	}
+	if (set < k) {
+		warn("Repair helper: set TCP_REPAIR on %u of %u "
+		     "socket(s) sent at once: sending %u at a time",
+		     set, k, set);
+		repair_batch = set;
+	}
+	repair_job.done += set;
+	if (repair_job.done == repair_job.n) {
+		repair_job.done = 0;
+		if (++repair_job.step == repair_job.ncmd) {
+			repair_job_end(c, 0);
+			return;
+		}
+	}
+	repair_job_send(c);
+}
+
+/* Take what the helper answered so far (the socket doesn't block) */
+static void repair_job_read(struct ctx *c)
+{
+	while (repair_conn_fd >= 0) {
+		int8_t echo;
+		ssize_t r = recv(repair_conn_fd, &echo, 1, MSG_DONTWAIT);
+
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (!r && !repair_job.active) {
+			repair_close(c);	/* it went away between jobs */
+			return;
+		}
+		if (r != 1) {
+			warn("Repair helper: closed the connection (it "
+			     "failed: see its output)");
+			repair_job_fail(c);
+			return;
+		}
+		if (!repair_job.active || !repair_job.sent) {
+			warn("Repair helper: an answer to no request");
 			repair_close(c);
-			return -EIO;
+			return;
 		}
-		if (done < k) {
-			warn("Repair helper: set TCP_REPAIR on %u of %u "
-			     "socket(s) sent at once: sending %u at a time",
-			     done, k, done);
-			repair_batch = done;
+		repair_job_answer(c, echo);
+	}
+}
+
+/*
+ * Wait for the job, the loop waiting too, until it ends or @until (ms):
+ * past an answer's deadline, it fails. Return: true if it ended
+ */
+static bool repair_job_wait(struct ctx *c, uint64_t until)
+{
+	while (repair_job.active) {
+		struct pollfd pfd = { .fd = repair_conn_fd, .events = POLLIN };
+		uint64_t now = now_ms(), end = MIN(until, repair_job.deadline);
+
+		if (now >= repair_job.deadline) {
+			warn("Repair helper: no answer in %u ms",
+			     repair_job.timeout);
+			repair_job_fail(c);
+			break;
 		}
-		memmove(todo + kept, todo + k, sizeof(int) * (left - k));
-		left -= done;
+		if (now >= until)
+			return false;
+		if (poll(&pfd, 1, (int)(end - now)) < 0 && errno != EINTR) {
+			repair_job_fail(c);
+			break;
+		}
+		repair_job_read(c);
+	}
+	return true;
+}
+
+/* Start a job: @ncmd commands for each of @n sockets (helper connected) */
+static int repair_job_start(struct ctx *c, const int *fds, unsigned n,
+			    const int *cmds, unsigned ncmd, unsigned timeout)
+{
+	if (!(repair_job.fds = malloc(sizeof(int) * n)))
+		return -ENOMEM;
+	memcpy(repair_job.fds, fds, sizeof(int) * n);
+	repair_job.n = n;
+	memcpy(repair_job.cmds, cmds, sizeof(int) * ncmd);
+	repair_job.ncmd = ncmd;
+	repair_job.timeout = timeout;
+	repair_job.active = true;
+	return repair_job_send(c);
+}
+
+/**
+ * repair_settle() - let a job running from the loop end now: wait for it,
+ *		     REPAIR_TIMEOUT_MS at most, then give up on the helper
+ * @c:		execution context
+ */
+void repair_settle(struct ctx *c)
+{
+	if (!repair_job.active)
+		return;
+	if (!repair_job_wait(c, now_ms() + REPAIR_TIMEOUT_MS)) {
+		warn("Repair helper: no answer in %i ms", REPAIR_TIMEOUT_MS);
+		repair_job_fail(c);
+	}
+}
+
+/**
+ * repair_busy() - is a job running from the loop (repair_run())?
+ *
+ * Return: true if one is
+ */
+bool repair_busy(void)
+{
+	return repair_job.active;
+}
+
+/**
+ * repair_timer() - a job running from the loop whose answer is late fails
+ * @c:		execution context
+ * @now:	current time, ms
+ */
+void repair_timer(struct ctx *c, uint64_t now)
+{
+	if (!repair_job.active || now < repair_job.deadline)
+		return;
+	warn("Repair helper: no answer in %u ms", repair_job.timeout);
+	repair_job_fail(c);
+}
+
+/* Directly: each command in turn on every socket. Return: 0 or -errno */
+static int repair_direct(const int *fds, unsigned n, const int *cmds,
+			 unsigned ncmd)
+{
+	unsigned i, j;
+
+	for (j = 0; j < ncmd; j++) {
+		for (i = 0; i < n; i++) {
+			if (setsockopt(fds[i], IPPROTO_TCP, TCP_REPAIR,
+				       &cmds[j], sizeof(cmds[j]))) {
+				int e = errno;
+
+				warn("TCP_REPAIR %i: %s", cmds[j],
+				     strerror(e));
+				return -e;
+			}
+		}
 	}
 	return 0;
+}
+
+/**
+ * repair_run() - set TCP_REPAIR on sockets to each of one or two commands
+ *		  in turn (on, then off: a poke), without holding up the loop
+ *		  for long
+ * @c:		execution context
+ * @fds:	sockets
+ * @n:		how many
+ * @cmds:	REPAIR_ON, REPAIR_OFF or REPAIR_OFF_NO_WP, each
+ * @ncmd:	how many (1 or 2)
+ * @cb:		called with the outcome (0 or -errno) if the job goes on from
+ *		the loop, never if this returns anything else
+ *
+ * Waits REPAIR_SYNC_MS at most (see the top of the file).
+ *
+ * Return: 0 if every socket got every command, -EINPROGRESS if the job goes
+ *	   on from the loop (don't touch the sockets until @cb), -EBUSY if
+ *	   another one does, another -errno on failure (some sockets may
+ *	   have some of the commands)
+ */
+int repair_run(struct ctx *c, const int *fds, unsigned n, const int *cmds,
+	       unsigned ncmd, repair_done_fn cb)
+{
+	int rc;
+
+	if (!n)
+		return 0;
+	if (ncmd < 1 || ncmd > 2)
+		return -EINVAL;
+	if (c->repair_mode == REPAIR_MODE_DIRECT)
+		return repair_direct(fds, n, cmds, ncmd);
+	if (repair_job.active)
+		return -EBUSY;
+	if (repair_conn_fd < 0)
+		return -ENOTCONN;
+	if ((rc = repair_job_start(c, fds, n, cmds, ncmd,
+				   REPAIR_ASYNC_TIMEOUT_MS)))
+		return rc;
+	if (repair_job_wait(c, now_ms() + REPAIR_SYNC_MS))
+		return repair_conn_fd >= 0 ? 0 : -EIO;
+	repair_job.cb = cb;
+	debug("Repair helper: no answer in %i ms, going on meanwhile",
+	      REPAIR_SYNC_MS);
+	return -EINPROGRESS;
 }
 
 /**
@@ -371,32 +625,19 @@ static int repair_helper_set(struct ctx *c, const int *fds, unsigned n,
  */
 int repair_set(struct ctx *c, const int *fds, unsigned n, int cmd)
 {
-	unsigned i;
+	int rc;
 
 	if (!n)
 		return 0;
-	if (c->repair_mode == REPAIR_MODE_DIRECT) {
-		for (i = 0; i < n; i++) {
-			if (setsockopt(fds[i], IPPROTO_TCP, TCP_REPAIR, &cmd,
-				       sizeof(cmd))) {
-				int e = errno;
-
-				warn("TCP_REPAIR %i: %s", cmd, strerror(e));
-				return -e;
-			}
-		}
-		return 0;
-	}
+	if (c->repair_mode == REPAIR_MODE_DIRECT)
+		return repair_direct(fds, n, &cmd, 1);
+	repair_settle(c);
 	if (repair_conn_fd < 0)
 		return -ENOTCONN;
-	for (i = 0; i < n; i += REPAIR_FDS_MAX) {
-		unsigned k = n - i < REPAIR_FDS_MAX ? n - i : REPAIR_FDS_MAX;
-		int rc = repair_helper_set(c, fds + i, k, cmd);
-
-		if (rc)
-			return rc;
-	}
-	return 0;
+	if ((rc = repair_job_start(c, fds, n, &cmd, 1, REPAIR_TIMEOUT_MS)))
+		return rc;
+	repair_job_wait(c, UINT64_MAX);
+	return repair_conn_fd >= 0 ? 0 : -EIO;
 }
 
 /**
@@ -405,7 +646,9 @@ int repair_set(struct ctx *c, const int *fds, unsigned n, int cmd)
  */
 void repair_cleanup(struct ctx *c)
 {
+	repair_job.cb = NULL;
 	repair_close(c);
+	repair_job_end(c, -EIO);
 	if (repair_listen_fd >= 0)
 		close(repair_listen_fd);
 	repair_listen_fd = -1;

@@ -7,6 +7,7 @@
 #define MIGRATE_REPAIR_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "loop.h"
@@ -31,10 +32,23 @@ struct ctx;
  */
 typedef int (*repair_peer_fn)(int fd, uid_t *uid);
 
+/**
+ * typedef repair_done_fn - a job repair_run() left to the loop is over
+ * @c:		execution context
+ * @rc:		0 if every socket got every command, -errno if not (the
+ *		helper was dropped: some sockets may have some of them)
+ */
+typedef void (*repair_done_fn)(struct ctx *c, int rc);
+
 void repair_init(struct ctx *c, repair_peer_fn peer_check);
 bool repair_available(struct ctx *c, int wait_ms);
 bool repair_seen(void);
 int repair_set(struct ctx *c, const int *fds, unsigned n, int cmd);
+int repair_run(struct ctx *c, const int *fds, unsigned n, const int *cmds,
+	       unsigned ncmd, repair_done_fn cb);
+bool repair_busy(void);
+void repair_settle(struct ctx *c);
+void repair_timer(struct ctx *c, uint64_t now);
 void repair_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 void repair_close(struct ctx *c);
 void repair_cleanup(struct ctx *c);

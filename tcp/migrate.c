@@ -299,6 +299,20 @@ int tcpm_progress(int s, struct tcpm_progress *pr)
 }
 
 /**
+ * tcpm_lap() - one step of a phase's timing, for the debug log
+ * @t:		when the step began (now_ns()); set to now
+ *
+ * Return: microseconds since *@t
+ */
+unsigned tcpm_lap(uint64_t *t)
+{
+	uint64_t now = now_ns(), d = (now - *t) / 1000;
+
+	*t = now;
+	return (unsigned)MIN(d, (uint64_t)UINT32_MAX);
+}
+
+/**
  * tcpm_rto_cap() - cap a restored socket's retransmission timeout at 1 s
  *		    (TCP_RTO_MAX_MS, Linux 6.15), or give it back what it had:
  *		    the administrator's net.ipv4.tcp_rto_max_ms, which a new

@@ -532,7 +532,8 @@ int tcp_migrate_target_check(const struct mig_stream_in *s, char *why,
 unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
 			    uint8_t **buf)
 {
-	unsigned done = 0, k = 0;
+	unsigned done = 0, k = 0, us_sock, us_on;
+	uint64_t t = now_ns();
 	uint32_t i;
 	int *fds;
 
@@ -566,6 +567,7 @@ unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
 				SOCK_CLOEXEC, IPPROTO_TCP);
 	}
 
+	us_sock = tcpm_lap(&t);
 	/* Repair on for all of them at once: compact the list for it */
 	{
 		int *on = calloc(tcpm_park.n, sizeof(*on));
@@ -584,6 +586,7 @@ unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
 		}
 		free(on);
 	}
+	us_on = tcpm_lap(&t);
 
 	for (i = 0; i < tcpm_park.n; i++) {
 		struct tcpm_parked *p = &tcpm_park.p[i];
@@ -603,6 +606,8 @@ unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
 		done++;
 	}
 	free(fds);
+	debug("Migration: %u connection(s) parked: %u us sockets, %u us "
+	      "repair on, %u us restored", done, us_sock, us_on, tcpm_lap(&t));
 	return done;
 }
 
@@ -724,6 +729,8 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 				    void (*before_off)(struct ctx *c))
 {
 	unsigned i, k = 0, q = 0, done = 0, poked = 0, *idx;
+	unsigned us_queues, us_hear, us_off;
+	uint64_t t = now_ns();
 	int *fds, *quiet;
 	bool *cap;
 
@@ -776,10 +783,12 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 	 * socket takes what arrives as any socket does: its queues are
 	 * all there
 	 */
+	us_queues = tcpm_lap(&t);
 	for (i = 0; i < k; i++)
 		tcpm_deaf(fds[i], false);	/* the helper's filter: at "off" */
 	if (before_off)
 		before_off(c);
+	us_hear = tcpm_lap(&t);
 
 	/* Repair off for all at once: the window probes go out. Not for
 	 * those that closed cleanly: their peers may have no socket left
@@ -788,6 +797,7 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 	    (q && repair_set(c, quiet, q, REPAIR_OFF_NO_WP)))
 		warn("Migration: can't clear TCP_REPAIR on restored "
 		     "connections: those left in repair mode are reset");
+	us_off = tcpm_lap(&t);
 
 	for (i = 0; i < tcpm_park.n; i++) {
 		struct tcpm_parked *p = &tcpm_park.p[i];
@@ -823,6 +833,9 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 		tcp_data_to_guest(c, conn);
 	}
 	tcpm_poke_start(fds, idx, cap, poked);
+	debug("Migration: %u connection(s) released: %u us queues, %u us "
+	      "hearing and announced, %u us repair off, %u us live", done,
+	      us_queues, us_hear, us_off, tcpm_lap(&t));
 	free(fds);
 	free(quiet);
 	free(idx);

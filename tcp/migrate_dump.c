@@ -381,10 +381,10 @@ static int tcpm_dump(const struct tcp_conn *conn, uint8_t st,
 		return -E2BIG;
 	if (e->rcvq && !(*rcvq = malloc(e->rcvq)))
 		return -ENOMEM;
-	if ((rc = tcpm_peek_rcvq(s, *rcvq, e->rcvq)))
-		return rc;
-	tcpm_queue(s, TCPM_QUEUE_NONE);
-	return 0;
+	/* The receive queue stays selected: repair mode only reads it,
+	 * and on again (a poke, on a target) selects none
+	 */
+	return tcpm_peek_rcvq(s, *rcvq, e->rcvq);
 }
 
 /*
@@ -435,6 +435,8 @@ void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 {
 	unsigned i, span = flow_span(), n = 0, k, nowed, owed = 0;
 	const struct tcp_rst_owed *ow;
+	uint64_t t = now_ns();
+	unsigned us_basic;
 	uint8_t *st;
 	bool *fin;
 
@@ -476,6 +478,7 @@ void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 		k++;
 	}
 	tcpm_write_owed(c, b, false);
+	us_basic = tcpm_lap(&t);
 	for (i = 0, k = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 		uint8_t *sndq = NULL, *rcvq = NULL;
@@ -506,4 +509,6 @@ void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 	free(st);
 	free(fin);
 	tcpm_write_owed(c, b, true);
+	debug("Migration: %u connection(s) dumped: %u us states and basic "
+	      "records, %u us sockets", n, us_basic, tcpm_lap(&t));
 }

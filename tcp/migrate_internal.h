@@ -83,6 +83,7 @@ bool tcpm_fin_rcvd(uint8_t st);
 uint32_t tcpm_events(const struct tcp_conn *conn);
 bool tcpm_in_repair(int s);
 ssize_t tcpm_fill(int s, const uint8_t *p, uint32_t len);
+unsigned tcpm_lap(uint64_t *t);
 
 /* migrate_src.c: the source */
 bool tcpm_saved_window(const struct tcp_conn *conn, uint32_t *wnd);
@@ -95,7 +96,7 @@ int tcpm_tail_add(struct tcp_conn *conn, const uint8_t *p, uint32_t len,
 		  bool fin);
 
 /* migrate_poke.c: poking the peers of restored sockets */
-void tcpm_poke_end(void);
+void tcpm_poke_end(struct ctx *c);
 void tcpm_poke_start(const int *fds, const unsigned *idx, const bool *cap,
 		     unsigned n);
 

@@ -54,6 +54,15 @@
  * cap would give up on after 2 s without an ACK
  * (tcp_rtx_probe0_timed_out()): those aren't blocked on a timeout anyway.
  *
+ * A poke asks the repair helper twice, "on" then "off", while the guest
+ * runs: the loop waits for the helper a little only (repair_run()). If it
+ * takes longer, the sockets of the poke are taken out of the loop ("in a
+ * poke", as a parked connection: the guest's segments for them are
+ * dropped and sent again, the loop never writes to a socket the helper
+ * may have in repair mode) and everything else goes on; they come back
+ * when the helper has answered (tcpm_poke_done()), and no other poke is
+ * made meanwhile.
+ *
  * Everything stops TCPM_POKE_FOR_MS after the release. If a poke can't be
  * made (no helper any more), pokes stop; a socket a helper left in repair
  * mode between the two halves of a poke is taken out of the loop and waits
@@ -114,6 +123,12 @@ static struct {
 	unsigned check;		/* next position to read */
 	bool switched;		/* a sign of the switch seen */
 } tcpm_poke;
+
+/* A poke the helper hasn't answered yet: its connections, out of the loop */
+static struct {
+	struct tcpm_poked *p;
+	unsigned n;
+} tcpm_pend;
 
 /* Connections a helper left in repair mode (see the top of the file) */
 static struct {
@@ -219,6 +234,30 @@ static void tcpm_poke_check(void)
 	}
 }
 
+/* Take @conn out of the loop, as a parked connection: nothing touches it */
+static void tcpm_freeze(struct ctx *c, struct tcp_conn *conn)
+{
+	loop_del(c, conn->sock);
+	conn->flags |= TCP_F_MIGRATED | TCP_F_PARKED;
+}
+
+/*
+ * Back in the loop (its socket out of repair mode), from the first byte the
+ * guest hasn't ACKed. Return: false if it was reset instead
+ */
+static bool tcpm_thaw(struct ctx *c, struct tcp_conn *conn)
+{
+	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED | TCP_F_QUIET);
+	if (loop_add(c, conn->sock, tcpm_events(conn),
+		     flow_ref((union flow *)conn, REF_TCP))) {
+		tcp_rst(c, conn);
+		return false;
+	}
+	tcp_ack_now(c, conn);
+	tcp_data_to_guest(c, conn);
+	return true;
+}
+
 /*
  * Keep @conn out of the loop, in repair mode, until a helper takes it out
  * (tcp_migrate_repair_retry()), or TCPM_STUCK_MS pass
@@ -229,14 +268,14 @@ static void tcpm_stuck_add(struct ctx *c, struct tcp_conn *conn)
 
 	p = realloc(tcpm_stuck.p, (tcpm_stuck.n + 1) * sizeof(*p));
 	if (!p) {
+		conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED);
 		tcp_rst(c, conn);
 		return;
 	}
 	tcpm_stuck.p = p;
 	p[tcpm_stuck.n++] = (struct tcpm_poked){ flow_idx((union flow *)conn),
 						 conn->sock, 0, false };
-	loop_del(c, conn->sock);
-	conn->flags |= TCP_F_MIGRATED | TCP_F_PARKED;
+	tcpm_freeze(c, conn);
 	if (!tcpm_stuck.deadline)
 		tcpm_stuck.deadline = now_ms() + TCPM_STUCK_MS;
 }
@@ -269,6 +308,70 @@ static void tcpm_poke_failed(struct ctx *c, const int *fds, unsigned n)
 }
 
 /*
+ * The helper hasn't answered a poke of the entries @which (@n) in time:
+ * their connections wait out of the loop until it has (tcpm_poke_done())
+ */
+static void tcpm_poke_hold(struct ctx *c, const unsigned *which, unsigned n)
+{
+	unsigned i;
+
+	if (!(tcpm_pend.p = calloc(n, sizeof(*tcpm_pend.p)))) {
+		repair_settle(c);	/* nothing to keep them out with */
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const struct tcpm_poked *p = &tcpm_poke.p[which[i]];
+		struct tcp_conn *conn = tcpm_poked_conn(p);
+
+		if (!conn)
+			continue;
+		tcpm_freeze(c, conn);
+		tcpm_pend.p[tcpm_pend.n++] = *p;
+	}
+	debug("Migration: the repair helper is slow to answer a poke: %u "
+	      "connection(s) wait for it out of the loop", tcpm_pend.n);
+}
+
+/*
+ * The poke the helper was slow to answer is over (@rc: 0, or -errno: the
+ * helper was dropped): its connections go back to the loop, but those it
+ * left in repair mode, which wait for a helper (as tcpm_poke_failed())
+ */
+static void tcpm_poke_done(struct ctx *c, int rc)
+{
+	unsigned i, stuck = 0;
+
+	for (i = 0; i < tcpm_pend.n; i++) {
+		const struct tcpm_poked *p = &tcpm_pend.p[i];
+		struct tcp_conn *conn = tcp_conn_at(p->idx);
+
+		if (!conn || conn->sock != p->sock ||
+		    (conn->flags & (TCP_F_MIGRATED | TCP_F_PARKED)) !=
+		    (TCP_F_MIGRATED | TCP_F_PARKED))
+			continue;
+		if (tcpm_in_repair(conn->sock)) {
+			tcpm_stuck_add(c, conn);
+			stuck++;
+			continue;
+		}
+		tcpm_thaw(c, conn);
+	}
+	debug("Migration: the repair helper answered the poke (%s): %u "
+	      "connection(s) back in the loop", rc ? strerror(-rc) : "done",
+	      tcpm_pend.n - stuck);
+	free(tcpm_pend.p);
+	memset(&tcpm_pend, 0, sizeof(tcpm_pend));
+	if (!rc)
+		return;
+	if (stuck)
+		warn("Migration: a poke left %u connection(s) in repair mode "
+		     "(the passt-repair helper is gone): they wait up to %u s "
+		     "for a helper, then are reset", stuck,
+		     TCPM_STUCK_MS / 1000);
+	tcpm_poke_stop();
+}
+
+/*
  * Poke the entries of the list that may be poked at @now: all of those
  * not poked in the last TCPM_POKE_LIMIT_MS if @all, else the next
  * sentinel. Return: how many were poked
@@ -276,7 +379,7 @@ static void tcpm_poke_failed(struct ctx *c, const int *fds, unsigned n)
 static unsigned tcpm_poke_now(struct ctx *c, uint64_t now, bool all)
 {
 	unsigned i, n = 0, *which;
-	int *fds;
+	int *fds, rc;
 
 	if (!tcpm_poke.n)
 		return 0;
@@ -308,8 +411,15 @@ static unsigned tcpm_poke_now(struct ctx *c, uint64_t now, bool all)
 	}
 	if (!n)
 		goto out;
-	if (repair_set(c, fds, n, REPAIR_ON) ||
-	    repair_set(c, fds, n, REPAIR_OFF)) {
+	rc = repair_run(c, fds, n, (const int []){ REPAIR_ON, REPAIR_OFF }, 2,
+			tcpm_poke_done);
+	if (rc == -EBUSY) {
+		n = 0;
+		goto out;
+	}
+	if (rc == -EINPROGRESS) {
+		tcpm_poke_hold(c, which, n);
+	} else if (rc) {
 		tcpm_poke_failed(c, fds, n);
 		n = 0;
 		goto out;
@@ -328,9 +438,14 @@ out:
 /**
  * tcpm_poke_end() - no more pokes, timeouts uncapped: a new migration
  *		     holds the connections
+ * @c:		execution context
+ *
+ * A poke the helper hasn't answered yet ends first (repair_settle()): its
+ * connections go back to the loop, to be held with the others.
  */
-void tcpm_poke_end(void)
+void tcpm_poke_end(struct ctx *c)
 {
+	repair_settle(c);
 	tcpm_poke_stop();
 }
 
@@ -423,15 +538,7 @@ void tcp_migrate_repair_retry(struct ctx *c)
 
 		if (!conn || !(conn->flags & TCP_F_PARKED))
 			continue;
-		conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED);
-		if (loop_add(c, conn->sock, tcpm_events(conn),
-			     flow_ref((union flow *)conn, REF_TCP))) {
-			tcp_rst(c, conn);
-			continue;
-		}
-		tcp_ack_now(c, conn);
-		tcp_data_to_guest(c, conn);
-		n++;
+		n += tcpm_thaw(c, conn);
 	}
 	info("Migration: %u connection(s) left in repair mode by a gone "
 	     "helper taken back", n);
@@ -449,8 +556,8 @@ void tcp_migrate_poke_timer(struct ctx *c, uint64_t now)
 {
 	if (tcpm_stuck.n && now >= tcpm_stuck.deadline)
 		tcpm_stuck_reset(c);
-	if (!tcpm_poke.n)
-		return;
+	if (!tcpm_poke.n || tcpm_pend.n)
+		return;		/* none, or one the helper hasn't answered */
 	if (now >= tcpm_poke.start + TCPM_POKE_FOR_MS) {
 		tcpm_poke_stop();
 		return;
@@ -492,6 +599,7 @@ unsigned tcp_migrate_poke(struct ctx *c)
 		return 0;
 	tcpm_poke.switched = true;
 	tcpm_poke_cap(now_ms());
-	tcpm_poke_now(c, now_ms(), true);
+	if (!tcpm_pend.n)	/* else the timer pokes once it's answered */
+		tcpm_poke_now(c, now_ms(), true);
 	return tcpm_poke.n;
 }

@@ -218,9 +218,11 @@ static bool tcpm_ack_owed(int s)
 		return false;
 	if (tcpm_queue(s, TCPM_QUEUE_RECV))
 		return true;
+	/* The queue stays selected: the dump selects its own, and repair
+	 * mode on again (tcpm_flush_acks()) selects none
+	 */
 	owed = tcpm_get_u32(s, TCP_QUEUE_SEQ, &rcv_nxt) ||
 	       tcpm_get_window(s, &w) || w.rcv_wup != rcv_nxt;
-	tcpm_queue(s, TCPM_QUEUE_NONE);
 	return owed;
 }
 
@@ -500,10 +502,12 @@ bool tcp_migrate_listen_paused(void)
 int tcp_migrate_source_hold(struct ctx *c)
 {
 	unsigned i, span = flow_span(), n, held = 0, unfiltered = 0;
+	unsigned us_prep, us_on, us_flush;
 	int *fds, rc, attach_err = 0, one = 1;
+	uint64_t t = now_ns();
 
 	/* Restored here by the last migration, poked still: no more */
-	tcpm_poke_end();
+	tcpm_poke_end(c);
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 		int zero = 0;
@@ -521,11 +525,19 @@ int tcp_migrate_source_hold(struct ctx *c)
 		if (!attach_err && (rc = tcpm_filter_attach(conn->sock)))
 			attach_err = -rc;
 		tcpm_deaf(conn->sock, true);
-		/* Urgent data already taken stays in the dumped stream: with
-		 * it out of line, SIOCINQ stops at its mark (tcp_inq())
+		/* A delayed ACK still owed, sent now, while the socket may
+		 * send it (deaf, nothing new arrives after it): the kernel
+		 * does that for a socket whose receive queue is empty (the
+		 * guest took and ACKed it all), which spares most sockets the
+		 * round of tcpm_flush_acks(), two requests to the helper. It
+		 * acknowledges nothing the dump won't carry
 		 */
-		setsockopt(conn->sock, SOL_SOCKET, SO_OOBINLINE, &one,
+		setsockopt(conn->sock, IPPROTO_TCP, TCP_QUICKACK, &one,
 			   sizeof(one));
+		/* Urgent data stays in the dumped stream: every socket has
+		 * SO_OOBINLINE from the start (tcp_sock_tune()), or SIOCINQ
+		 * would stop at the mark (tcp_inq())
+		 */
 		loop_del(c, conn->sock);
 		/* The dump peeks the receive queue from its head, on past
 		 * the marks of urgent data (migrate_dump.c)
@@ -539,6 +551,8 @@ int tcp_migrate_source_hold(struct ctx *c)
 	if (!held)
 		return 0;
 
+	us_prep = tcpm_lap(&t);
+	us_on = us_flush = 0;
 	fds = calloc(held, sizeof(*fds));
 	if (!fds) {
 		rc = -ENOMEM;
@@ -546,20 +560,30 @@ int tcp_migrate_source_hold(struct ctx *c)
 	}
 	n = tcpm_held_fds(fds, held);
 	rc = repair_set(c, fds, n, REPAIR_ON);
+	us_on = tcpm_lap(&t);
 	if (!rc) {
 		rc = tcpm_flush_acks(c, fds, n, !attach_err);
 		n = tcpm_held_fds(fds, held);
 	}
+	us_flush = tcpm_lap(&t);
 	if (rc) {
 		/* Some may be in repair mode: take them out silently */
 		repair_set(c, fds, n, REPAIR_OFF_NO_WP);
 		free(fds);
 		goto rollback;
 	}
-	for (i = 0; i < n; i++)
-		unfiltered += !tcpm_filtered(fds[i]);
+	/* Who attached the filter: we did, on each, unless refused, which
+	 * stops us at the first one refused (the last has none of ours
+	 * then); the helper does it on all or on none (upstream's never
+	 * does). So the last one tells: not a look at each in the downtime
+	 */
+	if (attach_err && n && !tcpm_filtered(fds[n - 1]))
+		unfiltered = n;
 	free(fds);
 	tcpm_shut_window();
+	debug("Migration: held %u connection(s): %u us out of the loop and "
+	      "deaf, %u us repair on, %u us ACKs owed, %u us windows shut",
+	      held, us_prep, us_on, us_flush, tcpm_lap(&t));
 	if (unfiltered) {
 		info("Migration: holding %u of %u connection(s) without the "
 		     "drop-all filter (%s%s), deaf by their TTL limit alone",

@@ -2,7 +2,7 @@
 /*
  * repairstub.c - a passt-repair that dies at a chosen moment, for tests.
  *
- * Usage: repairstub [-q N] PATH
+ * Usage: repairstub [-q N] [-s N -g FILE] PATH
  *
  * Connects to the daemon's repair socket PATH and serves its requests as
  * passt-repair does (one command byte, 1 on, 0 off, -1 off without window
@@ -10,10 +10,12 @@
  * passt-repair's checks, filter or sandbox. With -q N it quits when the
  * N-th request comes in, before applying it and without an answer: a
  * helper killed between two requests (a poke's "on" applied, its "off"
- * never). It needs CAP_NET_ADMIN, as passt-repair does. Messages on
- * stderr: "repairstub: connected", one line per request, "repairstub:
- * quitting at request N". Exit status 0 on end of file or at -q, 1 on
- * errors.
+ * never). With -s N it stalls at the N-th request, before applying it,
+ * until FILE (-g) exists, up to 120 s: a helper that is slow to answer.
+ * It needs CAP_NET_ADMIN, as passt-repair does. Messages on stderr:
+ * "repairstub: connected", one line per request, "repairstub: quitting
+ * at request N", "repairstub: stalling at request N", "repairstub: going
+ * on". Exit status 0 on end of file or at -q, 1 on errors.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -31,15 +33,22 @@
 int main(int argc, char **argv)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	unsigned long quit_at = 0, nreq = 0;
+	unsigned long quit_at = 0, stall_at = 0, nreq = 0;
+	const char *go = NULL;
 	int s, opt;
 
-	while ((opt = getopt(argc, argv, "q:")) != -1) {
-		if (opt != 'q')
+	while ((opt = getopt(argc, argv, "q:s:g:")) != -1) {
+		if (opt == 'q')
+			quit_at = strtoul(optarg, NULL, 0);
+		else if (opt == 's')
+			stall_at = strtoul(optarg, NULL, 0);
+		else if (opt == 'g')
+			go = optarg;
+		else
 			goto usage;
-		quit_at = strtoul(optarg, NULL, 0);
 	}
-	if (optind != argc - 1 || strlen(argv[optind]) >= sizeof(a.sun_path))
+	if (optind != argc - 1 || strlen(argv[optind]) >= sizeof(a.sun_path) ||
+	    (stall_at && !go))
 		goto usage;
 	memcpy(a.sun_path, argv[optind], strlen(argv[optind]) + 1);
 	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -91,6 +100,16 @@ int main(int argc, char **argv)
 				nreq);
 			return 0;
 		}
+		if (stall_at && nreq == stall_at) {
+			unsigned waited;
+
+			fprintf(stderr, "repairstub: stalling at request %lu\n",
+				nreq);
+			for (waited = 0; access(go, F_OK) && waited < 12000;
+			     waited++)
+				usleep(10000);
+			fprintf(stderr, "repairstub: going on\n");
+		}
 		v = cmd;
 		for (i = 0; i < n; i++) {
 			if (setsockopt(fds[i], IPPROTO_TCP, TCP_REPAIR, &v,
@@ -106,6 +125,6 @@ int main(int argc, char **argv)
 		}
 	}
 usage:
-	fprintf(stderr, "Usage: %s [-q N] PATH\n", argv[0]);
+	fprintf(stderr, "Usage: %s [-q N] [-s N -g FILE] PATH\n", argv[0]);
 	return 1;
 }
