@@ -61,7 +61,7 @@ endif
 
 # Everything but the programs' main files goes into one static library
 LIB_SRCS := $(filter-out passt.c passt-repair.c,$(wildcard *.c)) \
-            $(wildcard conf/*.c tap/*.c vhost/*.c net/*.c fwd/*.c tcp/*.c udp/*.c icmp/*.c migrate/*.c)
+            $(wildcard conf/*.c tap/*.c stream/*.c vhost/*.c net/*.c fwd/*.c tcp/*.c udp/*.c icmp/*.c migrate/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(wildcard test/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:test/unit/%.c=$(BUILD)/test/unit/%)
@@ -102,7 +102,7 @@ $(BUILD)/test/%-hooks.o: %.c
 
 $(BUILD)/test/passt-hooks: LDLIBS += -lseccomp -lcap -luring
 $(BUILD)/test/passt-hooks: $(BUILD)/passt.o $(BUILD)/test/isolation-hooks.o \
-			   $(BUILD)/test/tap/stream_out-hooks.o \
+			   $(BUILD)/test/stream/stream_out-hooks.o \
 			   $(BUILD)/test/env-hooks.o \
 			   $(BUILD)/libpasst.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

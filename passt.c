@@ -57,7 +57,7 @@
 #include "tap/listen.h"
 #include "tap/local.h"
 #include "tap/pcap.h"
-#include "tap/stream.h"
+#include "stream/stream.h"
 #include "tap/tap.h"
 #include "vhost/net.h"
 #include "tcp/tcp.h"

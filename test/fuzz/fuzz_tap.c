@@ -46,7 +46,7 @@
 #include "loop.h"
 #include "net/checksum.h"
 #include "icmp/icmp.h"
-#include "tap/stream.h"
+#include "stream/stream.h"
 #include "tap/tap.h"
 #include "tcp/tcp.h"
 #include "udp/udp.h"
