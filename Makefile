@@ -61,7 +61,7 @@ endif
 
 # Everything but the programs' main files goes into one static library
 LIB_SRCS := $(filter-out passt.c passt-repair.c,$(wildcard *.c)) \
-            $(wildcard conf/*.c tap/*.c stream/*.c vhost/*.c net/*.c fwd/*.c tcp/*.c udp/*.c icmp/*.c migrate/*.c)
+            $(wildcard conf/*.c tap/*.c local/*.c stream/*.c vhost/*.c net/*.c fwd/*.c tcp/*.c udp/*.c icmp/*.c migrate/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(wildcard test/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:test/unit/%.c=$(BUILD)/test/unit/%)

@@ -55,7 +55,7 @@
 #include "loop.h"
 #include "tap/coalesce.h"
 #include "tap/listen.h"
-#include "tap/local.h"
+#include "local/local.h"
 #include "tap/pcap.h"
 #include "stream/stream.h"
 #include "tap/tap.h"

@@ -54,7 +54,7 @@
 #include "migrate/announce.h"
 #include "net/packet.h"
 #include "tap/coalesce.h"
-#include "tap/local.h"
+#include "local/local.h"
 #include "tap/pcap.h"
 #include "tap/tap.h"
 #include "tcp/tcp.h"

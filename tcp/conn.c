@@ -33,7 +33,7 @@
 #include "log.h"
 #include "loop.h"
 #include "net/packet.h"
-#include "tap/local.h"
+#include "local/local.h"
 #include "tap/tap.h"
 #include "tcp/migrate.h"
 #include "tcp/tcp.h"

@@ -83,7 +83,7 @@
 #include "log.h"
 #include "loop.h"
 #include "net/packet.h"
-#include "tap/local.h"
+#include "local/local.h"
 #include "tap/tap.h"
 #include "udp/udp.h"
 #include "udp/udp_flow.h"

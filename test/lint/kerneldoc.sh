@@ -48,7 +48,7 @@ set -u
 
 if [ $# -eq 0 ]; then
 	cd "$(dirname "$0")/../.." || exit 2
-	set -- *.c conf tap stream vhost net fwd tcp udp icmp migrate
+	set -- *.c conf tap local stream vhost net fwd tcp udp icmp migrate
 fi
 
 files=()

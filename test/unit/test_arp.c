@@ -17,7 +17,7 @@
 #include "ctx.h"
 #include "net/arp.h"
 #include "net/packet.h"
-#include "tap/local.h"
+#include "local/local.h"
 #include "tap/tap.h"
 
 static const uint8_t our_mac[6] = {0x9a, 0x55, 0x9a, 0x55, 0x9a, 0x55};

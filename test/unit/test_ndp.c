@@ -17,7 +17,7 @@
 #include "net/checksum.h"
 #include "net/ndp.h"
 #include "net/packet.h"
-#include "tap/local.h"
+#include "local/local.h"
 #include "tap/tap.h"
 #include "util.h"
 

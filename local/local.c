@@ -40,7 +40,7 @@
 #include "net/icmp_err.h"
 #include "net/ndp.h"
 #include "net/packet.h"
-#include "tap/local.h"
+#include "local/local.h"
 #include "tap/tap.h"
 #include "util.h"
 
