@@ -92,7 +92,7 @@ $(BUILD)/passt: LDLIBS += -lseccomp -lcap -luring
 $(BUILD)/passt: $(BUILD)/passt.o $(BUILD)/libpasst.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Test flavour, never installed: isolation.c, tap/stream_out.c and env.c with
+# Test flavour, never installed: isolation.c, stream/stream_out.c and env.c with
 # PASST_TEST_HOOKS (the sandbox tests make it call a forbidden syscall,
 # stream_splice makes a sendfile() fail; env.c reads the variables that
 # ask for it); the plain build has none
@@ -156,7 +156,7 @@ integration: $(BUILD)/passt $(BUILD)/passt-repair tools \
 # The sanitizer run keeps io_uring (uring.c: what the daemon closes while
 # operations are queued is where ASan has to look), but the stream
 # front-end copies instead of splicing, from a memfd instead of a file on
-# huge pages (tap/stream_out.c, hugefile.c): so both of those paths pass
+# huge pages (stream/stream_out.c, hugefile.c): so both of those paths pass
 # the whole suite (tests/stream_splice.sh checks that each daemon is on
 # the path it says); the plain system calls of uring.c's fallback pass
 # the whole QEMU suite under ASan (e2e-asan), and tests/io_uring.sh

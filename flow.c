@@ -78,7 +78,7 @@
  * Closing for reclaim is an ordinary close (rules 2 and 3 above): the
  * socket goes at once, the entry at the end of the round. So what one
  * round can open and close is bounded by the input a round takes from the
- * front-end (tap/stream.c: 2048 frames; vhost-user: its TX budget), and the
+ * front-end (stream/stream.c: 2048 frames; vhost-user: its TX budget), and the
  * table, with entries closed in the round, can't be filled by one flood.
  * Messages about any of this are rate-limited (warn_rl(), debug_rl()).
  *

@@ -997,7 +997,7 @@ static const struct iso_rule iso_rules[] = {
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_BUF_LOCK),
 	  "tcp/migrate_dst.c: ...unlocked again for autotuning" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_RCVBUF),
-	  "receive buffers (tap/stream.c: not in this mode)" },
+	  "receive buffers (stream/stream.c: not in this mode)" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_LINGER),
 	  "tcp/tcp.c: reset instead of FIN" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_OOBINLINE),
@@ -1038,7 +1038,7 @@ static const struct iso_rule iso_rules[] = {
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IPV6, IPV6_MINHOPCOUNT),
 	  "tcp/migrate.c: ...the same for IPv6" },
 
-	/* The stream front-end's output, by reference (tap/stream_out.c) */
+	/* The stream front-end's output, by reference (stream/stream_out.c) */
 	{ "sendfile", P_ST, NOARG,
 	  "frames from the output buffer's memfd into the socket" },
 	{ "ioctl", P_ST, ARG(1, SIOCOUTQ),

@@ -23,7 +23,7 @@
  *
  * The request is read through a bounds-checked view only; the reply is built
  * by arp_build_reply(), a pure function, so unit tests see exactly what would
- * go on the wire. tap/local.c hands it the request and sends the reply.
+ * go on the wire. local/local.c hands it the request and sends the reply.
  */
 #include <errno.h>
 #include <string.h>
