@@ -20,8 +20,9 @@
  *    generation), loop_ref() with a fresh loop_gen_next() for front-end
  *    connections and rings, the fd itself for listeners that never close;
  *  - who dispatches: main_dispatch() below, one switch from reference type
- *    to handler; each handler checks the reference against its object and
- *    drops stale events;
+ *    to handler, the front-end's events (REF_FE_CONN, REF_FE_KICK) straight
+ *    to the operations of the one in use (tap_frontend()); each handler
+ *    checks the reference against its object and drops stale events;
  *  - per round: after the events of one epoll_wait(), main_round_end()
  *    sends coalesced TCP ACKs, flushes frames to the guest, submits the
  *    round's queued system calls (uring.c; or the next wait submits them,
@@ -47,6 +48,7 @@
 
 #include "conf/conf.h"
 #include "ctx.h"
+#include "demux.h"
 #include "flow.h"
 #include "fwd/fwd.h"
 #include "env.h"
@@ -59,7 +61,7 @@
 #include "tap/pcap.h"
 #include "stream/stream.h"
 #include "tap/tap.h"
-#include "vhost/net.h"
+#include "vhost/vhost.h"
 #include "tcp/tcp.h"
 #include "udp/udp.h"
 #include "icmp/icmp.h"
@@ -92,7 +94,7 @@ static void main_signal(struct ctx *c)
 			break;
 		case SIGUSR1:
 			flow_log_stats();
-			tap_log_stats();
+			demux_log_stats();
 			tcp_log_conns();
 			break;
 		default:
@@ -126,12 +128,14 @@ static void main_dispatch(struct ctx *c, union epoll_ref ref, uint32_t events)
 		main_timer(c);
 		break;
 	case REF_TAP_LISTEN:
-		tap_accept_handler(c);
+		tap_frontend()->accept(c);
 		break;
-	case REF_TAP:
-	case REF_VU_CTRL:
-	case REF_VU_KICK:
-		tap_handler(c, ref, events);
+	case REF_FE_CONN:
+		tap_frontend()->handler(c, ref, events);
+		break;
+	case REF_FE_KICK:
+		if (tap_frontend()->kick)
+			tap_frontend()->kick(c, ref);
 		break;
 	case REF_ICMP:
 		icmp_sock_handler(c, ref, events);
@@ -380,7 +384,7 @@ int main(int argc, char **argv)
 	daemon_ready(c);
 	main_loop(c);
 
-	tap_log_stats();
+	demux_log_stats();
 	tap_cleanup(c);
 	if (c->mode == MODE_VU)
 		repair_cleanup(c);

@@ -16,7 +16,7 @@
  *
  * Input: bytes are read into a buffer that holds at least one maximum
  * frame plus its prefix, as much as the socket has, in as few recv()
- * calls as we can; complete frames are handed to tap_input() in place, a
+ * calls as we can; complete frames are handed to demux_input() in place, a
  * partial one is completed by later reads, behind it, and moved to the
  * front only when that's cheap or the room behind runs short. A loop
  * round takes at most STREAM_ROUND_FRAMES frames (the bound on what a
@@ -36,7 +36,7 @@
  * if its socket buffer fills, which the socket's smaller target keeps
  * rare.
  *
- * Output: tap/stream_out.c.
+ * Output: stream/stream_out.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "demux.h"
 #include "log.h"
 #include "loop.h"
 #include "tap/coalesce.h"
@@ -72,7 +73,7 @@ static struct coalesce in_co;		/* input coalescing (coalesce.c) */
 static uint64_t in_poll_at;		/* EPOLLIN off, poll then; or 0 */
 static uint32_t ep_events;		/* what epoll watches now */
 
-uint32_t stream_gen;			/* generation of the connection */
+static uint32_t stream_gen;		/* generation of the connection */
 
 /* Frames taken from the front-end in one loop round, at most: this bounds
  * the flows a flood of small frames can open, and close, in one round,
@@ -85,7 +86,7 @@ static bool stream_backlog(const struct ctx *c);
 static void stream_reset_buffers(void)
 {
 	in_start = in_end = 0;
-	stream_out_reset();
+	stream_out_reset(stream_gen);
 	in_poll_at = 0;
 	coalesce_reset(&in_co, COALESCE_TARGET_SOCKET);
 }
@@ -108,13 +109,13 @@ static void stream_attach(struct ctx *c, int fd)
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd));
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
 
+	stream_gen = loop_gen_next();
 	stream_reset_buffers();
 	c->fd_tap = fd;
-	stream_gen = loop_gen_next();
 	ep_events = EPOLLIN | EPOLLRDHUP;
-	if (loop_add(c, fd, ep_events, loop_ref(REF_TAP, 0, stream_gen)))
+	if (loop_add(c, fd, ep_events, loop_ref(REF_FE_CONN, 0, stream_gen)))
 		die_perror("epoll_ctl");
-	tap_guest_appeared(c);
+	demux_guest_appeared(c);
 }
 
 /**
@@ -182,7 +183,7 @@ static int stream_next(uint32_t *flen)
 	return in_end - in_start - 4 >= *flen;
 }
 
-/* Hand complete frames from in_buf to tap_input(), until the round's
+/* Hand complete frames from in_buf to demux_input(), until the round's
  * frame budget is spent. Return -1 on a bad length prefix.
  */
 static int stream_parse(struct ctx *c)
@@ -192,12 +193,12 @@ static int stream_parse(struct ctx *c)
 
 	while (round_frames < STREAM_ROUND_FRAMES &&
 	       (rc = stream_next(&flen)) == 1) {
-		tap_input(c, in_buf + in_start + 4, flen);
+		demux_input(c, in_buf + in_start + 4, flen);
 		in_start += 4 + flen;
 		round_frames++;
 		pass_frames++;
 	}
-	tap_input_end(c);
+	demux_input_end(c);
 	if (rc < 0) {
 		warn_rl("Bad frame length %u from front-end, "
 			"resetting connection", flen);
@@ -289,7 +290,7 @@ void stream_epoll_update(struct ctx *c)
 
 	if (c->fd_tap < 0 || ev == ep_events)
 		return;
-	if (loop_mod(c, c->fd_tap, ev, loop_ref(REF_TAP, 0, stream_gen)))
+	if (loop_mod(c, c->fd_tap, ev, loop_ref(REF_FE_CONN, 0, stream_gen)))
 		debug("stream: epoll_ctl: %s", strerror(errno));
 	ep_events = ev;
 }
@@ -368,7 +369,8 @@ static void stream_resume(struct ctx *c)
  * An event queued for a connection that has since been closed (and
  * perhaps replaced by a new client with the same fd) is dropped.
  */
-void stream_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
+static void stream_handler(struct ctx *c, union epoll_ref ref,
+			   uint32_t events)
 {
 	bool hup = events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP);
 	/* While we poll, EPOLLIN isn't asked for: a hang-up is read up to

@@ -3,7 +3,7 @@
  * stream_out.c - the qemu stream front-end's output: frames to the guest,
  * each with its 4-byte big-endian length prefix, queued in a ring and
  * written to the connected UNIX stream socket (the connection and the
- * input: tap/stream.c)
+ * input: stream/stream.c)
  *
  * Theory of operation
  *
@@ -96,6 +96,7 @@ static size_t resv_pos;
 static uint64_t stream_dropped;		/* frames dropped: buffer full */
 static size_t uring_start;		/* send() queued on the io_uring */
 static bool uring_busy;			/* ...and not completed yet */
+static uint32_t out_gen;		/* the connection's (stream.c) */
 #ifdef PASST_TEST_HOOKS
 static long hook_sendfile_ok = -1;	/* sendfile() calls left to succeed */
 #endif
@@ -116,11 +117,13 @@ static long hook_sendfile_ok = -1;	/* sendfile() calls left to succeed */
 
 /**
  * stream_out_reset() - empty the output buffer, for a new connection
+ * @gen:	generation of the connection (stream.c), which the queued
+ *		send()s carry
  *
  * Also after one gone with bytes unread. Dies if the ring can't get new
  * pages.
  */
-void stream_out_reset(void)
+void stream_out_reset(uint32_t gen)
 {
 	if (out_free != out_sock) {
 		/* A front-end gone with bytes unread may still hold them in
@@ -136,6 +139,7 @@ void stream_out_reset(void)
 	out_free = out_sock = out_tail = 0;
 	out_waiting = false;
 	uring_busy = false;
+	out_gen = gen;
 }
 
 /* Can we sendfile() from the file into a UNIX stream socket? Tried on a
@@ -536,7 +540,7 @@ static void stream_uring_sent(struct ctx *c, uint64_t gen, int res)
 {
 	size_t sent = res > 0 ? (size_t)res : 0;
 
-	if (c->fd_tap < 0 || gen != stream_gen || !uring_busy)
+	if (c->fd_tap < 0 || gen != out_gen || !uring_busy)
 		return;
 	uring_busy = false;
 	if (res < 0 && res != -EAGAIN)
@@ -560,7 +564,7 @@ void stream_flush_end(struct ctx *c)
 
 	if (c->fd_tap < 0 || !len || out_waiting || zc || uring_busy ||
 	    uring_send(c->fd_tap, OUT_AT(out_sock), (uint32_t)len,
-		       stream_uring_sent, stream_gen)) {
+		       stream_uring_sent, out_gen)) {
 		stream_flush(c);
 		return;
 	}

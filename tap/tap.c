@@ -1,45 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * tap.c - guest frames in and out, whatever the front-end.
+ * tap.c - the frame layer every service and protocol sends through to the
+ * guest, whatever the front-end.
  *
  * Theory of operation
- *
- * In: tap_input() is the only entry for guest frames. It records the frame
- * in the capture file, learns the guest's MAC address from the source of
- * unicast-sourced frames, parses the frame into bounds-checked views
- * (net/packet.c) and dispatches on (EtherType, protocol, port/type):
- *
- *	RARP (QEMU's announcement)	-> announce_guest_frame()
- *	ARP				-> local_arp_input()
- *	IPv4 UDP to port 67		-> local_dhcp_input()
- *	IPv4 ICMP			-> icmp_input()
- *	IPv6 ICMPv6 133..137		-> local_ndp_input()
- *	IPv6 ICMPv6 echo request	-> icmp_input()
- *	IPv6 UDP to port 547		-> local_dhcpv6_input()
- *	TCP				-> tcp_input()
- *	other UDP			-> udp_input()
- *	anything else			-> dropped and counted
- *
- * tap_input_part() takes a TCP frame whose payload continues in further
- * pieces (a guest's TSO segment, from the vhost-user TX ring), as long as
- * its headers lie in the first one: TCP writes the pieces to its socket
- * as they are, with no copy of ours. Anything else it declines, and the
- * front-end gathers the frame for tap_input().
- *
- * The guest's source addresses are remembered (addr_seen): inbound
- * connections go to the address the guest actually uses.
  *
  * Out: tap_send_ip4() / tap_send_ip6() put Ethernet and IP headers in
  * front of a layer-4 message and fill in the IP header checksum and the
  * layer-4 checksum (TCP, UDP, ICMP, ICMPv6), so no caller computes one.
  * The frame goes to the guest's learned MAC (broadcast until learned), or
  * to the Ethernet multicast address for IPv6 multicast destinations.
+ * tap_seg_*() build frames in place, in the front-end's own buffers.
+ *
+ * In: frames from the guest don't pass here; the front-ends hand them to
+ * demux.c, which learns the guest's MAC and addresses and calls their
+ * owners.
  *
  * Front-ends: frames reach the guest through the struct tap_frontend
- * chosen at start (tap_frontend_set(): the stream front-end of stream.c or
- * vhost-user's of vhost/net.c), never by name: an operation a front-end
- * leaves NULL is what it doesn't need (one queue pair, no checksum or
- * segmentation offload, no input left over between rounds).
+ * chosen at start (tap_frontend_set(): the stream front-end of
+ * stream/stream.c or vhost-user's of vhost/net.c), never by name: an
+ * operation a front-end leaves NULL is what it doesn't need (one queue
+ * pair, no checksum or segmentation offload, no input left over between
+ * rounds).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -50,22 +32,17 @@
 #include "ctx.h"
 #include "log.h"
 #include "net/checksum.h"
-#include "icmp/icmp.h"
-#include "migrate/announce.h"
 #include "net/packet.h"
 #include "tap/coalesce.h"
-#include "local/local.h"
 #include "tap/pcap.h"
 #include "tap/tap.h"
-#include "tcp/tcp.h"
-#include "udp/udp.h"
 #include "util.h"
 
 static uint8_t tap_buf[ETH_HDR_LEN + IP6_HDR_LEN + TAP_IP_MAX];
 static uint16_t ip4_id;
 
 static struct {
-	uint64_t rx, rx_bad, rx_unhandled, rx_part, tx, tx_fail;
+	uint64_t tx, tx_fail;
 } tap_stats;
 
 /* The front-end in use, chosen at start */
@@ -91,6 +68,17 @@ const char *tap_frontend_name(void)
 }
 
 /**
+ * tap_frontend() - the front-end in use, for the loop's dispatch of its
+ *		    events straight to it
+ *
+ * Return: its operations, NULL if none was chosen
+ */
+const struct tap_frontend *tap_frontend(void)
+{
+	return tap_fe;
+}
+
+/**
  * tap_init() - set up the front-end: inherited fd or listening socket
  * @c:		execution context
  *
@@ -99,26 +87,6 @@ const char *tap_frontend_name(void)
 int tap_init(struct ctx *c)
 {
 	return tap_fe->init(c);
-}
-
-/**
- * tap_accept_handler() - a front-end connects to the listening socket
- * @c:		execution context
- */
-void tap_accept_handler(struct ctx *c)
-{
-	tap_fe->accept(c);
-}
-
-/**
- * tap_handler() - an event on one of the front-end's own descriptors
- * @c:		execution context
- * @ref:	epoll reference (REF_TAP, REF_VU_CTRL or REF_VU_KICK)
- * @events:	epoll events
- */
-void tap_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
-{
-	tap_fe->handler(c, ref, events);
 }
 
 /**
@@ -139,15 +107,6 @@ void tap_cleanup(struct ctx *c)
 int tap_connected(const struct ctx *c)
 {
 	return tap_fe->connected(c);
-}
-
-/**
- * tap_guest_appeared() - a front-end attached: greet the guest
- * @c:		execution context
- */
-void tap_guest_appeared(struct ctx *c)
-{
-	local_guest_appeared(c);
 }
 
 /**
@@ -521,22 +480,18 @@ int tap_send_ip6(struct ctx *c, const struct in6_addr *src,
 }
 
 /**
- * tap_log_stats() - report frame counters (SIGUSR1, exit); the frames' line
- *		     comes last, so a reader who waits for it has them all
+ * tap_log_stats() - report the front-end's counters and coalescing; the
+ *		     frames' own line is demux_log_stats()'s
+ * @tx:		frames sent to the guest, set
+ * @tx_fail:	frames that couldn't be, set
  */
-void tap_log_stats(void)
+void tap_log_stats(uint64_t *tx, uint64_t *tx_fail)
 {
 	if (tap_fe && tap_fe->log_stats)
 		tap_fe->log_stats();
 	coalesce_log_stats();
-	info("Frames from guest: %llu (%llu malformed, %llu not handled, "
-	     "%llu taken in pieces), to guest: %llu (%llu not sent)",
-	     (unsigned long long)tap_stats.rx,
-	     (unsigned long long)tap_stats.rx_bad,
-	     (unsigned long long)tap_stats.rx_unhandled,
-	     (unsigned long long)tap_stats.rx_part,
-	     (unsigned long long)tap_stats.tx,
-	     (unsigned long long)tap_stats.tx_fail);
+	*tx = tap_stats.tx;
+	*tx_fail = tap_stats.tx_fail;
 }
 
 /**
@@ -644,197 +599,4 @@ void tap_poll(struct ctx *c)
 void tap_flush(struct ctx *c)
 {
 	tap_fe->flush(c);
-}
-
-static void tap_learn_mac(struct ctx *c, const uint8_t *src)
-{
-	if (src[0] & 1)		/* multicast/broadcast source: bogus */
-		return;
-	if (c->guest_mac_set && !memcmp(c->guest_mac, src, ETH_ADDR_LEN))
-		return;
-	/* The guest chooses its source addresses: rate-limit the changes */
-	if (!c->guest_mac_set)
-		info("Guest MAC address: %02x:%02x:%02x:%02x:%02x:%02x",
-		     src[0], src[1], src[2], src[3], src[4], src[5]);
-	else
-		info_rl("Guest MAC address now %02x:%02x:%02x:%02x:%02x:%02x",
-			src[0], src[1], src[2], src[3], src[4], src[5]);
-	memcpy(c->guest_mac, src, ETH_ADDR_LEN);
-	c->guest_mac_set = true;
-}
-
-static bool tap_input_ip4(struct ctx *c, const struct pkt *p)
-{
-	uint16_t sport, dport;
-	struct pview payload;
-
-	if (!c->ifi4_ok)
-		return false;
-	/* A loopback source can't be answered from outside the guest */
-	if ((ntohl(p->src4.s_addr) >> 24) == IN_LOOPBACKNET)
-		return false;
-	if (p->src4.s_addr && p->src4.s_addr != c->ip4.addr_seen.s_addr &&
-	    !IN_MULTICAST(ntohl(p->src4.s_addr)))
-		c->ip4.addr_seen = p->src4;
-	switch (p->proto) {
-	case IPPROTO_TCP:
-		tcp_input(c, p);
-		return true;
-	case IPPROTO_UDP:
-		if (pkt_udp(p, &sport, &dport, &payload))
-			return false;
-		if (dport != 67) {
-			udp_input(c, p);
-			return true;
-		}
-		if (!c->no_dhcp)
-			local_dhcp_input(c, p);
-		return true;
-	case IPPROTO_ICMP:
-		if (c->no_icmp)
-			return false;
-		icmp_input(c, p);
-		return true;
-	default:
-		return false;
-	}
-}
-
-static bool tap_input_ip6(struct ctx *c, const struct pkt *p)
-{
-	uint16_t sport, dport;
-	struct pview payload;
-	uint8_t type;
-
-	if (!c->ifi6_ok || IN6_IS_ADDR_LOOPBACK(&p->src6))
-		return false;
-	if (!IN6_IS_ADDR_UNSPECIFIED(&p->src6) &&
-	    !IN6_IS_ADDR_LINKLOCAL(&p->src6) &&
-	    !IN6_IS_ADDR_MULTICAST(&p->src6))
-		c->ip6.addr_seen = p->src6;
-	switch (p->proto) {
-	case IPPROTO_TCP:
-		tcp_input(c, p);
-		return true;
-	case IPPROTO_ICMPV6:
-		if (p->frag || !pv_u8(p->l4, 0, &type))
-			return false;
-		if (type >= 133 && type <= 137) {
-			if (!c->no_ndp)
-				local_ndp_input(c, p);
-			return true;
-		}
-		if (type == 128 && !c->no_icmp) {
-			icmp_input(c, p);
-			return true;
-		}
-		return false;
-	case IPPROTO_UDP:
-		if (pkt_udp(p, &sport, &dport, &payload))
-			return false;
-		if (dport != 547) {
-			udp_input(c, p);
-			return true;
-		}
-		if (!c->no_dhcpv6)
-			local_dhcpv6_input(c, p);
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* Learn from a parsed frame and hand it to its owner */
-static void tap_dispatch(struct ctx *c, const struct pkt *p)
-{
-	bool handled = false;
-
-	tap_learn_mac(c, p->eth_src);
-	if (announce_guest_frame(c, p))
-		return;		/* a RARP: QEMU announcing the guest */
-
-	switch (p->ethertype) {
-	case ETHTYPE_ARP:
-		local_arp_input(c, p);
-		handled = true;
-		break;
-	case ETHTYPE_IP:
-		handled = tap_input_ip4(c, p);
-		break;
-	case ETHTYPE_IPV6:
-		handled = tap_input_ip6(c, p);
-		break;
-	}
-	if (!handled) {
-		tap_stats.rx_unhandled++;
-		trace("Frame not handled: ethertype 0x%04x proto %u",
-		      p->ethertype, p->proto);
-	}
-}
-
-/**
- * tap_input_end() - a batch of guest frames was handed to tap_input()
- * @c:		execution context
- *
- * Front-ends call this before the frames of the batch go away: protocols
- * may hold pointers into them until here (see tcp_flush_pending()).
- */
-void tap_input_end(struct ctx *c)
-{
-	tcp_flush_pending(c);
-}
-
-/**
- * tap_input() - handle one Ethernet frame from the guest
- * @c:		execution context
- * @frame:	frame (untrusted)
- * @len:	its length
- */
-void tap_input(struct ctx *c, const uint8_t *frame, size_t len)
-{
-	struct pkt p;
-
-	tap_stats.rx++;
-	pcap_frame(frame, len);
-
-	if (pkt_parse(frame, len, &p)) {
-		tap_stats.rx_bad++;
-		debug_rl("Malformed frame from guest (%zu bytes) dropped", len);
-		return;
-	}
-	tap_dispatch(c, &p);
-}
-
-/**
- * tap_input_part() - handle a TCP frame from the guest in pieces, without
- *		      gathering it
- * @c:		execution context
- * @head:	start of the frame, with all its headers (untrusted)
- * @hlen:	bytes at @head
- * @tail:	the frame's further pieces, in order (untrusted bytes)
- * @ntail:	number of pieces, at most TAP_TAIL_MAX
- * @len:	frame length: @hlen plus the pieces' total
- *
- * Return: true if handled; false if the frame isn't TCP with its headers
- *	   in @head: then nothing was done, and the caller gathers it for
- *	   tap_input(), which also judges it if malformed
- */
-bool tap_input_part(struct ctx *c, const uint8_t *head, size_t hlen,
-		    const struct iovec *tail, unsigned ntail, size_t len)
-{
-	struct pkt p;
-	uint8_t doff;
-
-	if (ntail > TAP_TAIL_MAX || pkt_parse_part(head, hlen, len, &p) ||
-	    p.proto != IPPROTO_TCP || p.frag || !pv_u8(p.l4, 12, &doff) ||
-	    (size_t)(doff >> 4) * 4 > p.l4.len)
-		return false;
-	p.tail = tail;
-	p.ntail = ntail;
-
-	tap_stats.rx++;
-	tap_stats.rx_part++;
-	pcap_frame_iov(head, hlen, tail, ntail, len - hlen);
-	tap_dispatch(c, &p);
-	return true;
 }

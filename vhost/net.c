@@ -19,16 +19,16 @@
  * TX (guest to us, ring 1): on a kick, chains are taken from the ring, at
  * most VU_TX_BUDGET per call, and no more once VU_TX_WALK_BUDGET
  * descriptors were read for them. A frame that lies in one piece of guest
- * memory after the header is handed to tap_input() in place: tap_input()
+ * memory after the header is handed to demux_input() in place: demux_input()
  * parses through bounds-checked views, so the guest changing the bytes
  * under us can confuse the parse but never make it read out of bounds.
  * A frame spread over several pieces (what a Linux guest sends with TSO:
- * headers in one, payload in page fragments) goes to tap_input_part() as
+ * headers in one, payload in page fragments) goes to demux_input_part() as
  * it lies if it is TCP with all its headers in the first piece: TCP then
  * writes the payload pieces to its socket straight from guest memory.
  * Any other frame in pieces is gathered into one of VU_TX_GATHER static
  * buffers first. Protocols may keep pointers into the
- * frames until tap_input_end(), which we call at the end of the batch,
+ * frames until demux_input_end(), which we call at the end of the batch,
  * before the chains go back to the used ring (length 0) with one index
  * update, and before a gathered frame would reuse a buffer: so
  * VU_TX_GATHER gathered segments of a TCP stream still make one
@@ -107,12 +107,14 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "demux.h"
 #include "log.h"
 #include "net/packet.h"
 #include "tap/coalesce.h"
 #include "tap/pcap.h"
 #include "tap/tap.h"
 #include "vhost/net.h"
+#include "vhost/vhost.h"
 #include "uring.h"
 #include "util.h"
 
@@ -200,7 +202,7 @@ static void vu_net_broken(struct virtq *vq, unsigned i, const char *why)
 }
 
 /* Hand a frame starting at @off into piece @i, continuing in the next
- * ones, to tap_input_part(): true if it took it
+ * ones, to demux_input_part(): true if it took it
  */
 static bool vu_net_tx_part(struct ctx *c, const struct vq_elem *e,
 			   unsigned i, size_t off, size_t len)
@@ -215,10 +217,10 @@ static bool vu_net_tx_part(struct ctx *c, const struct vq_elem *e,
 		tail[n].iov_base = e->iov[i + 1 + n].base;
 		tail[n].iov_len = e->iov[i + 1 + n].len;
 	}
-	return tap_input_part(c, e->iov[i].base + off, hlen, tail, n, len);
+	return demux_input_part(c, e->iov[i].base + off, hlen, tail, n, len);
 }
 
-/* Hand one TX chain's frame to tap_input() */
+/* Hand one TX chain's frame to demux_input() */
 static void vu_net_tx_one(struct ctx *c, const struct vq_elem *e)
 {
 	size_t len, off = VU_NET_HDR_LEN;
@@ -240,7 +242,7 @@ static void vu_net_tx_one(struct ctx *c, const struct vq_elem *e)
 		off -= e->iov[i].len;
 	}
 	if (i < e->out_num && e->iov[i].len - off >= len) {
-		tap_input(c, e->iov[i].base + off, len);
+		demux_input(c, e->iov[i].base + off, len);
 		return;
 	}
 	/* TCP with its headers in this piece: the rest as it lies */
@@ -248,12 +250,12 @@ static void vu_net_tx_one(struct ctx *c, const struct vq_elem *e)
 		return;
 	/* All buffers hold frames of this batch: end it, they're free */
 	if (tx_gathered == VU_TX_GATHER) {
-		tap_input_end(c);
+		demux_input_end(c);
 		tx_gathered = 0;
 	}
 	if (vq_copy_from(e, VU_NET_HDR_LEN, tx_buf[tx_gathered], len) != len)
 		return;
-	tap_input(c, tx_buf[tx_gathered++], len);
+	demux_input(c, tx_buf[tx_gathered++], len);
 }
 
 /**
@@ -315,14 +317,14 @@ void vu_net_tx(struct ctx *c, unsigned q)
 		bytes += tx_elem.out_len;
 		frames++;
 		vq_fill(vq, &d->mem, n++, tx_elem.head, 0);
-		/* tap_input() can't stop the ring, but be safe */
+		/* demux_input() can't stop the ring, but be safe */
 		if (!vq_ready(vq))
 			break;
 	}
 	/* Protocols may point into the frames until this: before the guest
 	 * gets its buffers back
 	 */
-	tap_input_end(c);
+	demux_input_end(c);
 	tx_gathered = 0;
 	tx_pair = 0;
 	if (vq->desc)
@@ -966,7 +968,8 @@ const struct tap_frontend vu_frontend = {
 	.name		= "vhost-user",
 	.init		= vu_init,
 	.accept		= vu_listen_handler,
-	.handler	= vu_handler,
+	.handler	= vu_ctrl_handler,
+	.kick		= vu_kick_handler,
 	.cleanup	= vu_cleanup,
 	.connected	= vu_net_connected,
 	.send		= vu_net_send,

@@ -80,6 +80,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "demux.h"
 #include "log.h"
 #include "loop.h"
 #include "tap/listen.h"
@@ -269,7 +270,7 @@ static void vu_attach(struct ctx *c, int fd)
 		vq_reset(&vu_dev.vq[i]);
 	vu_rx_reset();
 	if (loop_add(c, fd, EPOLLIN | EPOLLRDHUP,
-		     loop_ref(REF_VU_CTRL, 0, vu_dev.gen)))
+		     loop_ref(REF_FE_CONN, 0, vu_dev.gen)))
 		die_perror("epoll_ctl");
 }
 
@@ -430,7 +431,7 @@ static void vu_check_appeared(struct ctx *c)
 {
 	if (!vu_dev.appeared && vu_net_connected(c)) {
 		vu_dev.appeared = true;
-		tap_guest_appeared(c);
+		demux_guest_appeared(c);
 	}
 }
 
@@ -769,7 +770,7 @@ static int vu_set_vring_kick(struct ctx *c, const struct vu_msg *m)
 	 * a read() per kick.
 	 */
 	if (loop_add(c, fd, EPOLLIN | EPOLLET,
-		     loop_ref(REF_VU_KICK, i, vq->kick_gen))) {
+		     loop_ref(REF_FE_KICK, i, vq->kick_gen))) {
 		warn_perror("vhost-user: epoll_ctl on kick fd");
 		close(fd);
 		return -EINVAL;
@@ -1278,20 +1279,6 @@ void vu_kick_handler(struct ctx *c, union epoll_ref ref)
 		vu_net_tx_kick(c, idx);
 	vu_fault_check(c);
 	/* RX: new buffers. The loop resumes blocked flows after this round */
-}
-
-/**
- * vu_handler() - an event on the control socket or a kick fd, for tap.c
- * @c:		execution context
- * @ref:	epoll reference: REF_VU_CTRL or REF_VU_KICK
- * @events:	epoll events
- */
-void vu_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
-{
-	if (ref.type == REF_VU_CTRL)
-		vu_ctrl_handler(c, ref, events);
-	else if (ref.type == REF_VU_KICK)
-		vu_kick_handler(c, ref);
 }
 
 /**

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * fuzz_tap.c - tap_input(), the whole guest-frame dispatch, with the real
+ * fuzz_tap.c - demux_input(), the whole guest-frame dispatch, with the real
  * ARP, NDP, DHCP, DHCPv6, ICMP, TCP and UDP code behind it, in stream mode.
  *
  * Isolation: at start-up the process moves to a network namespace of its
@@ -27,8 +27,8 @@
  * bit 0: for a TCP segment, replace its ACK number with the end of the
  * last segment we sent the guest; bit 1: replace its sequence number with
  * the last ACK number we sent; bit 7: end the batch after this frame
- * (tap_input_end(), a loop round). Frames stay valid until the iteration
- * ends, as the stream front-end's buffer does until tap_input_end().
+ * (demux_input_end(), a loop round). Frames stay valid until the iteration
+ * ends, as the stream front-end's buffer does until demux_input_end().
  * At the end every flow is timed out, so no state survives an iteration.
  */
 #include <errno.h>
@@ -42,11 +42,13 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
+#include "demux.h"
 #include "flow.h"
 #include "loop.h"
 #include "net/checksum.h"
 #include "icmp/icmp.h"
 #include "stream/stream.h"
+#include "stream/stream_internal.h"
 #include "tap/tap.h"
 #include "tcp/tcp.h"
 #include "udp/udp.h"
@@ -110,7 +112,7 @@ static void loop_round(void)
 		case REF_ICMP:
 			icmp_sock_handler(&c, ref[i], ev);
 			break;
-		case REF_TAP:
+		case REF_FE_CONN:
 			if (ev & EPOLLOUT)
 				tap_flush(&c);
 			break;
@@ -443,10 +445,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		frames++;
 
 		fixup_tcp(f, flen, ctl);
-		tap_input(&c, f, flen);
+		demux_input(&c, f, flen);
 		pending = true;
 		if (ctl & 0x80) {
-			tap_input_end(&c);
+			demux_input_end(&c);
 			pending = false;
 			drain();
 			servers_round();
@@ -457,7 +459,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	if (pending)
-		tap_input_end(&c);
+		demux_input_end(&c);
 	drain();
 	servers_round();
 	loop_round();
