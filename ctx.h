@@ -127,7 +127,6 @@ struct ctx {
 	enum tap_mode mode;
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int fd_listen;		/* listening UNIX socket, -1 if none */
-	int fd_tap;		/* connected front-end socket, -1 if none */
 	int fd_inherited;	/* --fd N, -1 if not given */
 	bool one_off;		/* -1: exit when the first client goes */
 	enum repair_mode repair_mode;

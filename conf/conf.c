@@ -569,7 +569,7 @@ static void conf_defaults(struct ctx *c)
 
 	memset(c, 0, sizeof(*c));
 	c->mode = MODE_STREAM;
-	c->fd_listen = c->fd_tap = c->fd_inherited = -1;
+	c->fd_listen = c->fd_inherited = -1;
 	c->epollfd = -1;
 	c->log_lvl = LOG_LVL_INFO;
 	c->mtu = MTU_DEFAULT;

@@ -27,7 +27,7 @@ void stream_epoll_update(struct ctx *c);
 
 /* stream/stream_out.c: the output */
 void stream_out_init(void);
-void stream_out_reset(uint32_t gen);
+void stream_out_reset(int fd, uint32_t gen);
 bool stream_out_waiting(void);
 int stream_queue(struct ctx *c, const void *frame, size_t len);
 unsigned stream_seg_reserve(struct ctx *c, size_t hlen, size_t plen,

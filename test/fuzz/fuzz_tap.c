@@ -48,7 +48,6 @@
 #include "net/checksum.h"
 #include "icmp/icmp.h"
 #include "stream/stream.h"
-#include "stream/stream_internal.h"
 #include "tap/tap.h"
 #include "tcp/tcp.h"
 #include "udp/udp.h"
@@ -353,22 +352,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	FZ_CHECK(!socketpair(
 		AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv));
 	flow_init();
-	stream_out_init();
 	tap_frontend_set(&stream_frontend);
 	fz_ctx_base(&c);
 	peer = sv[1];
-	c.fd_tap = sv[0];
+	c.fd_inherited = sv[0];	/* the stream front-end's --fd */
+	FZ_CHECK(!tap_init(&c));
 	tcp_init(&c);
 	return 0;
 }
 
 static void ctx_setup(uint8_t knob)
 {
-	int fd_tap = c.fd_tap;
-
 	fz_ctx_base(&c);
 	fz_ctx_knob(&c, knob);
-	c.fd_tap = fd_tap;
 	if (!isolated)
 		c.no_tcp = c.no_udp = c.no_icmp = true;
 }
