@@ -1249,19 +1249,18 @@ static scmp_filter_ctx iso_filter(enum iso_profile p)
 }
 
 /**
- * isolation_seccomp() - load the allow-list of our mode
- * @c:		execution context (unused: isolation_drop() chose the profile)
+ * isolation_seccomp() - load the allow-list of our mode, which
+ *			 isolation_drop() chose
  *
  * Dies if it can't, unless --sandbox-best-effort. Logs one line saying
  * which profile is in place, and, with --sandbox-best-effort, what the
  * sandbox goes without.
  */
-void isolation_seccomp(const struct ctx *c)
+void isolation_seccomp(void)
 {
 	scmp_filter_ctx f;
 	int rc;
 
-	(void)c;
 	f = iso_filter(iso_profile_sel);
 	if (!f) {
 		iso_fail("seccomp: can't build the filter", errno);

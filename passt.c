@@ -188,7 +188,7 @@ static void main_loop(struct ctx *c)
 		bool backlog = tap_backlog(c);
 
 		/* ...or until the front-end's input is to be polled */
-		n = loop_wait(c, ev, LOOP_EVENTS, !backlog, tap_poll_at(c));
+		n = loop_wait(c, ev, LOOP_EVENTS, !backlog, tap_poll_at());
 		if (backlog)
 			tap_resume(c);
 		tap_poll(c);
@@ -380,7 +380,7 @@ int main(int argc, char **argv)
 	info("Started: passt %s, %s, pid %i, uid %u", VERSION,
 	     tap_frontend_name(), (int)getpid(),
 	     (unsigned)getuid());
-	isolation_seccomp(c);
+	isolation_seccomp();
 	daemon_ready(c);
 	main_loop(c);
 

@@ -223,11 +223,9 @@ static void announce_burst(const struct ctx *c, const char *why)
 /**
  * announce_target_loaded() - a migration state LOAD was applied: the
  *			      guest will run here once our rings start
- * @c:		execution context
  */
-void announce_target_loaded(struct ctx *c)
+void announce_target_loaded(void)
 {
-	(void)c;
 	ann.armed = true;
 	ann.logged = 0;
 	ann.window_end = now_ms() + ANNOUNCE_WINDOW_MS;
@@ -250,11 +248,9 @@ void announce_device_started(struct ctx *c)
  * announce_front_end_gone() - the front-end disconnected: a LOAD it made
  *			       is void (its QEMU may have refused the device
  *			       after it), and so are the guest's triggers
- * @c:		execution context
  */
-void announce_front_end_gone(struct ctx *c)
+void announce_front_end_gone(void)
 {
-	(void)c;
 	ann.armed = false;
 	ann.window_end = 0;
 }

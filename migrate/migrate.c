@@ -307,7 +307,7 @@ static void migrate_load_apply(struct ctx *c)
 	info("Migration: target, %u of %u connection(s) restored in %llu ms "
 	     "(%.1f ms of CPU)", n, count,
 	     (unsigned long long)(now_ms() - mig.started_ms), migrate_cpu_ms());
-	announce_target_loaded(c);
+	announce_target_loaded();
 	migrate_finish(c, 0);
 }
 

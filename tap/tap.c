@@ -570,13 +570,11 @@ void tap_resume(struct ctx *c)
 
 /**
  * tap_poll_at() - when the front-end's input is to be polled (coalescing)
- * @c:		execution context
  *
  * Return: time (ns, CLOCK_MONOTONIC), 0 if its notifications wake us
  */
-uint64_t tap_poll_at(const struct ctx *c)
+uint64_t tap_poll_at(void)
 {
-	(void)c;
 	return tap_fe->poll_at();
 }
 
@@ -586,7 +584,7 @@ uint64_t tap_poll_at(const struct ctx *c)
  */
 void tap_poll(struct ctx *c)
 {
-	if (!tap_poll_at(c))
+	if (!tap_poll_at())
 		return;
 	tap_fe->poll(c, now_ns());
 }

@@ -148,7 +148,7 @@ size_t tap_seg_tcp_max(const struct ctx *c, int family, size_t mss);
 void tap_seg_done(struct ctx *c);
 bool tap_backlog(const struct ctx *c);
 void tap_resume(struct ctx *c);
-uint64_t tap_poll_at(const struct ctx *c);
+uint64_t tap_poll_at(void);
 void tap_poll(struct ctx *c);
 void tap_flush(struct ctx *c);
 void tap_log_stats(uint64_t *tx, uint64_t *tx_fail);

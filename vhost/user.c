@@ -242,7 +242,7 @@ static void vu_disconnect(struct ctx *c)
 	d->fd = -1;
 	d->appeared = false;
 	migrate_front_end_gone(c);
-	announce_front_end_gone(c);
+	announce_front_end_gone();
 
 	if (migrate_source_done()) {
 		info("vhost-user: front-end disconnected after migrating "
