@@ -38,15 +38,20 @@
 #include "tap/tap.h"
 #include "util.h"
 
-static uint8_t tap_buf[ETH_HDR_LEN + IP6_HDR_LEN + TAP_IP_MAX];
-static uint16_t ip4_id;
-
-static struct {
+/**
+ * struct tap_layer - the frame layer's state
+ * @fe:		the front-end in use, chosen at start
+ * @buf:	where tap_send_ip4() / tap_send_ip6() build a frame
+ * @ip4_id:	IPv4 identification of the last frame sent
+ * @tx:		frames sent to the guest
+ * @tx_fail:	frames that couldn't be
+ */
+static struct tap_layer {
+	const struct tap_frontend *fe;
+	uint8_t buf[ETH_HDR_LEN + IP6_HDR_LEN + TAP_IP_MAX];
+	uint16_t ip4_id;
 	uint64_t tx, tx_fail;
-} tap_stats;
-
-/* The front-end in use, chosen at start */
-static const struct tap_frontend *tap_fe;
+} tap;
 
 /**
  * tap_frontend_set() - choose the front-end, once, before tap_init()
@@ -54,7 +59,7 @@ static const struct tap_frontend *tap_fe;
  */
 void tap_frontend_set(const struct tap_frontend *fe)
 {
-	tap_fe = fe;
+	tap.fe = fe;
 }
 
 /**
@@ -64,7 +69,7 @@ void tap_frontend_set(const struct tap_frontend *fe)
  */
 const char *tap_frontend_name(void)
 {
-	return tap_fe ? tap_fe->name : "none";
+	return tap.fe ? tap.fe->name : "none";
 }
 
 /**
@@ -75,7 +80,7 @@ const char *tap_frontend_name(void)
  */
 const struct tap_frontend *tap_frontend(void)
 {
-	return tap_fe;
+	return tap.fe;
 }
 
 /**
@@ -86,7 +91,7 @@ const struct tap_frontend *tap_frontend(void)
  */
 int tap_init(struct ctx *c)
 {
-	return tap_fe->init(c);
+	return tap.fe->init(c);
 }
 
 /**
@@ -95,7 +100,7 @@ int tap_init(struct ctx *c)
  */
 void tap_cleanup(struct ctx *c)
 {
-	tap_fe->cleanup(c);
+	tap.fe->cleanup(c);
 }
 
 /**
@@ -106,7 +111,7 @@ void tap_cleanup(struct ctx *c)
  */
 int tap_connected(const struct ctx *c)
 {
-	return tap_fe->connected(c);
+	return tap.fe->connected(c);
 }
 
 /**
@@ -131,11 +136,11 @@ int tap_send_frame(struct ctx *c, const void *frame, size_t len)
 		len = FRAME_MIN_LEN;
 	}
 	pcap_frame(frame, len);
-	rc = tap_fe->send(c, frame, len);
+	rc = tap.fe->send(c, frame, len);
 	if (rc)
-		tap_stats.tx_fail++;
+		tap.tx_fail++;
 	else
-		tap_stats.tx++;
+		tap.tx++;
 	return rc;
 }
 
@@ -202,9 +207,9 @@ static void tap_ip4_hdr(uint8_t *ip, struct in_addr src, struct in_addr dst,
 	ip[1] = 0;
 	ip[2] = tot >> 8;
 	ip[3] = tot & 0xff;
-	ip4_id++;
-	ip[4] = ip4_id >> 8;
-	ip[5] = ip4_id & 0xff;
+	tap.ip4_id++;
+	ip[4] = tap.ip4_id >> 8;
+	ip[5] = tap.ip4_id & 0xff;
 	ip[6] = 0x40;	/* DF */
 	ip[7] = 0;
 	ip[8] = 64;
@@ -315,7 +320,7 @@ unsigned tap_seg_reserve(struct ctx *c, size_t hlen, size_t plen, unsigned n,
 			 struct tap_seg *seg, struct iovec *iov,
 			 unsigned iov_max)
 {
-	return tap_fe->reserve(c, hlen, plen, n, seg, iov, iov_max);
+	return tap.fe->reserve(c, hlen, plen, n, seg, iov, iov_max);
 }
 
 /**
@@ -384,11 +389,11 @@ int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
 		return -EINVAL;
 
 	memset(l4 + off, 0, 2);
-	if (tap_fe->csum_partial && tap_fe->csum_partial(c)) {
+	if (tap.fe->csum_partial && tap.fe->csum_partial(c)) {
 		/* The guest completes it, or trusts it (virtio NEEDS_CSUM) */
 		s16 = htons((uint16_t)~ntohs(csum_fold((uint32_t)pseudo)));
 		memcpy(l4 + off, &s16, 2);
-		rc = tap_fe->commit(c, seg, iov, len, (uint16_t)hdr,
+		rc = tap.fe->commit(c, seg, iov, len, (uint16_t)hdr,
 				    (uint16_t)off,
 				    plen > gso_size ? gso_size : 0, family);
 	} else {
@@ -398,12 +403,12 @@ int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
 		if (proto == IPPROTO_UDP && !s16)
 			s16 = 0xffff;
 		memcpy(l4 + off, &s16, 2);
-		rc = tap_fe->commit(c, seg, iov, len, 0, 0, 0, family);
+		rc = tap.fe->commit(c, seg, iov, len, 0, 0, 0, family);
 	}
 	if (rc)
-		tap_stats.tx_fail++;
+		tap.tx_fail++;
 	else
-		tap_stats.tx++;
+		tap.tx++;
 	return rc;
 }
 
@@ -423,7 +428,7 @@ size_t tap_seg_tcp_max(const struct ctx *c, int family, size_t mss)
 	size_t max = 65535 - TCP_HDR_LEN -
 		     (family == AF_INET ? IP4_HDR_LEN : 0);
 
-	if (!tap_fe->gso || !tap_fe->gso(c, family) || mss >= max)
+	if (!tap.fe->gso || !tap.fe->gso(c, family) || mss >= max)
 		return mss;
 	return max / mss * mss;
 }
@@ -434,8 +439,8 @@ size_t tap_seg_tcp_max(const struct ctx *c, int family, size_t mss)
  */
 void tap_seg_done(struct ctx *c)
 {
-	if (tap_fe->done)
-		tap_fe->done(c);
+	if (tap.fe->done)
+		tap.fe->done(c);
 }
 
 /**
@@ -454,8 +459,8 @@ int tap_send_ip4(struct ctx *c, struct in_addr src, struct in_addr dst,
 {
 	if (l4len > TAP_IP_MAX - IP4_HDR_LEN)
 		return -EMSGSIZE;
-	memcpy(tap_buf + tap_hdr_len(AF_INET), l4, l4len);
-	return tap_send_l4(c, AF_INET, &src, &dst, proto, tap_buf, l4len);
+	memcpy(tap.buf + tap_hdr_len(AF_INET), l4, l4len);
+	return tap_send_l4(c, AF_INET, &src, &dst, proto, tap.buf, l4len);
 }
 
 /**
@@ -475,8 +480,8 @@ int tap_send_ip6(struct ctx *c, const struct in6_addr *src,
 {
 	if (l4len > TAP_IP_MAX)
 		return -EMSGSIZE;
-	memcpy(tap_buf + tap_hdr_len(AF_INET6), l4, l4len);
-	return tap_send_l4(c, AF_INET6, src, dst, proto, tap_buf, l4len);
+	memcpy(tap.buf + tap_hdr_len(AF_INET6), l4, l4len);
+	return tap_send_l4(c, AF_INET6, src, dst, proto, tap.buf, l4len);
 }
 
 /**
@@ -487,11 +492,11 @@ int tap_send_ip6(struct ctx *c, const struct in6_addr *src,
  */
 void tap_log_stats(uint64_t *tx, uint64_t *tx_fail)
 {
-	if (tap_fe && tap_fe->log_stats)
-		tap_fe->log_stats();
+	if (tap.fe && tap.fe->log_stats)
+		tap.fe->log_stats();
 	coalesce_log_stats();
-	*tx = tap_stats.tx;
-	*tx_fail = tap_stats.tx_fail;
+	*tx = tap.tx;
+	*tx_fail = tap.tx_fail;
 }
 
 /**
@@ -503,7 +508,7 @@ void tap_log_stats(uint64_t *tx, uint64_t *tx_fail)
  */
 size_t tap_tx_room(const struct ctx *c)
 {
-	return tap_fe->room(c);
+	return tap.fe->room(c);
 }
 
 /**
@@ -516,7 +521,7 @@ size_t tap_tx_room(const struct ctx *c)
 uint8_t tap_queue_in(const struct ctx *c)
 {
 	(void)c;
-	return tap_fe->queue_in ? (uint8_t)tap_fe->queue_in() : 0;
+	return tap.fe->queue_in ? (uint8_t)tap.fe->queue_in() : 0;
 }
 
 /**
@@ -528,8 +533,8 @@ uint8_t tap_queue_in(const struct ctx *c)
 void tap_queue_out(const struct ctx *c, uint8_t pair)
 {
 	(void)c;
-	if (tap_fe->queue_out)
-		tap_fe->queue_out(pair);
+	if (tap.fe->queue_out)
+		tap.fe->queue_out(pair);
 }
 
 /**
@@ -544,7 +549,7 @@ void tap_queue_out(const struct ctx *c, uint8_t pair)
  */
 bool tap_rx_kicks(struct ctx *c, bool waiting)
 {
-	return tap_fe->kicks && tap_fe->kicks(c, waiting);
+	return tap.fe->kicks && tap.fe->kicks(c, waiting);
 }
 
 /**
@@ -555,7 +560,7 @@ bool tap_rx_kicks(struct ctx *c, bool waiting)
  */
 bool tap_backlog(const struct ctx *c)
 {
-	return tap_fe->backlog && tap_fe->backlog(c);
+	return tap.fe->backlog && tap.fe->backlog(c);
 }
 
 /**
@@ -564,8 +569,8 @@ bool tap_backlog(const struct ctx *c)
  */
 void tap_resume(struct ctx *c)
 {
-	if (tap_fe->resume)
-		tap_fe->resume(c);
+	if (tap.fe->resume)
+		tap.fe->resume(c);
 }
 
 /**
@@ -575,7 +580,7 @@ void tap_resume(struct ctx *c)
  */
 uint64_t tap_poll_at(void)
 {
-	return tap_fe->poll_at();
+	return tap.fe->poll_at();
 }
 
 /**
@@ -586,7 +591,7 @@ void tap_poll(struct ctx *c)
 {
 	if (!tap_poll_at())
 		return;
-	tap_fe->poll(c, now_ns());
+	tap.fe->poll(c, now_ns());
 }
 
 /**
@@ -596,5 +601,5 @@ void tap_poll(struct ctx *c)
  */
 void tap_flush(struct ctx *c)
 {
-	tap_fe->flush(c);
+	tap.fe->flush(c);
 }
