@@ -514,25 +514,21 @@ size_t tap_tx_room(const struct ctx *c)
 /**
  * tap_queue_in() - the front-end queue pair the frame being handled came in
  *		    on (vhost-user multiqueue; 0 otherwise)
- * @c:		execution context
  *
  * Return: pair index, to give to tap_queue_out() for the same flow
  */
-uint8_t tap_queue_in(const struct ctx *c)
+uint8_t tap_queue_in(void)
 {
-	(void)c;
 	return tap.fe->queue_in ? (uint8_t)tap.fe->queue_in() : 0;
 }
 
 /**
  * tap_queue_out() - send what follows on the queue pair a flow's guest
  *		     frames came in on (see vhost/net.c, "Queue pairs")
- * @c:		execution context
  * @pair:	pair from tap_queue_in(), 0 for a flow the guest didn't use
  */
-void tap_queue_out(const struct ctx *c, uint8_t pair)
+void tap_queue_out(uint8_t pair)
 {
-	(void)c;
 	if (tap.fe->queue_out)
 		tap.fe->queue_out(pair);
 }

@@ -134,8 +134,8 @@ int tap_send_l4(struct ctx *c, int family, const void *src, const void *dst,
 		uint8_t proto, uint8_t *frame, size_t l4len);
 size_t tap_tx_room(const struct ctx *c);
 bool tap_rx_kicks(struct ctx *c, bool waiting);
-uint8_t tap_queue_in(const struct ctx *c);
-void tap_queue_out(const struct ctx *c, uint8_t pair);
+uint8_t tap_queue_in(void);
+void tap_queue_out(uint8_t pair);
 unsigned tap_seg_reserve(struct ctx *c, size_t hlen, size_t plen, unsigned n,
 			 struct tap_seg *seg, struct iovec *iov,
 			 unsigned iov_max);

@@ -272,7 +272,7 @@ void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 	conn = &flow->tcp;
 	conn->f.type = FLOW_TCP;
 	conn->f.key = *k;
-	conn->f.qpair = tap_queue_in(c);
+	conn->f.qpair = tap_queue_in();
 	conn->sock = -1;
 
 	s = fwd_socket(c, sa.sa.sa_family, SOCK_STREAM);

@@ -253,7 +253,7 @@ int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 	size_t hlen = TCP_HDR_LEN;
 	uint16_t w16;
 
-	tap_queue_out(c, conn->f.qpair);
+	tap_queue_out(conn->f.qpair);
 
 	if (flags & TCP_SYN) {
 		uint16_t mss = conn->mss;
@@ -514,7 +514,7 @@ void tcp_input(struct ctx *c, const struct pkt *p)
 	if (conn->flags & TCP_F_MIGRATED)
 		return;		/* the guest runs elsewhere now */
 	conn->last_ms = (uint32_t)now_ms();
-	conn->f.qpair = tap_queue_in(c);
+	conn->f.qpair = tap_queue_in();
 
 	if (flags & TCP_RST) {
 		/* Accept only an RST inside what we expect (RFC 5961 lite) */
