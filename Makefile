@@ -87,13 +87,14 @@ $(BUILD)/libpasst.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-# The sandbox (isolation.c): seccomp allow-lists, capabilities
+# The sandbox (isolation*.c): capabilities, seccomp allow-lists
 $(BUILD)/passt: LDLIBS += -lseccomp -lcap -luring
 $(BUILD)/passt: $(BUILD)/passt.o $(BUILD)/libpasst.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Test flavour, never installed: isolation.c, stream/stream_out.c and env.c with
-# PASST_TEST_HOOKS (the sandbox tests make it call a forbidden syscall,
+# Test flavour, never installed: isolation_seccomp.c, isolation_peer.c,
+# stream/stream_out.c and env.c with PASST_TEST_HOOKS (the sandbox tests
+# make the daemon or its peer credential checker call a forbidden syscall,
 # stream_splice makes a sendfile() fail; env.c reads the variables that
 # ask for it); the plain build has none
 $(BUILD)/test/%-hooks.o: %.c
@@ -101,7 +102,9 @@ $(BUILD)/test/%-hooks.o: %.c
 	$(CC) $(CFLAGS) -DPASST_TEST_HOOKS -c -o $@ $<
 
 $(BUILD)/test/passt-hooks: LDLIBS += -lseccomp -lcap -luring
-$(BUILD)/test/passt-hooks: $(BUILD)/passt.o $(BUILD)/test/isolation-hooks.o \
+$(BUILD)/test/passt-hooks: $(BUILD)/passt.o \
+			   $(BUILD)/test/isolation_seccomp-hooks.o \
+			   $(BUILD)/test/isolation_peer-hooks.o \
 			   $(BUILD)/test/stream/stream_out-hooks.o \
 			   $(BUILD)/test/env-hooks.o \
 			   $(BUILD)/libpasst.a
@@ -119,7 +122,8 @@ $(BUILD)/passt-repair: LDLIBS += -lseccomp -lcap
 $(BUILD)/passt-repair: $(BUILD)/passt-repair.o $(BUILD)/sigsys.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# isolation.o (the sandbox) comes with listen.o and repair.o
+# The sandbox (isolation*.o, seccomp and libcap) comes with
+# migrate/repair.o, and the io_uring with everything that queues on it
 $(UNIT_BINS): LDLIBS += -lseccomp -lcap -luring
 $(BUILD)/test/unit/%: test/unit/%.c $(BUILD)/libpasst.a
 	@mkdir -p $(dir $@)
