@@ -66,7 +66,7 @@
 #include "udp/udp.h"
 #include "icmp/icmp.h"
 #include "migrate/announce.h"
-#include "migrate/migrate.h"
+#include "migrate/transfer.h"
 #include "migrate/repair.h"
 #include "rmfile.h"
 #include "uring.h"

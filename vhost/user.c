@@ -87,7 +87,7 @@
 #include "tap/tap.h"
 #include "vhost/net.h"
 #include "migrate/announce.h"
-#include "migrate/migrate.h"
+#include "migrate/transfer.h"
 #include "uring.h"
 #include "util.h"
 

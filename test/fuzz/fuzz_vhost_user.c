@@ -77,7 +77,7 @@
 #include "env.h"
 #include "flow.h"
 #include "loop.h"
-#include "migrate/migrate.h"
+#include "migrate/transfer.h"
 #include "net/checksum.h"
 #include "tap/tap.h"
 #include "vhost/net.h"

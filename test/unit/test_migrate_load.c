@@ -23,7 +23,7 @@
 
 #include "ctx.h"
 #include "loop.h"
-#include "migrate/migrate.h"
+#include "migrate/transfer.h"
 
 static struct ctx c;
 

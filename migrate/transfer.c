@@ -71,7 +71,7 @@
 #include "loop.h"
 #include "migrate/format.h"
 #include "migrate/announce.h"
-#include "migrate/migrate.h"
+#include "migrate/transfer.h"
 #include "migrate/repair.h"
 #include "tap/tap.h"
 #include "tcp/migrate.h"
