@@ -65,7 +65,7 @@
 #include "ctx.h"
 #include "log.h"
 #include "migrate/announce.h"
-#include "net/announce.h"
+#include "net/announce_frames.h"
 #include "net/packet.h"
 #include "util.h"
 

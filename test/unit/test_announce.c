@@ -14,7 +14,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-#include "net/announce.h"
+#include "net/announce_frames.h"
 #include "net/checksum.h"
 
 static const uint8_t mac[6] = {0x0a, 0x58, 0xc0, 0x00, 0x02, 0x02};

@@ -28,7 +28,7 @@
  */
 #include <string.h>
 
-#include "net/announce.h"
+#include "net/announce_frames.h"
 #include "net/checksum.h"
 #include "net/packet.h"
 
