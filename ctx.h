@@ -26,7 +26,7 @@
 #define MAXDNS_SEARCH 6
 #define DNS_SEARCH_LEN 254
 
-/* --migrate-linger-timeout, when not given: seconds (migrate/migrate.c) */
+/* --migrate-linger-timeout, when not given: seconds (migrate/transfer.c) */
 #define MIGRATE_LINGER_DEFAULT_S 30
 
 enum tap_mode {

@@ -63,11 +63,12 @@
  *    never taken.
  *  - A new TCP connection from the guest that finds no descriptor left
  *    closes the least recently used UDP or ICMP echo flow however recent,
- *    or else the oldest half-open TCP connection (tcp/conn.c), and tries again:
- *    datagram flows come back by themselves with the next datagram.
+ *    or else the oldest half-open TCP connection (tcp/connect.c), and
+ *    tries again: datagram flows come back by themselves with the next
+ *    datagram.
  *  - TCP connections the guest has opened whose remote has not answered
  *    yet (connect() in progress) are at most TCP_HALF_OPEN_MAX; the next
- *    SYN resets the oldest of them (tcp/conn.c), unless the kernel says the
+ *    SYN resets the oldest of them (tcp/connect.c), unless the kernel says the
  *    remote has answered it meanwhile (the daemon may be behind its
  *    events under a flood): that one goes on to its SYN-ACK, and the
  *    next oldest is looked at. Those the remote did answer

@@ -77,7 +77,7 @@ static struct ctx ctx;
 /*
  * Signals, as events: SIGTERM/SIGINT end the loop (deferred, bounded, while
  * a migrated source lingers), SIGUSR1 logs counters, SIGUSR2 ends the
- * linger (see migrate/migrate.c)
+ * linger (see migrate/transfer.c)
  */
 static void main_signal(struct ctx *c)
 {

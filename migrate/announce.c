@@ -19,7 +19,7 @@
  *
  * How: a packet socket (AF_PACKET, SOCK_RAW) bound to the host interface
  * with protocol 0, so it receives nothing and is never polled: we only
- * send() frames built by net/announce.c. Opening it needs CAP_NET_RAW,
+ * send() frames built by net/announce_frames.c. Opening it needs CAP_NET_RAW,
  * so it is opened by announce_init() before the sandbox, and only if we
  * hold the capability; the socket keeps working without it. Without it
  * (libvirt and KubeVirt start passt with no capabilities) one line says

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * migrate.c - live migration in vhost-user mode: the device-state
+ * transfer.c - live migration in vhost-user mode: the device-state
  * transfer, and the source's linger after it.
  *
  * Theory of operation

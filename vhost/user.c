@@ -860,7 +860,7 @@ struct vu_transfer {
 
 /*
  * SET_DEVICE_STATE_FD: reply first (0x100: no fd of ours, use the pipe),
- * then the transfer runs from the loop (migrate/migrate.c)
+ * then the transfer runs from the loop (migrate/transfer.c)
  */
 static int vu_set_device_state_fd(struct ctx *c, const struct vu_msg *m)
 {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * test_announce.c - the frames a migration target sends on the host's
- * interface (net/announce.c): what each one says, the padding, the NA's
- * checksum, and short buffers.
+ * test_announce_frames.c - the frames a migration target sends on the
+ * host's interface (net/announce_frames.c): what each one says, the
+ * padding, the NA's checksum, and short buffers.
  */
 #include <stdarg.h>
 #include <stddef.h>
