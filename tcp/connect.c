@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * conn.c - TCP connection set-up: a guest SYN becomes a non-blocking
+ * connect.c - TCP connection set-up: a guest SYN becomes a non-blocking
  * connect() (tcp_conn_from_guest()), a peer's connection to a forwarded
  * port becomes a SYN to the guest (tcp_listen_handler()), and the
  * half-open connections and descriptors they use are reclaimed.
