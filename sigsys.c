@@ -118,7 +118,7 @@ static size_t sigsys_num(char *buf, size_t size, size_t n, unsigned long v,
  *
  * Return: length of the line
  */
-size_t sigsys_format(char *buf, size_t size, int nr, uint32_t arch)
+static size_t sigsys_format(char *buf, size_t size, int nr, uint32_t arch)
 {
 	size_t n = 0;
 

@@ -1109,7 +1109,7 @@ static void ip6_ll_from_mac(struct in6_addr *a, const uint8_t *mac)
  *
  * Return: 0 on success, -ENETUNREACH if no family is usable
  */
-int conf_host_defaults(struct ctx *c, char *errbuf, size_t errlen)
+static int conf_host_defaults(struct ctx *c, char *errbuf, size_t errlen)
 {
 	char name[IF_NAMESIZE];
 	unsigned idx;

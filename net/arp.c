@@ -34,7 +34,6 @@
 #define ARP_HRD_ETHER  1
 #define ARP_OP_REQUEST 1
 #define ARP_OP_REPLY   2
-#define ARP_LEN	       28 /* Ethernet/IPv4 ARP packet */
 
 /* Offsets in an Ethernet/IPv4 ARP packet */
 #define ARP_OFF_HRD 0

@@ -79,9 +79,7 @@
 #define ND_PI_A 0x40
 
 #define ND_RS_LEN 8 /* fixed part, options follow */
-#define ND_RA_LEN 16
 #define ND_NS_LEN 24
-#define ND_NA_LEN 24
 
 #define NDP_HOP_LIMIT	 64
 #define NDP_DNS_LIFETIME (3 * NDP_RA_INTERVAL_MS / 1000)
