@@ -21,7 +21,8 @@
 # make roots        build and test inside Debian 13 and sid roots (glibc
 #                   2.41, 2.43; sid's QEMU 11.1, libvirt 12.8): ROOTS=sid
 # make libvirt-migrate  libvirt live-migrates it between two "nodes"
-# make lint         kernel-doc on every non-static function of the daemon
+# make lint         kernel-doc on every non-static function of the daemon,
+#                   the README's Layout table against the tree
 # make lsm          the AppArmor and SELinux profiles in contrib/
 # make fuzz         every libFuzzer harness for FUZZ_SECS seconds
 # make fuzz-long    every fuzzer for FUZZ_RUNS (10 million) executions, and
@@ -268,6 +269,7 @@ lsm:
 lint:
 	test/lint/kerneldoc-test.sh
 	test/lint/kerneldoc.sh
+	test/lint/layout.sh
 
 check: all
 	$(MAKE) unit
