@@ -20,6 +20,7 @@ cd "$top" || exit 1
 # The table: the lines between "## Layout" and the next heading that start
 # with "|"; every `name` quoted in them
 table=$(sed -n '/^## Layout/,/^## /p' "$readme" | grep '^|')
+# shellcheck disable=SC2016 # backquotes to match, not an expansion
 named=$(echo "$table" | grep -o '`[^`]*`' | tr -d '`' | sort -u)
 [ -n "$named" ] || { echo "layout: no Layout table in $readme" >&2; exit 1; }
 
