@@ -7,47 +7,53 @@
  *
  * Theory of operation
  *
- * Output: frames are appended, prefix and all, to one output buffer, a
+ * The ring: frames are appended, prefix and all, to one output buffer, a
  * ring (STREAM_OUT_SIZE) of a shared memory file mapped twice back to
  * back, so that a frame, or a whole batch of frames built in place, is
- * contiguous wherever it starts. Frames go to the socket once per read
- * batch and once per event-loop round (tap_flush()), and not by copy:
- * sendfile() from the file hands the ring's pages to the socket, and the
- * front-end's recv() copies out of them. That saves the copy a send()
- * makes (about a quarter of the CPU time of a transfer to the guest),
- * but the kernel now holds references to the ring, and what the
- * front-end hasn't read must not be overwritten: the
- * ring only reuses bytes once SIOCOUTQ (what the socket still holds, in
- * memory charged, so at least its bytes) says they were read. The socket
- * holds at most half the ring (SO_SNDBUF), and EPOLLOUT is armed while
- * bytes are queued or the ring runs low on room. An empty ring starts
- * again at its origin. Fewer than STREAM_ZC_MIN queued bytes go with
- * one send() instead, as do all where sendfile() from the file isn't
- * allowed (tried at start-up) or with PASST_NO_SPLICE=1, and all after
- * a sendfile() refused later on (what the socket still holds by
- * reference is reclaimed as ever). If the
- * front-end goes with bytes unread, the ring gets new pages (a hole
- * punched in the file: the old ones live on for the old socket), so the
- * next front-end's frames never reach it. A frame is never split
- * between buffer and socket by us: if the socket takes only part of what
- * is queued, the rest stays and EPOLLOUT wakes us to resume exactly
- * where the kernel stopped. The loop never blocks.
- * Sends once per round, however much is queued (megabytes towards a fast
- * guest), although smaller ones would find the data still in the cache:
+ * contiguous wherever it starts. An empty ring starts again at its
+ * origin.
+ *
+ * When: frames go to the socket once per read batch and once per event
+ * loop round (tap_flush()), however much is queued (megabytes towards a
+ * fast guest): smaller sends would find the data still in the cache, but
  * every send() wakes the reader, which costs more than the cache saves.
- * With sendfile() huge pages pay: the file is on a tmpfs of our own with
- * huge pages (hugefile.c; a memfd where that's refused, or with
- * PASST_NO_HUGEFILE=1), whose 2 MiB pages the kernel finds, references
- * and maps as one; but for the file's first 2 MiB, see stream_out_init().
- * vmsplice() into a pipe and splice() from it into the socket would do
- * the same as sendfile() with one more call and pinned pages. (Figures:
- * doc/bench-history.md, "Stream output".)
- * Where the loop waits in the io_uring (uring.c, opt-in) and we copy,
- * that send() is queued there instead and goes with the wait
+ *
+ * By reference: sendfile() from the file hands the ring's pages to the
+ * socket, and the front-end's recv() copies out of them, which saves the
+ * copy a send() makes. The kernel then holds references to the ring, so
+ * what the front-end hasn't read must not be overwritten: the ring reuses
+ * bytes only once SIOCOUTQ (what the socket still holds, in memory
+ * charged, so at least its bytes) says they were read. The socket holds
+ * at most half the ring (SO_SNDBUF). Huge pages pay here: the file is on
+ * a tmpfs of our own with huge pages (hugefile.c; a memfd where that's
+ * refused, or with PASST_NO_HUGEFILE=1), whose 2 MiB pages the kernel
+ * finds, references and maps as one; but for the file's first 2 MiB, see
+ * stream_out_init(). (vmsplice() into a pipe and splice() into the socket
+ * would do the same with one more call and pinned pages.)
+ *
+ * By copy: fewer than STREAM_ZC_MIN queued bytes go with one send()
+ * instead, as do all where sendfile() from the file isn't allowed (tried
+ * at start-up) or with PASST_NO_SPLICE=1, and all after a sendfile()
+ * refused later on (what the socket still holds by reference is
+ * reclaimed as ever). Where the loop waits in the io_uring (uring.c,
+ * opt-in), that send() is queued there and goes with the wait
  * (stream_flush_end()); its callback, which runs before any event is
  * handled, frees what the socket took and puts back what it didn't.
- * If the buffer has no room for a frame (the guest stopped reading), the
- * frame is dropped and counted, and the count is logged, rate-limited.
+ *
+ * Partial writes: a frame is never split between buffer and socket by
+ * us: if the socket takes only part of what is queued, the rest stays,
+ * and EPOLLOUT (armed while bytes are queued or the ring runs low on
+ * room) wakes us to resume exactly where the kernel stopped. The loop
+ * never blocks.
+ *
+ * Failures: if the front-end goes with bytes unread, the ring gets new
+ * pages (a hole punched in the file: the old ones live on for the old
+ * socket), so the next front-end's frames never reach it. If the buffer
+ * has no room for a frame (the guest stopped reading), the frame is
+ * dropped and counted, and the count is logged, rate-limited.
+ *
+ * Figures (the copy saved, ring sizes, huge pages): doc/bench-history.md,
+ * "Stream output".
  */
 #include <arpa/inet.h>
 #include <errno.h>
