@@ -199,6 +199,7 @@ static void iso_peer_child(int sk, pid_t parent, bool keep_stderr)
 	     seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(getsockopt), 2,
 			      SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
 			      SCMP_A2(SCMP_CMP_EQ, SO_PEERCRED));
+	/* NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores): ASan only */
 	for (i = 0; ISO_SAN && !rc && i < iso_san_extra_n; i++) {
 		int nr = seccomp_syscall_resolve_name(iso_san_extra[i]);
 

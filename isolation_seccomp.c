@@ -516,6 +516,7 @@ static scmp_filter_ctx iso_filter(enum iso_profile p)
 			    rmfile_dirfd(d) >= 0; d++)
 			rc = iso_rule_add(f, r, nr, rmfile_dirfd(d));
 	}
+	/* NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores): ASan only */
 	for (i = 0; ISO_SAN && !rc && i < ARRAY_SIZE(iso_san_extra); i++) {
 		int nr = seccomp_syscall_resolve_name(iso_san_extra[i]);
 

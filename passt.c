@@ -239,6 +239,7 @@ static void daemon_parent(struct ctx *c, int fd, pid_t pid)
 		}
 		nul = memchr(buf, '\0', (size_t)n);
 		/* Best effort: there's nowhere else to say it */
+		/* NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores) */
 		n = write(STDERR_FILENO, buf, nul ? (size_t)(nul - buf) :
 						    (size_t)n);
 		if (nul)
