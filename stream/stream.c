@@ -318,8 +318,8 @@ void stream_epoll_update(struct ctx *c)
 /* A pass over the input: read, then decide whether the next one waits for
  * EPOLLIN or for a poll (tap/coalesce.c). One that leaves frames or bytes
  * behind is followed by the next round's at once, whatever it says.
- * While polling, sc.in_poll_at keeps its (past) time during the read, so the
- * flushes on the way leave EPOLLIN off: no epoll_ctl() pair per poll.
+ * While polling, sc.in_poll_at keeps its (past) time during the read, so
+ * the flushes on the way leave EPOLLIN off: no epoll_ctl() pair per poll.
  */
 static void stream_input(struct ctx *c)
 {
