@@ -7,7 +7,7 @@
  * Table: a static array of FLOW_MAX entries, union flow each. Entries are
  * handed out in O(1): first from a LIFO list of freed entries (linked
  * through the free entries themselves), then from the never-used tail
- * starting at flow_first_unused. Entries above flow_first_unused have never
+ * starting at ft.first_unused. Entries above ft.first_unused have never
  * been used, so protocols scanning the table (timers) stop at flow_span().
  * When the last flow goes, the whole table is reset to its initial state,
  * which also brings flow_span() back to zero. The zero-initialised state
@@ -63,11 +63,12 @@
  *    never taken.
  *  - A new TCP connection from the guest that finds no descriptor left
  *    closes the least recently used UDP or ICMP echo flow however recent,
- *    or else the oldest half-open TCP connection (tcp/conn.c), and tries again:
- *    datagram flows come back by themselves with the next datagram.
+ *    or else the oldest half-open TCP connection (tcp/connect.c), and
+ *    tries again: datagram flows come back by themselves with the next
+ *    datagram.
  *  - TCP connections the guest has opened whose remote has not answered
  *    yet (connect() in progress) are at most TCP_HALF_OPEN_MAX; the next
- *    SYN resets the oldest of them (tcp/conn.c), unless the kernel says the
+ *    SYN resets the oldest of them (tcp/connect.c), unless the kernel says the
  *    remote has answered it meanwhile (the daemon may be behind its
  *    events under a flood): that one goes on to its SYN-ACK, and the
  *    next oldest is looked at. Those the remote did answer
@@ -78,7 +79,7 @@
  * Closing for reclaim is an ordinary close (rules 2 and 3 above): the
  * socket goes at once, the entry at the end of the round. So what one
  * round can open and close is bounded by the input a round takes from the
- * front-end (tap/stream.c: 2048 frames; vhost-user: its TX budget), and the
+ * front-end (stream/stream.c: 2048 frames; vhost-user: its TX budget), and the
  * table, with entries closed in the round, can't be filled by one flood.
  * Messages about any of this are rate-limited (warn_rl(), debug_rl()).
  *
@@ -101,19 +102,37 @@
 #include "loop.h"
 #include "util.h"
 
-static union flow flowtab[FLOW_MAX];
-static uint32_t flow_hashtab[FLOW_HASH_SIZE]; /* flow index + 1, 0: empty */
-static uint32_t flow_free_head; /* index + 1 of a freed entry, 0: none */
-static unsigned flow_first_unused;
-static unsigned flow_active;
-static uint32_t flow_gen;
-static uint32_t flow_closed[FLOW_MAX];	/* indices closed in this round */
-static unsigned flow_closed_n;
-static uint64_t flow_hash_k0, flow_hash_k1;
-/* UDP and ICMP echo flows by last use: index + 1, 0: none */
-static uint32_t flow_lru_head;	/* least recently used */
-static uint32_t flow_lru_tail;	/* most recently used */
-static unsigned flow_dgram_n;	/* UDP and ICMP entries, closing ones too */
+/**
+ * struct flow_table - the flow table and everything that indexes it
+ * @tab:	the entries
+ * @hashtab:	the keyed hash: flow index + 1, 0: empty
+ * @free_head:	index + 1 of a freed entry, 0: none
+ * @first_unused: entries from here on were never used
+ * @active:	entries in use, closing ones too
+ * @gen:	the generation the next flow gets
+ * @closed:	indices closed in this round, freed at its end...
+ * @closed_n:	...how many
+ * @hash_k0:	the hash secret (flow_init()), first half...
+ * @hash_k1:	...and second
+ * @lru_head:	UDP and ICMP echo flows by last use, least recently used:
+ *		index + 1, 0: none...
+ * @lru_tail:	...and most recently used
+ * @dgram_n:	UDP and ICMP entries, closing ones too
+ */
+static struct flow_table {
+	union flow tab[FLOW_MAX];
+	uint32_t hashtab[FLOW_HASH_SIZE];
+	uint32_t free_head;
+	unsigned first_unused;
+	unsigned active;
+	uint32_t gen;
+	uint32_t closed[FLOW_MAX];
+	unsigned closed_n;
+	uint64_t hash_k0, hash_k1;
+	uint32_t lru_head;
+	uint32_t lru_tail;
+	unsigned dgram_n;
+} ft;
 
 _Static_assert(FLOW_MAX <= (1 << 24), "flow index must fit epoll_ref.idx");
 _Static_assert((FLOW_HASH_SIZE & (FLOW_HASH_SIZE - 1)) == 0,
@@ -131,19 +150,19 @@ void flow_init(void)
 {
 	uint64_t k[2] = {0, 0};
 
-	memset(flowtab, 0, sizeof(flowtab));
-	memset(flow_hashtab, 0, sizeof(flow_hashtab));
-	flow_free_head = 0;
-	flow_first_unused = 0;
-	flow_active = 0;
-	flow_closed_n = 0;
-	flow_lru_head = flow_lru_tail = 0;
-	flow_dgram_n = 0;
+	memset(ft.tab, 0, sizeof(ft.tab));
+	memset(ft.hashtab, 0, sizeof(ft.hashtab));
+	ft.free_head = 0;
+	ft.first_unused = 0;
+	ft.active = 0;
+	ft.closed_n = 0;
+	ft.lru_head = ft.lru_tail = 0;
+	ft.dgram_n = 0;
 
 	if (getrandom(k, sizeof(k), GRND_NONBLOCK) != sizeof(k))
 		warn("flow: no random hash secret, using a fixed one");
-	flow_hash_k0 = k[0];
-	flow_hash_k1 = k[1];
+	ft.hash_k0 = k[0];
+	ft.hash_k1 = k[1];
 }
 
 /**
@@ -156,20 +175,20 @@ union flow *flow_alloc(void)
 {
 	union flow *flow;
 
-	if (flow_free_head) {
-		flow = &flowtab[flow_free_head - 1];
-		flow_free_head = flow->free.next_free;
-	} else if (flow_first_unused < FLOW_MAX) {
-		flow = &flowtab[flow_first_unused++];
+	if (ft.free_head) {
+		flow = &ft.tab[ft.free_head - 1];
+		ft.free_head = flow->free.next_free;
+	} else if (ft.first_unused < FLOW_MAX) {
+		flow = &ft.tab[ft.first_unused++];
 	} else {
 		return NULL;
 	}
 
 	memset(flow, 0, sizeof(*flow));
-	if (!++flow_gen)
-		flow_gen = 1;
-	flow->f.gen = flow_gen;
-	flow_active++;
+	if (!++ft.gen)
+		ft.gen = 1;
+	flow->f.gen = ft.gen;
+	ft.active++;
 	return flow;
 }
 
@@ -179,13 +198,13 @@ static void flow_lru_unlink(union flow *flow)
 	struct flow_common *f = &flow->f;
 
 	if (f->lru_prev)
-		flowtab[f->lru_prev - 1].f.lru_next = f->lru_next;
+		ft.tab[f->lru_prev - 1].f.lru_next = f->lru_next;
 	else
-		flow_lru_head = f->lru_next;
+		ft.lru_head = f->lru_next;
 	if (f->lru_next)
-		flowtab[f->lru_next - 1].f.lru_prev = f->lru_prev;
+		ft.tab[f->lru_next - 1].f.lru_prev = f->lru_prev;
 	else
-		flow_lru_tail = f->lru_prev;
+		ft.lru_tail = f->lru_prev;
 	f->lru_prev = f->lru_next = 0;
 }
 
@@ -202,22 +221,22 @@ void flow_lru_touch(union flow *flow)
 	if (f->closing)
 		return;
 	if (f->lru) {
-		if (flow_lru_tail == me)
+		if (ft.lru_tail == me)
 			return;
 		flow_lru_unlink(flow);
 	} else {
 		f->lru = 1;
 		if (!f->dgram)
-			flow_dgram_n++;
+			ft.dgram_n++;
 		f->dgram = 1;
 	}
-	f->lru_prev = flow_lru_tail;
+	f->lru_prev = ft.lru_tail;
 	f->lru_next = 0;
-	if (flow_lru_tail)
-		flowtab[flow_lru_tail - 1].f.lru_next = me;
+	if (ft.lru_tail)
+		ft.tab[ft.lru_tail - 1].f.lru_next = me;
 	else
-		flow_lru_head = me;
-	flow_lru_tail = me;
+		ft.lru_head = me;
+	ft.lru_tail = me;
 }
 
 /**
@@ -228,7 +247,7 @@ void flow_lru_touch(union flow *flow)
  */
 unsigned flow_dgram_count(void)
 {
-	return flow_dgram_n;
+	return ft.dgram_n;
 }
 
 /**
@@ -247,9 +266,9 @@ int flow_reclaim_dgram(struct ctx *c, uint64_t now, uint64_t min_idle)
 	uint64_t last;
 	int *sock;
 
-	if (!flow_lru_head)
+	if (!ft.lru_head)
 		return -ENOENT;
-	flow = &flowtab[flow_lru_head - 1];
+	flow = &ft.tab[ft.lru_head - 1];
 	last = flow->f.type == FLOW_UDP ? flow->udp.last_ms
 					: flow->icmp.last_ms;
 	if (now < last || now - last < min_idle)
@@ -288,22 +307,22 @@ void flow_close(union flow *flow)
 		flow->f.lru = 0;
 	}
 	flow->f.closing = 1;
-	flow_closed[flow_closed_n++] = flow_idx(flow);
+	ft.closed[ft.closed_n++] = flow_idx(flow);
 }
 
 /* Return an entry to the free list: only from flow_defer_free() */
 static void flow_free(union flow *flow)
 {
 	if (flow->f.dgram)
-		flow_dgram_n--;
+		ft.dgram_n--;
 	memset(flow, 0, sizeof(*flow));
-	flow->free.next_free = flow_free_head;
-	flow_free_head = flow_idx(flow) + 1;
+	flow->free.next_free = ft.free_head;
+	ft.free_head = flow_idx(flow) + 1;
 
-	if (!--flow_active) {
+	if (!--ft.active) {
 		/* Last one gone: back to the pristine table, span 0 */
-		flow_free_head = 0;
-		flow_first_unused = 0;
+		ft.free_head = 0;
+		ft.first_unused = 0;
 	}
 }
 
@@ -314,9 +333,9 @@ void flow_defer_free(void)
 {
 	unsigned i;
 
-	for (i = 0; i < flow_closed_n; i++)
-		flow_free(&flowtab[flow_closed[i]]);
-	flow_closed_n = 0;
+	for (i = 0; i < ft.closed_n; i++)
+		flow_free(&ft.tab[ft.closed[i]]);
+	ft.closed_n = 0;
 }
 
 /**
@@ -327,7 +346,7 @@ void flow_defer_free(void)
  */
 unsigned flow_idx(const union flow *flow)
 {
-	return (unsigned)(flow - flowtab);
+	return (unsigned)(flow - ft.tab);
 }
 
 /**
@@ -340,7 +359,7 @@ union flow *flow_at(unsigned idx)
 {
 	if (idx >= FLOW_MAX)
 		return NULL;
-	return &flowtab[idx];
+	return &ft.tab[idx];
 }
 
 /**
@@ -396,7 +415,7 @@ union epoll_ref flow_ref(const union flow *flow, enum ref_type type)
  */
 unsigned flow_count(void)
 {
-	return flow_active;
+	return ft.active;
 }
 
 /**
@@ -407,7 +426,7 @@ unsigned flow_count(void)
  */
 unsigned flow_span(void)
 {
-	return flow_first_unused;
+	return ft.first_unused;
 }
 
 /**
@@ -464,10 +483,10 @@ void flow_key_set(struct flow_key *k, enum flow_type type, int family,
 /* SipHash-2-4 of a key whose length is a multiple of 8 bytes */
 static uint64_t flow_siphash(const void *data, size_t len)
 {
-	uint64_t v0 = flow_hash_k0 ^ 0x736f6d6570736575ULL;
-	uint64_t v1 = flow_hash_k1 ^ 0x646f72616e646f6dULL;
-	uint64_t v2 = flow_hash_k0 ^ 0x6c7967656e657261ULL;
-	uint64_t v3 = flow_hash_k1 ^ 0x7465646279746573ULL;
+	uint64_t v0 = ft.hash_k0 ^ 0x736f6d6570736575ULL;
+	uint64_t v1 = ft.hash_k1 ^ 0x646f72616e646f6dULL;
+	uint64_t v2 = ft.hash_k0 ^ 0x6c7967656e657261ULL;
+	uint64_t v3 = ft.hash_k1 ^ 0x7465646279746573ULL;
 	const uint8_t *d = data;
 	uint64_t m;
 	size_t i;
@@ -524,8 +543,8 @@ static unsigned flow_hash_probe(const struct flow_key *k)
 {
 	unsigned b = flow_hash_bucket(k);
 
-	while (flow_hashtab[b]) {
-		const union flow *flow = &flowtab[flow_hashtab[b] - 1];
+	while (ft.hashtab[b]) {
+		const union flow *flow = &ft.tab[ft.hashtab[b] - 1];
 
 		if (!memcmp(&flow->f.key, k, sizeof(*k)))
 			break;
@@ -549,10 +568,10 @@ int flow_hash_insert(union flow *flow)
 		return -EINVAL;
 
 	b = flow_hash_probe(&flow->f.key);
-	if (flow_hashtab[b])
+	if (ft.hashtab[b])
 		return -EEXIST;
 
-	flow_hashtab[b] = flow_idx(flow) + 1;
+	ft.hashtab[b] = flow_idx(flow) + 1;
 	flow->f.hashed = 1;
 	return 0;
 }
@@ -571,18 +590,18 @@ void flow_hash_remove(union flow *flow)
 
 	hole = flow_hash_probe(&flow->f.key);
 	flow->f.hashed = 0;
-	if (flow_hashtab[hole] != flow_idx(flow) + 1)
+	if (ft.hashtab[hole] != flow_idx(flow) + 1)
 		return; /* cannot happen while the invariants hold */
-	flow_hashtab[hole] = 0;
+	ft.hashtab[hole] = 0;
 
 	/* Pull back members of the run that the hole would cut off */
-	for (b = (hole + 1) & mask; flow_hashtab[b]; b = (b + 1) & mask) {
-		const union flow *f = &flowtab[flow_hashtab[b] - 1];
+	for (b = (hole + 1) & mask; ft.hashtab[b]; b = (b + 1) & mask) {
+		const union flow *f = &ft.tab[ft.hashtab[b] - 1];
 		unsigned home = flow_hash_bucket(&f->f.key);
 
 		if (((b - home) & mask) >= ((b - hole) & mask)) {
-			flow_hashtab[hole] = flow_hashtab[b];
-			flow_hashtab[b] = 0;
+			ft.hashtab[hole] = ft.hashtab[b];
+			ft.hashtab[b] = 0;
 			hole = b;
 		}
 	}
@@ -598,9 +617,9 @@ union flow *flow_hash_lookup(const struct flow_key *k)
 {
 	unsigned b = flow_hash_probe(k);
 
-	if (!flow_hashtab[b])
+	if (!ft.hashtab[b])
 		return NULL;
-	return &flowtab[flow_hashtab[b] - 1];
+	return &ft.tab[ft.hashtab[b] - 1];
 }
 
 /**
@@ -610,9 +629,9 @@ void flow_log_stats(void)
 {
 	unsigned n[FLOW_TYPE_MAX] = { 0 }, i;
 
-	for (i = 0; i < flow_first_unused; i++)
-		if (flowtab[i].f.type < FLOW_TYPE_MAX)
-			n[flowtab[i].f.type]++;
-	info("flows: %u (TCP %u, UDP %u, ICMP %u)", flow_active,
+	for (i = 0; i < ft.first_unused; i++)
+		if (ft.tab[i].f.type < FLOW_TYPE_MAX)
+			n[ft.tab[i].f.type]++;
+	info("flows: %u (TCP %u, UDP %u, ICMP %u)", ft.active,
 	     n[FLOW_TCP], n[FLOW_UDP], n[FLOW_ICMP]);
 }

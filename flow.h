@@ -26,7 +26,7 @@ struct ctx;
 #include "udp/udp_flow.h"
 
 /**
- * struct icmp_flow - an ICMP/ICMPv6 echo flow, see net/icmp.c
+ * struct icmp_flow - an ICMP/ICMPv6 echo flow, see icmp/icmp.c
  * @f:		common part, key: guest address, echo identifier, target
  * @sock:	ping socket, -1 if none
  * @last_ms:	last activity (either direction), for the idle timeout

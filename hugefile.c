@@ -30,7 +30,7 @@
  * aligned to 2 MiB so that the kernel may map them whole. Punching a hole
  * over whole 2 MiB folios takes them out of the file; the kernel doesn't
  * zero a folio that something else still references, it just lets go of
- * it (the caller punches the whole buffer, see tap/stream_out.c).
+ * it (the caller punches the whole buffer, see stream/stream_out.c).
  *
  * Anything refused (no user namespaces and no CAP_SYS_ADMIN, a seccomp
  * profile, a kernel before 5.2 without the mount API or before 3.11

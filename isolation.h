@@ -23,7 +23,7 @@ enum iso_profile {
 void isolation_check(const struct ctx *c);
 void isolation_chown_fd(int fd);
 void isolation_drop(struct ctx *c);
-void isolation_seccomp(const struct ctx *c);
+void isolation_seccomp(void);
 int isolation_peer_check(int fd, uid_t *uid);
 const char *isolation_profile_name(enum iso_profile p);
 bool isolation_profile_allows(enum iso_profile p, const char *name);

@@ -23,14 +23,15 @@ enum ref_type {
 	REF_SIGNAL,		/* signalfd: SIGTERM, SIGINT, SIGHUP, SIGUSR* */
 	REF_TIMER,		/* periodic timerfd tick */
 	REF_TAP_LISTEN,		/* listening UNIX socket of the front-end */
-	REF_TAP,		/* connected front-end socket (stream) */
+	REF_FE_CONN,		/* the front-end's connection: the stream
+				 * socket, vhost-user's control socket
+				 */
 	REF_ICMP,		/* ping socket of an ICMP echo flow */
 	REF_TCP,		/* TCP socket of a flow */
 	REF_TCP_LISTEN,		/* listening socket for a forwarded port */
 	REF_UDP,		/* UDP socket of a flow */
 	REF_UDP_LISTEN,		/* bound socket for a forwarded UDP port */
-	REF_VU_CTRL,		/* vhost-user control socket */
-	REF_VU_KICK,		/* vhost-user kick eventfd */
+	REF_FE_KICK,		/* a front-end queue's kick (vhost-user) */
 	REF_MIGRATE,		/* device-state pipe during a migration */
 	REF_REPAIR_LISTEN,	/* passt-repair listening socket */
 	REF_REPAIR,		/* passt-repair connection */

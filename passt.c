@@ -20,8 +20,9 @@
  *    generation), loop_ref() with a fresh loop_gen_next() for front-end
  *    connections and rings, the fd itself for listeners that never close;
  *  - who dispatches: main_dispatch() below, one switch from reference type
- *    to handler; each handler checks the reference against its object and
- *    drops stale events;
+ *    to handler, the front-end's events (REF_FE_CONN, REF_FE_KICK) straight
+ *    to the operations of the one in use (tap_frontend()); each handler
+ *    checks the reference against its object and drops stale events;
  *  - per round: after the events of one epoll_wait(), main_round_end()
  *    sends coalesced TCP ACKs, flushes frames to the guest, submits the
  *    round's queued system calls (uring.c; or the next wait submits them,
@@ -47,6 +48,7 @@
 
 #include "conf/conf.h"
 #include "ctx.h"
+#include "demux.h"
 #include "flow.h"
 #include "fwd/fwd.h"
 #include "env.h"
@@ -55,16 +57,16 @@
 #include "loop.h"
 #include "tap/coalesce.h"
 #include "tap/listen.h"
-#include "tap/local.h"
+#include "local/local.h"
 #include "tap/pcap.h"
-#include "tap/stream.h"
+#include "stream/stream.h"
 #include "tap/tap.h"
-#include "vhost/net.h"
+#include "vhost/vhost.h"
 #include "tcp/tcp.h"
 #include "udp/udp.h"
 #include "icmp/icmp.h"
 #include "migrate/announce.h"
-#include "migrate/migrate.h"
+#include "migrate/transfer.h"
 #include "migrate/repair.h"
 #include "rmfile.h"
 #include "uring.h"
@@ -75,7 +77,7 @@ static struct ctx ctx;
 /*
  * Signals, as events: SIGTERM/SIGINT end the loop (deferred, bounded, while
  * a migrated source lingers), SIGUSR1 logs counters, SIGUSR2 ends the
- * linger (see migrate/migrate.c)
+ * linger (see migrate/transfer.c)
  */
 static void main_signal(struct ctx *c)
 {
@@ -92,7 +94,7 @@ static void main_signal(struct ctx *c)
 			break;
 		case SIGUSR1:
 			flow_log_stats();
-			tap_log_stats();
+			demux_log_stats();
 			tcp_log_conns();
 			break;
 		default:
@@ -126,12 +128,14 @@ static void main_dispatch(struct ctx *c, union epoll_ref ref, uint32_t events)
 		main_timer(c);
 		break;
 	case REF_TAP_LISTEN:
-		tap_accept_handler(c);
+		tap_frontend()->accept(c);
 		break;
-	case REF_TAP:
-	case REF_VU_CTRL:
-	case REF_VU_KICK:
-		tap_handler(c, ref, events);
+	case REF_FE_CONN:
+		tap_frontend()->handler(c, ref, events);
+		break;
+	case REF_FE_KICK:
+		if (tap_frontend()->kick)
+			tap_frontend()->kick(c, ref);
 		break;
 	case REF_ICMP:
 		icmp_sock_handler(c, ref, events);
@@ -184,7 +188,7 @@ static void main_loop(struct ctx *c)
 		bool backlog = tap_backlog(c);
 
 		/* ...or until the front-end's input is to be polled */
-		n = loop_wait(c, ev, LOOP_EVENTS, !backlog, tap_poll_at(c));
+		n = loop_wait(c, ev, LOOP_EVENTS, !backlog, tap_poll_at());
 		if (backlog)
 			tap_resume(c);
 		tap_poll(c);
@@ -235,6 +239,7 @@ static void daemon_parent(struct ctx *c, int fd, pid_t pid)
 		}
 		nul = memchr(buf, '\0', (size_t)n);
 		/* Best effort: there's nowhere else to say it */
+		/* NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores) */
 		n = write(STDERR_FILENO, buf, nul ? (size_t)(nul - buf) :
 						    (size_t)n);
 		if (nul)
@@ -376,11 +381,11 @@ int main(int argc, char **argv)
 	info("Started: passt %s, %s, pid %i, uid %u", VERSION,
 	     tap_frontend_name(), (int)getpid(),
 	     (unsigned)getuid());
-	isolation_seccomp(c);
+	isolation_seccomp();
 	daemon_ready(c);
 	main_loop(c);
 
-	tap_log_stats();
+	demux_log_stats();
 	tap_cleanup(c);
 	if (c->mode == MODE_VU)
 		repair_cleanup(c);

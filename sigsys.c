@@ -5,8 +5,9 @@
  *
  * Theory of operation
  *
- * Our filters (isolation.c: the daemon's profiles and the peer credential
- * checker's; passt-repair.c) don't kill outright. Their default action is
+ * Our filters (isolation_seccomp.c: the daemon's profiles;
+ * isolation_peer.c: the peer credential checker's; passt-repair.c) don't
+ * kill outright. Their default action is
  * SECCOMP_RET_TRAP: the kernel doesn't make the call, and sends SIGSYS to
  * the thread that tried, with the call's number and architecture in the
  * signal's information (si_syscall, si_arch). Our handler writes one line,
@@ -41,7 +42,7 @@
  * With -DISOLATION_SECCOMP_LOG (development only, never a release) the
  * action is SCMP_ACT_LOG instead: denied calls are made, and the kernel
  * logs each one (audit type 1326, "syscall=NR"): how the allow-lists
- * are found (isolation.c says how).
+ * are found (isolation_seccomp.c says how).
  */
 #include <errno.h>
 #include <seccomp.h>
@@ -117,7 +118,7 @@ static size_t sigsys_num(char *buf, size_t size, size_t n, unsigned long v,
  *
  * Return: length of the line
  */
-size_t sigsys_format(char *buf, size_t size, int nr, uint32_t arch)
+static size_t sigsys_format(char *buf, size_t size, int nr, uint32_t arch)
 {
 	size_t n = 0;
 

@@ -17,6 +17,5 @@ typedef void (*sigsys_emit_fn)(const char *line, size_t len);
 uint32_t sigsys_action(void);
 int sigsys_arm(const char *prefix, const char *profile, sigsys_emit_fn emit,
 	       int status);
-size_t sigsys_format(char *buf, size_t size, int nr, uint32_t arch);
 
 #endif /* SIGSYS_H */

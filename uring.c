@@ -99,29 +99,48 @@ struct uring_op {
 	bool busy;
 };
 
-static struct io_uring ring;
-static bool ring_ok;
-static bool ring_wait;			/* the loop waits in the ring */
-static struct ctx *ring_ctx;
-static struct uring_op ops[URING_ENTRIES];
-static unsigned op_next;		/* where to look for a free slot */
-static unsigned queued;			/* SQEs not yet submitted */
-static int queued_fd[URING_ENTRIES];	/* ...and the descriptors they name */
-static int closing[URING_ENTRIES];	/* closes waiting for a submission */
-static unsigned nclosing;
-static unsigned inflight;		/* submitted, no completion yet */
-
-/* Operations to call back (failed ones, and sends), only from
- * uring_flush() or uring_epoll_wait(): never from inside a queueing call,
- * whose caller may be in the middle of a loop
+/**
+ * struct uring_state - the ring and the operations on it
+ * @ring:	the io_uring
+ * @ok:		uring_init() set up a ring that works here
+ * @wait:	the loop waits in the ring
+ * @ctx:	execution context, for the callbacks
+ * @ops:	operations by slot (the SQE's user_data)
+ * @op_next:	where to look for a free slot
+ * @queued:	SQEs not yet submitted...
+ * @queued_fd:	...and the descriptors they name
+ * @closing:	closes waiting for a submission...
+ * @nclosing:	...how many
+ * @inflight:	submitted, no completion yet
+ * @due:	operations to call back (failed ones, and sends), only from
+ *		uring_flush() or uring_epoll_wait(): never from inside a
+ *		queueing call, whose caller may be in the middle of a loop
+ * @due.done:	the callback
+ * @due.tag:	its tag
+ * @due.res:	the result
+ * @ndue:	entries in @due
+ * @due_head:	the first not called back yet
  */
-static struct {
-	uring_done_fn done;
-	uint64_t tag;
-	int res;
-} due[URING_ENTRIES];
-static unsigned ndue;
-static unsigned due_head;	/* the first not called back yet */
+static struct uring_state {
+	struct io_uring ring;
+	bool ok;
+	bool wait;
+	struct ctx *ctx;
+	struct uring_op ops[URING_ENTRIES];
+	unsigned op_next;
+	unsigned queued;
+	int queued_fd[URING_ENTRIES];
+	int closing[URING_ENTRIES];
+	unsigned nclosing;
+	unsigned inflight;
+	struct {
+		uring_done_fn done;
+		uint64_t tag;
+		int res;
+	} due[URING_ENTRIES];
+	unsigned ndue;
+	unsigned due_head;
+} ur;
 
 /**
  * uring_on() - is the ring in use?
@@ -132,7 +151,7 @@ static unsigned due_head;	/* the first not called back yet */
  */
 bool uring_on(void)
 {
-	return ring_ok;
+	return ur.ok;
 }
 
 /**
@@ -142,7 +161,7 @@ bool uring_on(void)
  */
 bool uring_waits(void)
 {
-	return ring_wait;
+	return ur.wait;
 }
 
 /* Read every completion there is, noting those to call back; the result
@@ -153,7 +172,7 @@ static void uring_reap(int *wait_res)
 	struct io_uring_cqe *cqe;
 	unsigned head, n = 0;
 
-	io_uring_for_each_cqe(&ring, head, cqe) {
+	io_uring_for_each_cqe(&ur.ring, head, cqe) {
 		uint64_t i = io_uring_cqe_get_data64(cqe);
 		struct uring_op *op;
 
@@ -162,26 +181,26 @@ static void uring_reap(int *wait_res)
 			*wait_res = cqe->res;
 			continue;
 		}
-		if (i >= URING_ENTRIES || !ops[i].busy)
+		if (i >= URING_ENTRIES || !ur.ops[i].busy)
 			continue;
-		op = &ops[i];
+		op = &ur.ops[i];
 		op->busy = false;
-		inflight--;
-		if (ndue == URING_ENTRIES && due_head) {
+		ur.inflight--;
+		if (ur.ndue == URING_ENTRIES && ur.due_head) {
 			/* Callbacks under way: drop the ones made */
-			memmove(due, due + due_head,
-				(ndue - due_head) * sizeof(due[0]));
-			ndue -= due_head;
-			due_head = 0;
+			memmove(ur.due, ur.due + ur.due_head,
+				(ur.ndue - ur.due_head) * sizeof(ur.due[0]));
+			ur.ndue -= ur.due_head;
+			ur.due_head = 0;
 		}
 		if (op->done && (op->always || cqe->res != (int)op->want) &&
-		    ndue < URING_ENTRIES) {
-			due[ndue].done = op->done;
-			due[ndue].tag = op->tag;
-			due[ndue++].res = cqe->res;
+		    ur.ndue < URING_ENTRIES) {
+			ur.due[ur.ndue].done = op->done;
+			ur.due[ur.ndue].tag = op->tag;
+			ur.due[ur.ndue++].res = cqe->res;
 		}
 	}
-	io_uring_cq_advance(&ring, n);
+	io_uring_cq_advance(&ur.ring, n);
 }
 
 #ifdef URING_CHECK
@@ -208,15 +227,15 @@ static void uring_id_check(void)
 {
 	unsigned i;
 
-	for (i = 0; i < queued; i++) {
+	for (i = 0; i < ur.queued; i++) {
 		struct stat st;
 
-		if (fstat(queued_fd[i], &st) ||
+		if (fstat(ur.queued_fd[i], &st) ||
 		    st.st_dev != queued_id[i].dev ||
 		    st.st_ino != queued_id[i].ino) {
 			err("io_uring: descriptor %i was closed (and maybe "
 			    "taken again) while a queued operation named it",
-			    queued_fd[i]);
+			    ur.queued_fd[i]);
 			abort();
 		}
 	}
@@ -238,8 +257,8 @@ static bool uring_names(int fd)
 {
 	unsigned i;
 
-	for (i = 0; i < queued; i++) {
-		if (queued_fd[i] == fd)
+	for (i = 0; i < ur.queued; i++) {
+		if (ur.queued_fd[i] == fd)
 			return true;
 	}
 	return false;
@@ -252,20 +271,21 @@ static void uring_submitted(unsigned n)
 {
 	unsigned i;
 
-	n = MIN(n, queued);
-	memmove(queued_fd, queued_fd + n, (queued - n) * sizeof(int));
+	n = MIN(n, ur.queued);
+	memmove(ur.queued_fd, ur.queued_fd + n, (ur.queued - n) * sizeof(int));
 #ifdef URING_CHECK
-	memmove(queued_id, queued_id + n, (queued - n) * sizeof(queued_id[0]));
+	memmove(queued_id, queued_id + n,
+		(ur.queued - n) * sizeof(queued_id[0]));
 #endif
-	queued -= n;
+	ur.queued -= n;
 	/* Closes that waited for this, unless still named (another error) */
-	for (i = 0; i < nclosing;) {
-		if (uring_names(closing[i])) {
+	for (i = 0; i < ur.nclosing;) {
+		if (uring_names(ur.closing[i])) {
 			i++;
 			continue;
 		}
-		close(closing[i]);
-		closing[i] = closing[--nclosing];
+		close(ur.closing[i]);
+		ur.closing[i] = ur.closing[--ur.nclosing];
 	}
 }
 
@@ -276,11 +296,11 @@ static void uring_submit(void)
 {
 	int rc;
 
-	if (!queued)
+	if (!ur.queued)
 		return;
 	uring_id_check();
 	do
-		rc = io_uring_submit(&ring);
+		rc = io_uring_submit(&ur.ring);
 	while (rc == -EINTR);
 	if (rc < 0)
 		warn_rl("io_uring: submit: %s", strerror(-rc));
@@ -291,7 +311,7 @@ static void uring_submit(void)
 static void uring_submit_reap(void)
 {
 	uring_submit();
-	if (inflight)
+	if (ur.inflight)
 		uring_reap(NULL);
 }
 
@@ -307,12 +327,12 @@ static void uring_callbacks(void)
 	if (running)
 		return;
 	running = true;
-	while (due_head < ndue) {
-		unsigned i = due_head++;
+	while (ur.due_head < ur.ndue) {
+		unsigned i = ur.due_head++;
 
-		due[i].done(ring_ctx, due[i].tag, due[i].res);
+		ur.due[i].done(ur.ctx, ur.due[i].tag, ur.due[i].res);
 	}
-	ndue = due_head = 0;
+	ur.ndue = ur.due_head = 0;
 	running = false;
 }
 
@@ -324,7 +344,7 @@ static void uring_callbacks(void)
  */
 void uring_flush(void)
 {
-	if (!ring_ok)
+	if (!ur.ok)
 		return;
 	uring_submit_reap();
 	uring_callbacks();
@@ -349,9 +369,9 @@ int uring_epoll_wait(int epfd, struct epoll_event *ev, int max)
 	int res = INT32_MIN, rc;
 	struct io_uring_sqe *sqe;
 
-	if (!(sqe = io_uring_get_sqe(&ring))) {
+	if (!(sqe = io_uring_get_sqe(&ur.ring))) {
 		uring_submit_reap();
-		if (!(sqe = io_uring_get_sqe(&ring)))
+		if (!(sqe = io_uring_get_sqe(&ur.ring)))
 			return -EBUSY;
 	}
 	io_uring_prep_rw(URING_OP_EPOLL_WAIT, sqe, epfd, ev, (unsigned)max, 0);
@@ -359,9 +379,9 @@ int uring_epoll_wait(int epfd, struct epoll_event *ev, int max)
 
 	/* What was queued completes while it's submitted: count it in */
 	uring_id_check();
-	rc = io_uring_submit_and_wait(&ring, queued + 1);
+	rc = io_uring_submit_and_wait(&ur.ring, ur.queued + 1);
 	while (rc == -EINTR)
-		rc = io_uring_submit_and_wait(&ring, 1);
+		rc = io_uring_submit_and_wait(&ur.ring, 1);
 	if (rc < 0)
 		return rc;
 	uring_submitted((unsigned)rc);
@@ -370,7 +390,7 @@ int uring_epoll_wait(int epfd, struct epoll_event *ev, int max)
 	while (res == INT32_MIN) {
 		struct io_uring_cqe *cqe;
 
-		rc = io_uring_wait_cqe(&ring, &cqe);
+		rc = io_uring_wait_cqe(&ur.ring, &cqe);
 		if (rc && rc != -EINTR)
 			return rc;
 		uring_reap(&res);
@@ -387,12 +407,12 @@ static struct io_uring_sqe *uring_get(unsigned *slot)
 	struct io_uring_sqe *sqe;
 	unsigned i;
 
-	if (queued + inflight >= URING_ENTRIES) {
+	if (ur.queued + ur.inflight >= URING_ENTRIES) {
 		uring_submit_reap();
-		if (inflight >= URING_ENTRIES) {
+		if (ur.inflight >= URING_ENTRIES) {
 			struct io_uring_cqe *cqe;
 
-			if (io_uring_wait_cqe(&ring, &cqe))
+			if (io_uring_wait_cqe(&ur.ring, &cqe))
 				return NULL;
 			uring_reap(NULL);
 		}
@@ -401,22 +421,22 @@ static struct io_uring_sqe *uring_get(unsigned *slot)
 	 * kernel with the last operation it held
 	 */
 	for (i = 0; i < URING_ENTRIES; i++) {
-		unsigned s = (op_next + i) % URING_ENTRIES;
+		unsigned s = (ur.op_next + i) % URING_ENTRIES;
 
-		if (!ops[s].busy) {
+		if (!ur.ops[s].busy) {
 			*slot = s;
 			break;
 		}
 	}
 	if (i == URING_ENTRIES)
 		return NULL;	/* can't be: slots >= queued + inflight */
-	sqe = io_uring_get_sqe(&ring);
+	sqe = io_uring_get_sqe(&ur.ring);
 	if (!sqe) {
 		uring_submit_reap();
-		if (!(sqe = io_uring_get_sqe(&ring)))
+		if (!(sqe = io_uring_get_sqe(&ur.ring)))
 			return NULL;
 	}
-	op_next = (*slot + 1) % URING_ENTRIES;
+	ur.op_next = (*slot + 1) % URING_ENTRIES;
 	return sqe;
 }
 
@@ -424,16 +444,16 @@ static int uring_queue(struct io_uring_sqe *sqe, unsigned slot, int fd,
 		       uring_done_fn done, uint64_t tag, uint32_t want,
 		       bool always)
 {
-	uring_id_get(queued, fd);
-	queued_fd[queued] = fd;
-	ops[slot].busy = true;
-	ops[slot].always = always;
-	ops[slot].done = done;
-	ops[slot].tag = tag;
-	ops[slot].want = want;
+	uring_id_get(ur.queued, fd);
+	ur.queued_fd[ur.queued] = fd;
+	ur.ops[slot].busy = true;
+	ur.ops[slot].always = always;
+	ur.ops[slot].done = done;
+	ur.ops[slot].tag = tag;
+	ur.ops[slot].want = want;
 	io_uring_sqe_set_data64(sqe, slot);
-	queued++;
-	inflight++;
+	ur.queued++;
+	ur.inflight++;
 	return 0;
 }
 
@@ -451,7 +471,7 @@ int uring_recv_trunc(int s, uint32_t len, uring_done_fn done, uint64_t tag)
 	struct io_uring_sqe *sqe;
 	unsigned slot;
 
-	if (!ring_ok || !(sqe = uring_get(&slot)))
+	if (!ur.ok || !(sqe = uring_get(&slot)))
 		return -1;
 	io_uring_prep_recv(sqe, s, NULL, len, MSG_TRUNC | MSG_DONTWAIT);
 	return uring_queue(sqe, slot, s, done, tag, len, false);
@@ -470,7 +490,7 @@ int uring_write(int fd, const void *buf, uint32_t len)
 	struct io_uring_sqe *sqe;
 	unsigned slot;
 
-	if (!ring_ok || !(sqe = uring_get(&slot)))
+	if (!ur.ok || !(sqe = uring_get(&slot)))
 		return -1;
 	io_uring_prep_write(sqe, fd, buf, len, 0);
 	return uring_queue(sqe, slot, fd, NULL, 0, len, false);
@@ -494,7 +514,7 @@ int uring_send(int s, const void *buf, uint32_t len, uring_done_fn done,
 	struct io_uring_sqe *sqe;
 	unsigned slot;
 
-	if (!ring_wait || !(sqe = uring_get(&slot)))
+	if (!ur.wait || !(sqe = uring_get(&slot)))
 		return -1;
 	io_uring_prep_send(sqe, s, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	return uring_queue(sqe, slot, s, done, tag, len, true);
@@ -512,10 +532,10 @@ void uring_close(int fd)
 {
 	if (fd < 0)
 		return;
-	if (ring_ok && uring_names(fd)) {
+	if (ur.ok && uring_names(fd)) {
 		uring_submit();
-		if (uring_names(fd) && nclosing < URING_ENTRIES) {
-			closing[nclosing++] = fd;
+		if (uring_names(fd) && ur.nclosing < URING_ENTRIES) {
+			ur.closing[ur.nclosing++] = fd;
 			return;
 		}
 	}
@@ -525,7 +545,7 @@ void uring_close(int fd)
 /* Can the kernel wait for epoll events in a ring (Linux 6.15)? */
 static bool uring_probe_wait(void)
 {
-	struct io_uring_probe *p = io_uring_get_probe_ring(&ring);
+	struct io_uring_probe *p = io_uring_get_probe_ring(&ur.ring);
 	bool ok;
 
 	if (!p)
@@ -546,11 +566,11 @@ static int uring_setup(bool wait)
 	unsigned nr = 2;
 	int rc;
 
-	rc = io_uring_queue_init(URING_ENTRIES, &ring, flags);
+	rc = io_uring_queue_init(URING_ENTRIES, &ur.ring, flags);
 	if (rc == -EINVAL) {
 		/* Before Linux 6.0: no SINGLE_ISSUER (5.19: COOP_TASKRUN) */
 		flags = IORING_SETUP_R_DISABLED;
-		rc = io_uring_queue_init(URING_ENTRIES, &ring, flags);
+		rc = io_uring_queue_init(URING_ENTRIES, &ur.ring, flags);
 	}
 	if (rc)
 		return rc;
@@ -560,8 +580,8 @@ static int uring_setup(bool wait)
 	r[0].sqe_op = IORING_OP_RECV;
 	r[1].opcode = IORING_RESTRICTION_SQE_OP;
 	r[1].sqe_op = IORING_OP_WRITE;
-	ring_wait = wait && uring_probe_wait();
-	if (ring_wait) {
+	ur.wait = wait && uring_probe_wait();
+	if (ur.wait) {
 		r[nr].opcode = IORING_RESTRICTION_SQE_OP;
 		r[nr++].sqe_op = IORING_OP_SEND;
 		r[nr].opcode = IORING_RESTRICTION_SQE_OP;
@@ -570,13 +590,13 @@ static int uring_setup(bool wait)
 	/* Debian 12's liburing.so doesn't export io_uring_register_
 	 * restrictions() and io_uring_enable_rings(): the system call
 	 */
-	if (syscall(__NR_io_uring_register, ring.ring_fd,
+	if (syscall(__NR_io_uring_register, ur.ring.ring_fd,
 		    IORING_REGISTER_RESTRICTIONS, r, nr) < 0 ||
-	    syscall(__NR_io_uring_register, ring.ring_fd,
+	    syscall(__NR_io_uring_register, ur.ring.ring_fd,
 		    IORING_REGISTER_ENABLE_RINGS, NULL, 0) < 0) {
 		rc = -errno;
-		io_uring_queue_exit(&ring);
-		ring_wait = false;
+		io_uring_queue_exit(&ur.ring);
+		ur.wait = false;
 		return rc;
 	}
 	return 0;
@@ -593,7 +613,7 @@ void uring_init(struct ctx *c)
 {
 	int rc;
 
-	ring_ctx = c;
+	ur.ctx = c;
 	if (env_get()->no_io_uring) {
 		info("io_uring: not used (PASST_NO_IO_URING): plain system "
 		     "calls");
@@ -604,8 +624,8 @@ void uring_init(struct ctx *c)
 		     strerror(-rc));
 		return;
 	}
-	ring_ok = true;
-	if (ring_wait)
+	ur.ok = true;
+	if (ur.wait)
 		info("io_uring: end-of-round socket discards, notifications "
 		     "and front-end writes batched, and the loop waits in "
 		     "the ring (restricted to recv, write, send and "
@@ -623,13 +643,14 @@ void uring_exit(void)
 {
 	unsigned i;
 
-	if (ring_ok) {
+	if (ur.ok) {
 		uring_flush();
-		io_uring_queue_exit(&ring);
+		io_uring_queue_exit(&ur.ring);
 	}
-	for (i = 0; i < nclosing; i++)
-		close(closing[i]);
-	ring_ok = ring_wait = false;
-	memset(ops, 0, sizeof(ops));
-	queued = inflight = op_next = ndue = due_head = nclosing = 0;
+	for (i = 0; i < ur.nclosing; i++)
+		close(ur.closing[i]);
+	ur.ok = ur.wait = false;
+	memset(ur.ops, 0, sizeof(ur.ops));
+	ur.queued = ur.inflight = ur.op_next = 0;
+	ur.ndue = ur.due_head = ur.nclosing = 0;
 }

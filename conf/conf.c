@@ -569,7 +569,7 @@ static void conf_defaults(struct ctx *c)
 
 	memset(c, 0, sizeof(*c));
 	c->mode = MODE_STREAM;
-	c->fd_listen = c->fd_tap = c->fd_inherited = -1;
+	c->fd_listen = c->fd_inherited = -1;
 	c->epollfd = -1;
 	c->log_lvl = LOG_LVL_INFO;
 	c->mtu = MTU_DEFAULT;
@@ -1109,7 +1109,7 @@ static void ip6_ll_from_mac(struct in6_addr *a, const uint8_t *mac)
  *
  * Return: 0 on success, -ENETUNREACH if no family is usable
  */
-int conf_host_defaults(struct ctx *c, char *errbuf, size_t errlen)
+static int conf_host_defaults(struct ctx *c, char *errbuf, size_t errlen)
 {
 	char name[IF_NAMESIZE];
 	unsigned idx;

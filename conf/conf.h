@@ -11,7 +11,6 @@ struct ctx;
 
 int conf_parse(struct ctx *c, int argc, char **argv, char *errbuf,
 	       size_t errlen);
-int conf_host_defaults(struct ctx *c, char *errbuf, size_t errlen);
 void conf(struct ctx *c, int argc, char **argv);
 void conf_print(const struct ctx *c);
 

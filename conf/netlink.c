@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * conf/netlink.c - host defaults from rtnetlink: default route, address,
- * link MTU and MAC.
+ * conf/netlink.c - host defaults from rtnetlink: default route and
+ * address.
  *
  * Each query opens a NETLINK_ROUTE socket, sends one dump request
- * (RTM_GETROUTE, RTM_GETADDR or RTM_GETLINK), walks every reply message
+ * (RTM_GETROUTE or RTM_GETADDR), walks every reply message
  * through a callback that keeps the best match, and closes the socket.
  * This runs once at start-up, before any guest traffic, so simplicity wins
  * over reusing a socket.
@@ -380,67 +380,5 @@ int nl_addr_get(int family, unsigned ifindex, void *addr, int *prefix_len)
 	memcpy(addr, r.addr, family == AF_INET ? 4 : 16);
 	if (prefix_len)
 		*prefix_len = r.prefix_len;
-	return 0;
-}
-
-/**
- * struct link_req - state of a link lookup
- * @ifindex:	interface to look for
- * @mtu:	its MTU, -1 if not seen
- * @mac:	its hardware address, if Ethernet-sized
- * @found:	the link was in the dump
- */
-struct link_req {
-	unsigned ifindex;
-	int mtu;
-	uint8_t mac[ETH_ADDR_LEN];
-	bool found;
-};
-
-static void link_cb(const struct nlmsghdr *nh, void *arg)
-{
-	const struct rtattr *tb[NL_ATTR_MAX + 1];
-	const struct ifinfomsg *ifi = NLMSG_DATA(nh);
-	struct link_req *r = arg;
-	uint32_t mtu;
-
-	if (nh->nlmsg_type != RTM_NEWLINK ||
-	    nh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)) ||
-	    (unsigned)ifi->ifi_index != r->ifindex)
-		return;
-
-	nl_attrs(nh, sizeof(*ifi), tb, NL_ATTR_MAX);
-	r->found = true;
-	if (nl_attr_get(tb[IFLA_MTU], &mtu, sizeof(mtu)) && mtu <= INT32_MAX)
-		r->mtu = (int)mtu;
-	nl_attr_get(tb[IFLA_ADDRESS], r->mac, sizeof(r->mac));
-}
-
-/**
- * nl_link_get() - MTU and MAC address of an interface
- * @ifindex:	interface index
- * @mtu:	set to the MTU if known, -1 otherwise; may be NULL
- * @mac:	6 bytes, set to the hardware address if the link has an
- *		Ethernet-sized one, zeroes otherwise; may be NULL
- *
- * Return: 0 on success, -ENODEV if there is no such link, -errno on
- * netlink failure
- */
-int nl_link_get(unsigned ifindex, int *mtu, uint8_t *mac)
-{
-	struct link_req r = { .ifindex = ifindex, .mtu = -1 };
-	int rc;
-
-	if (!ifindex)
-		return -ENODEV;
-	rc = nl_dump(RTM_GETLINK, AF_UNSPEC, link_cb, &r);
-	if (rc)
-		return rc;
-	if (!r.found)
-		return -ENODEV;
-	if (mtu)
-		*mtu = r.mtu;
-	if (mac)
-		memcpy(mac, r.mac, sizeof(r.mac));
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * conf/netlink.h - read the host's routes, addresses and links over
+ * conf/netlink.h - read the host's routes and addresses over
  * rtnetlink, to pick defaults for the guest at start-up.
  */
 #ifndef CONF_NETLINK_H
@@ -10,6 +10,5 @@
 
 int nl_default_route(int family, unsigned *ifindex, void *gw);
 int nl_addr_get(int family, unsigned ifindex, void *addr, int *prefix_len);
-int nl_link_get(unsigned ifindex, int *mtu, uint8_t *mac);
 
 #endif /* CONF_NETLINK_H */

@@ -319,7 +319,7 @@ void icmp_input(struct ctx *c, const struct pkt *p)
 			return;
 	}
 	icmp_flow_used(flow);
-	flow->f.qpair = tap_queue_in(c);
+	flow->f.qpair = tap_queue_in();
 
 	msg = pv_at(p->l4, 0, p->l4.len);
 	if (sendto(flow->icmp.sock, msg, p->l4.len, MSG_NOSIGNAL, &sa.sa,
@@ -334,7 +334,7 @@ static void icmp_reply_to_guest(struct ctx *c, const union flow *flow,
 	const struct flow_key *k = &flow->f.key;
 	int rc;
 
-	tap_queue_out(c, flow->f.qpair);
+	tap_queue_out(flow->f.qpair);
 	if (k->family == AF_INET) {
 		struct in_addr src, dst;
 

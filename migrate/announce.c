@@ -19,7 +19,7 @@
  *
  * How: a packet socket (AF_PACKET, SOCK_RAW) bound to the host interface
  * with protocol 0, so it receives nothing and is never polled: we only
- * send() frames built by net/announce.c. Opening it needs CAP_NET_RAW,
+ * send() frames built by net/announce_frames.c. Opening it needs CAP_NET_RAW,
  * so it is opened by announce_init() before the sandbox, and only if we
  * hold the capability; the socket keeps working without it. Without it
  * (libvirt and KubeVirt start passt with no capabilities) one line says
@@ -65,7 +65,7 @@
 #include "ctx.h"
 #include "log.h"
 #include "migrate/announce.h"
-#include "net/announce.h"
+#include "net/announce_frames.h"
 #include "net/packet.h"
 #include "util.h"
 
@@ -223,11 +223,9 @@ static void announce_burst(const struct ctx *c, const char *why)
 /**
  * announce_target_loaded() - a migration state LOAD was applied: the
  *			      guest will run here once our rings start
- * @c:		execution context
  */
-void announce_target_loaded(struct ctx *c)
+void announce_target_loaded(void)
 {
-	(void)c;
 	ann.armed = true;
 	ann.logged = 0;
 	ann.window_end = now_ms() + ANNOUNCE_WINDOW_MS;
@@ -250,11 +248,9 @@ void announce_device_started(struct ctx *c)
  * announce_front_end_gone() - the front-end disconnected: a LOAD it made
  *			       is void (its QEMU may have refused the device
  *			       after it), and so are the guest's triggers
- * @c:		execution context
  */
-void announce_front_end_gone(struct ctx *c)
+void announce_front_end_gone(void)
 {
-	(void)c;
 	ann.armed = false;
 	ann.window_end = 0;
 }

@@ -18,9 +18,9 @@ struct pkt;
 #define ANNOUNCE_MIN_MS		50
 
 void announce_init(struct ctx *c);
-void announce_target_loaded(struct ctx *c);
+void announce_target_loaded(void);
 void announce_device_started(struct ctx *c);
-void announce_front_end_gone(struct ctx *c);
+void announce_front_end_gone(void);
 void announce_send_rarp(struct ctx *c);
 bool announce_guest_frame(struct ctx *c, const struct pkt *p);
 

@@ -2,7 +2,7 @@
 /*
  * migrate/format.h - encoder and decoder of upstream passt's version 2
  * migration stream (the bytes that go through the vhost-user device-state
- * pipe), see docs/passt-migration-format.md.
+ * pipe), see doc/migration.md, section 2.
  *
  * Pure code: no sockets, no file descriptors, no global state. The writer
  * appends to a growable buffer; the reader takes a complete stream held in

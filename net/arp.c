@@ -23,7 +23,7 @@
  *
  * The request is read through a bounds-checked view only; the reply is built
  * by arp_build_reply(), a pure function, so unit tests see exactly what would
- * go on the wire. tap/local.c hands it the request and sends the reply.
+ * go on the wire. local/local.c hands it the request and sends the reply.
  */
 #include <errno.h>
 #include <string.h>
@@ -34,7 +34,6 @@
 #define ARP_HRD_ETHER  1
 #define ARP_OP_REQUEST 1
 #define ARP_OP_REPLY   2
-#define ARP_LEN	       28 /* Ethernet/IPv4 ARP packet */
 
 /* Offsets in an Ethernet/IPv4 ARP packet */
 #define ARP_OFF_HRD 0

@@ -36,7 +36,7 @@
  * debug message; they never reach an assertion.
  *
  * Replies are built by dhcp_build_reply(), which does no I/O so that unit
- * tests can call it; local_dhcp_input() (tap/local.c) adds the UDP header
+ * tests can call it; local_dhcp_input() (local/local.c) adds the UDP header
  * and hands the datagram to tap_send_ip4(). Replies respect the client's
  * maximum message size (option 57, at least 576 bytes per RFC 2131) by
  * dropping optional options that do not fit, and are padded to the

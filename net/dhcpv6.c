@@ -36,7 +36,7 @@
  * the whole message malformed: no reply, a rate-limited debug message.
  *
  * dhcpv6_build_reply() does no I/O, for the unit tests; local_dhcpv6_input()
- * (tap/local.c) sends its result from our link-local address
+ * (local/local.c) sends its result from our link-local address
  * (c->ip6.our_ll) to the client's source address, port 546, through
  * tap_send_ip6().
  */

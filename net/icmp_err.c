@@ -15,7 +15,7 @@
  * unreachable from the gateway, as a router would send them.
  *
  * icmp_err_build() only builds the message and says where it comes from;
- * tap/local.c (local_unreach()) sends it.
+ * local/local.c (local_unreach()) sends it.
  */
 #include <errno.h>
 #include <netinet/in.h>

@@ -32,7 +32,7 @@
  *   that would push the RA beyond NDP_RA_MAX are left out.
  * RDNSS and DNSSL lifetimes are three RA intervals (RFC 8106 recommends at
  * least that), and unsolicited RAs go to all-nodes when a guest attaches and
- * every NDP_RA_INTERVAL_MS (tap/local.c), so neither router nor DNS entries
+ * every NDP_RA_INTERVAL_MS (local/local.c), so neither router nor DNS entries
  * ever expire while we run. --no-ra turns all RAs off, --no-ndp all of NDP.
  *
  * Validation (RFC 4861, sections 6.1.1 and 7.1.1): hop limit 255 (so the
@@ -45,7 +45,7 @@
  * We learn the guest's link-local address from the source of its RS and NS.
  * Nothing here sends: ndp_reply() checks a message and builds the answer,
  * ndp_ra() an unsolicited RA, with the addresses each goes between, from
- * the pure builders ndp_build_ra() and ndp_build_na(); tap/local.c sends
+ * the pure builders ndp_build_ra() and ndp_build_na(); local/local.c sends
  * them, and the ICMPv6 checksum is left zero for tap_send_ip6() to fill in.
  */
 #include <errno.h>
@@ -79,9 +79,7 @@
 #define ND_PI_A 0x40
 
 #define ND_RS_LEN 8 /* fixed part, options follow */
-#define ND_RA_LEN 16
 #define ND_NS_LEN 24
-#define ND_NA_LEN 24
 
 #define NDP_HOP_LIMIT	 64
 #define NDP_DNS_LIFETIME (3 * NDP_RA_INTERVAL_MS / 1000)

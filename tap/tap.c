@@ -1,45 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * tap.c - guest frames in and out, whatever the front-end.
+ * tap.c - the frame layer every service and protocol sends through to the
+ * guest, whatever the front-end.
  *
  * Theory of operation
- *
- * In: tap_input() is the only entry for guest frames. It records the frame
- * in the capture file, learns the guest's MAC address from the source of
- * unicast-sourced frames, parses the frame into bounds-checked views
- * (net/packet.c) and dispatches on (EtherType, protocol, port/type):
- *
- *	RARP (QEMU's announcement)	-> announce_guest_frame()
- *	ARP				-> local_arp_input()
- *	IPv4 UDP to port 67		-> local_dhcp_input()
- *	IPv4 ICMP			-> icmp_input()
- *	IPv6 ICMPv6 133..137		-> local_ndp_input()
- *	IPv6 ICMPv6 echo request	-> icmp_input()
- *	IPv6 UDP to port 547		-> local_dhcpv6_input()
- *	TCP				-> tcp_input()
- *	other UDP			-> udp_input()
- *	anything else			-> dropped and counted
- *
- * tap_input_part() takes a TCP frame whose payload continues in further
- * pieces (a guest's TSO segment, from the vhost-user TX ring), as long as
- * its headers lie in the first one: TCP writes the pieces to its socket
- * as they are, with no copy of ours. Anything else it declines, and the
- * front-end gathers the frame for tap_input().
- *
- * The guest's source addresses are remembered (addr_seen): inbound
- * connections go to the address the guest actually uses.
  *
  * Out: tap_send_ip4() / tap_send_ip6() put Ethernet and IP headers in
  * front of a layer-4 message and fill in the IP header checksum and the
  * layer-4 checksum (TCP, UDP, ICMP, ICMPv6), so no caller computes one.
  * The frame goes to the guest's learned MAC (broadcast until learned), or
  * to the Ethernet multicast address for IPv6 multicast destinations.
+ * tap_seg_*() build frames in place, in the front-end's own buffers.
+ *
+ * In: frames from the guest don't pass here; the front-ends hand them to
+ * demux.c, which learns the guest's MAC and addresses and calls their
+ * owners.
  *
  * Front-ends: frames reach the guest through the struct tap_frontend
- * chosen at start (tap_frontend_set(): the stream front-end of stream.c or
- * vhost-user's of vhost/net.c), never by name: an operation a front-end
- * leaves NULL is what it doesn't need (one queue pair, no checksum or
- * segmentation offload, no input left over between rounds).
+ * chosen at start (tap_frontend_set(): the stream front-end of
+ * stream/stream.c or vhost-user's of vhost/net.c), never by name: an
+ * operation a front-end leaves NULL is what it doesn't need (one queue
+ * pair, no checksum or segmentation offload, no input left over between
+ * rounds).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -50,26 +32,26 @@
 #include "ctx.h"
 #include "log.h"
 #include "net/checksum.h"
-#include "icmp/icmp.h"
-#include "migrate/announce.h"
 #include "net/packet.h"
 #include "tap/coalesce.h"
-#include "tap/local.h"
 #include "tap/pcap.h"
 #include "tap/tap.h"
-#include "tcp/tcp.h"
-#include "udp/udp.h"
 #include "util.h"
 
-static uint8_t tap_buf[ETH_HDR_LEN + IP6_HDR_LEN + TAP_IP_MAX];
-static uint16_t ip4_id;
-
-static struct {
-	uint64_t rx, rx_bad, rx_unhandled, rx_part, tx, tx_fail;
-} tap_stats;
-
-/* The front-end in use, chosen at start */
-static const struct tap_frontend *tap_fe;
+/**
+ * struct tap_layer - the frame layer's state
+ * @fe:		the front-end in use, chosen at start
+ * @buf:	where tap_send_ip4() / tap_send_ip6() build a frame
+ * @ip4_id:	IPv4 identification of the last frame sent
+ * @tx:		frames sent to the guest
+ * @tx_fail:	frames that couldn't be
+ */
+static struct tap_layer {
+	const struct tap_frontend *fe;
+	uint8_t buf[ETH_HDR_LEN + IP6_HDR_LEN + TAP_IP_MAX];
+	uint16_t ip4_id;
+	uint64_t tx, tx_fail;
+} tap;
 
 /**
  * tap_frontend_set() - choose the front-end, once, before tap_init()
@@ -77,7 +59,7 @@ static const struct tap_frontend *tap_fe;
  */
 void tap_frontend_set(const struct tap_frontend *fe)
 {
-	tap_fe = fe;
+	tap.fe = fe;
 }
 
 /**
@@ -87,7 +69,18 @@ void tap_frontend_set(const struct tap_frontend *fe)
  */
 const char *tap_frontend_name(void)
 {
-	return tap_fe ? tap_fe->name : "none";
+	return tap.fe ? tap.fe->name : "none";
+}
+
+/**
+ * tap_frontend() - the front-end in use, for the loop's dispatch of its
+ *		    events straight to it
+ *
+ * Return: its operations, NULL if none was chosen
+ */
+const struct tap_frontend *tap_frontend(void)
+{
+	return tap.fe;
 }
 
 /**
@@ -98,27 +91,7 @@ const char *tap_frontend_name(void)
  */
 int tap_init(struct ctx *c)
 {
-	return tap_fe->init(c);
-}
-
-/**
- * tap_accept_handler() - a front-end connects to the listening socket
- * @c:		execution context
- */
-void tap_accept_handler(struct ctx *c)
-{
-	tap_fe->accept(c);
-}
-
-/**
- * tap_handler() - an event on one of the front-end's own descriptors
- * @c:		execution context
- * @ref:	epoll reference (REF_TAP, REF_VU_CTRL or REF_VU_KICK)
- * @events:	epoll events
- */
-void tap_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
-{
-	tap_fe->handler(c, ref, events);
+	return tap.fe->init(c);
 }
 
 /**
@@ -127,7 +100,7 @@ void tap_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
  */
 void tap_cleanup(struct ctx *c)
 {
-	tap_fe->cleanup(c);
+	tap.fe->cleanup(c);
 }
 
 /**
@@ -138,16 +111,7 @@ void tap_cleanup(struct ctx *c)
  */
 int tap_connected(const struct ctx *c)
 {
-	return tap_fe->connected(c);
-}
-
-/**
- * tap_guest_appeared() - a front-end attached: greet the guest
- * @c:		execution context
- */
-void tap_guest_appeared(struct ctx *c)
-{
-	local_guest_appeared(c);
+	return tap.fe->connected(c);
 }
 
 /**
@@ -172,11 +136,11 @@ int tap_send_frame(struct ctx *c, const void *frame, size_t len)
 		len = FRAME_MIN_LEN;
 	}
 	pcap_frame(frame, len);
-	rc = tap_fe->send(c, frame, len);
+	rc = tap.fe->send(c, frame, len);
 	if (rc)
-		tap_stats.tx_fail++;
+		tap.tx_fail++;
 	else
-		tap_stats.tx++;
+		tap.tx++;
 	return rc;
 }
 
@@ -243,9 +207,9 @@ static void tap_ip4_hdr(uint8_t *ip, struct in_addr src, struct in_addr dst,
 	ip[1] = 0;
 	ip[2] = tot >> 8;
 	ip[3] = tot & 0xff;
-	ip4_id++;
-	ip[4] = ip4_id >> 8;
-	ip[5] = ip4_id & 0xff;
+	tap.ip4_id++;
+	ip[4] = tap.ip4_id >> 8;
+	ip[5] = tap.ip4_id & 0xff;
 	ip[6] = 0x40;	/* DF */
 	ip[7] = 0;
 	ip[8] = 64;
@@ -356,7 +320,7 @@ unsigned tap_seg_reserve(struct ctx *c, size_t hlen, size_t plen, unsigned n,
 			 struct tap_seg *seg, struct iovec *iov,
 			 unsigned iov_max)
 {
-	return tap_fe->reserve(c, hlen, plen, n, seg, iov, iov_max);
+	return tap.fe->reserve(c, hlen, plen, n, seg, iov, iov_max);
 }
 
 /**
@@ -425,11 +389,11 @@ int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
 		return -EINVAL;
 
 	memset(l4 + off, 0, 2);
-	if (tap_fe->csum_partial && tap_fe->csum_partial(c)) {
+	if (tap.fe->csum_partial && tap.fe->csum_partial(c)) {
 		/* The guest completes it, or trusts it (virtio NEEDS_CSUM) */
 		s16 = htons((uint16_t)~ntohs(csum_fold((uint32_t)pseudo)));
 		memcpy(l4 + off, &s16, 2);
-		rc = tap_fe->commit(c, seg, iov, len, (uint16_t)hdr,
+		rc = tap.fe->commit(c, seg, iov, len, (uint16_t)hdr,
 				    (uint16_t)off,
 				    plen > gso_size ? gso_size : 0, family);
 	} else {
@@ -439,12 +403,12 @@ int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
 		if (proto == IPPROTO_UDP && !s16)
 			s16 = 0xffff;
 		memcpy(l4 + off, &s16, 2);
-		rc = tap_fe->commit(c, seg, iov, len, 0, 0, 0, family);
+		rc = tap.fe->commit(c, seg, iov, len, 0, 0, 0, family);
 	}
 	if (rc)
-		tap_stats.tx_fail++;
+		tap.tx_fail++;
 	else
-		tap_stats.tx++;
+		tap.tx++;
 	return rc;
 }
 
@@ -464,7 +428,7 @@ size_t tap_seg_tcp_max(const struct ctx *c, int family, size_t mss)
 	size_t max = 65535 - TCP_HDR_LEN -
 		     (family == AF_INET ? IP4_HDR_LEN : 0);
 
-	if (!tap_fe->gso || !tap_fe->gso(c, family) || mss >= max)
+	if (!tap.fe->gso || !tap.fe->gso(c, family) || mss >= max)
 		return mss;
 	return max / mss * mss;
 }
@@ -475,8 +439,8 @@ size_t tap_seg_tcp_max(const struct ctx *c, int family, size_t mss)
  */
 void tap_seg_done(struct ctx *c)
 {
-	if (tap_fe->done)
-		tap_fe->done(c);
+	if (tap.fe->done)
+		tap.fe->done(c);
 }
 
 /**
@@ -495,8 +459,8 @@ int tap_send_ip4(struct ctx *c, struct in_addr src, struct in_addr dst,
 {
 	if (l4len > TAP_IP_MAX - IP4_HDR_LEN)
 		return -EMSGSIZE;
-	memcpy(tap_buf + tap_hdr_len(AF_INET), l4, l4len);
-	return tap_send_l4(c, AF_INET, &src, &dst, proto, tap_buf, l4len);
+	memcpy(tap.buf + tap_hdr_len(AF_INET), l4, l4len);
+	return tap_send_l4(c, AF_INET, &src, &dst, proto, tap.buf, l4len);
 }
 
 /**
@@ -516,27 +480,23 @@ int tap_send_ip6(struct ctx *c, const struct in6_addr *src,
 {
 	if (l4len > TAP_IP_MAX)
 		return -EMSGSIZE;
-	memcpy(tap_buf + tap_hdr_len(AF_INET6), l4, l4len);
-	return tap_send_l4(c, AF_INET6, src, dst, proto, tap_buf, l4len);
+	memcpy(tap.buf + tap_hdr_len(AF_INET6), l4, l4len);
+	return tap_send_l4(c, AF_INET6, src, dst, proto, tap.buf, l4len);
 }
 
 /**
- * tap_log_stats() - report frame counters (SIGUSR1, exit); the frames' line
- *		     comes last, so a reader who waits for it has them all
+ * tap_log_stats() - report the front-end's counters and coalescing; the
+ *		     frames' own line is demux_log_stats()'s
+ * @tx:		frames sent to the guest, set
+ * @tx_fail:	frames that couldn't be, set
  */
-void tap_log_stats(void)
+void tap_log_stats(uint64_t *tx, uint64_t *tx_fail)
 {
-	if (tap_fe && tap_fe->log_stats)
-		tap_fe->log_stats();
+	if (tap.fe && tap.fe->log_stats)
+		tap.fe->log_stats();
 	coalesce_log_stats();
-	info("Frames from guest: %llu (%llu malformed, %llu not handled, "
-	     "%llu taken in pieces), to guest: %llu (%llu not sent)",
-	     (unsigned long long)tap_stats.rx,
-	     (unsigned long long)tap_stats.rx_bad,
-	     (unsigned long long)tap_stats.rx_unhandled,
-	     (unsigned long long)tap_stats.rx_part,
-	     (unsigned long long)tap_stats.tx,
-	     (unsigned long long)tap_stats.tx_fail);
+	*tx = tap.tx;
+	*tx_fail = tap.tx_fail;
 }
 
 /**
@@ -548,33 +508,29 @@ void tap_log_stats(void)
  */
 size_t tap_tx_room(const struct ctx *c)
 {
-	return tap_fe->room(c);
+	return tap.fe->room(c);
 }
 
 /**
  * tap_queue_in() - the front-end queue pair the frame being handled came in
  *		    on (vhost-user multiqueue; 0 otherwise)
- * @c:		execution context
  *
  * Return: pair index, to give to tap_queue_out() for the same flow
  */
-uint8_t tap_queue_in(const struct ctx *c)
+uint8_t tap_queue_in(void)
 {
-	(void)c;
-	return tap_fe->queue_in ? (uint8_t)tap_fe->queue_in() : 0;
+	return tap.fe->queue_in ? (uint8_t)tap.fe->queue_in() : 0;
 }
 
 /**
  * tap_queue_out() - send what follows on the queue pair a flow's guest
  *		     frames came in on (see vhost/net.c, "Queue pairs")
- * @c:		execution context
  * @pair:	pair from tap_queue_in(), 0 for a flow the guest didn't use
  */
-void tap_queue_out(const struct ctx *c, uint8_t pair)
+void tap_queue_out(uint8_t pair)
 {
-	(void)c;
-	if (tap_fe->queue_out)
-		tap_fe->queue_out(pair);
+	if (tap.fe->queue_out)
+		tap.fe->queue_out(pair);
 }
 
 /**
@@ -589,7 +545,7 @@ void tap_queue_out(const struct ctx *c, uint8_t pair)
  */
 bool tap_rx_kicks(struct ctx *c, bool waiting)
 {
-	return tap_fe->kicks && tap_fe->kicks(c, waiting);
+	return tap.fe->kicks && tap.fe->kicks(c, waiting);
 }
 
 /**
@@ -600,7 +556,7 @@ bool tap_rx_kicks(struct ctx *c, bool waiting)
  */
 bool tap_backlog(const struct ctx *c)
 {
-	return tap_fe->backlog && tap_fe->backlog(c);
+	return tap.fe->backlog && tap.fe->backlog(c);
 }
 
 /**
@@ -609,20 +565,18 @@ bool tap_backlog(const struct ctx *c)
  */
 void tap_resume(struct ctx *c)
 {
-	if (tap_fe->resume)
-		tap_fe->resume(c);
+	if (tap.fe->resume)
+		tap.fe->resume(c);
 }
 
 /**
  * tap_poll_at() - when the front-end's input is to be polled (coalescing)
- * @c:		execution context
  *
  * Return: time (ns, CLOCK_MONOTONIC), 0 if its notifications wake us
  */
-uint64_t tap_poll_at(const struct ctx *c)
+uint64_t tap_poll_at(void)
 {
-	(void)c;
-	return tap_fe->poll_at();
+	return tap.fe->poll_at();
 }
 
 /**
@@ -631,9 +585,9 @@ uint64_t tap_poll_at(const struct ctx *c)
  */
 void tap_poll(struct ctx *c)
 {
-	if (!tap_poll_at(c))
+	if (!tap_poll_at())
 		return;
-	tap_fe->poll(c, now_ns());
+	tap.fe->poll(c, now_ns());
 }
 
 /**
@@ -643,198 +597,5 @@ void tap_poll(struct ctx *c)
  */
 void tap_flush(struct ctx *c)
 {
-	tap_fe->flush(c);
-}
-
-static void tap_learn_mac(struct ctx *c, const uint8_t *src)
-{
-	if (src[0] & 1)		/* multicast/broadcast source: bogus */
-		return;
-	if (c->guest_mac_set && !memcmp(c->guest_mac, src, ETH_ADDR_LEN))
-		return;
-	/* The guest chooses its source addresses: rate-limit the changes */
-	if (!c->guest_mac_set)
-		info("Guest MAC address: %02x:%02x:%02x:%02x:%02x:%02x",
-		     src[0], src[1], src[2], src[3], src[4], src[5]);
-	else
-		info_rl("Guest MAC address now %02x:%02x:%02x:%02x:%02x:%02x",
-			src[0], src[1], src[2], src[3], src[4], src[5]);
-	memcpy(c->guest_mac, src, ETH_ADDR_LEN);
-	c->guest_mac_set = true;
-}
-
-static bool tap_input_ip4(struct ctx *c, const struct pkt *p)
-{
-	uint16_t sport, dport;
-	struct pview payload;
-
-	if (!c->ifi4_ok)
-		return false;
-	/* A loopback source can't be answered from outside the guest */
-	if ((ntohl(p->src4.s_addr) >> 24) == IN_LOOPBACKNET)
-		return false;
-	if (p->src4.s_addr && p->src4.s_addr != c->ip4.addr_seen.s_addr &&
-	    !IN_MULTICAST(ntohl(p->src4.s_addr)))
-		c->ip4.addr_seen = p->src4;
-	switch (p->proto) {
-	case IPPROTO_TCP:
-		tcp_input(c, p);
-		return true;
-	case IPPROTO_UDP:
-		if (pkt_udp(p, &sport, &dport, &payload))
-			return false;
-		if (dport != 67) {
-			udp_input(c, p);
-			return true;
-		}
-		if (!c->no_dhcp)
-			local_dhcp_input(c, p);
-		return true;
-	case IPPROTO_ICMP:
-		if (c->no_icmp)
-			return false;
-		icmp_input(c, p);
-		return true;
-	default:
-		return false;
-	}
-}
-
-static bool tap_input_ip6(struct ctx *c, const struct pkt *p)
-{
-	uint16_t sport, dport;
-	struct pview payload;
-	uint8_t type;
-
-	if (!c->ifi6_ok || IN6_IS_ADDR_LOOPBACK(&p->src6))
-		return false;
-	if (!IN6_IS_ADDR_UNSPECIFIED(&p->src6) &&
-	    !IN6_IS_ADDR_LINKLOCAL(&p->src6) &&
-	    !IN6_IS_ADDR_MULTICAST(&p->src6))
-		c->ip6.addr_seen = p->src6;
-	switch (p->proto) {
-	case IPPROTO_TCP:
-		tcp_input(c, p);
-		return true;
-	case IPPROTO_ICMPV6:
-		if (p->frag || !pv_u8(p->l4, 0, &type))
-			return false;
-		if (type >= 133 && type <= 137) {
-			if (!c->no_ndp)
-				local_ndp_input(c, p);
-			return true;
-		}
-		if (type == 128 && !c->no_icmp) {
-			icmp_input(c, p);
-			return true;
-		}
-		return false;
-	case IPPROTO_UDP:
-		if (pkt_udp(p, &sport, &dport, &payload))
-			return false;
-		if (dport != 547) {
-			udp_input(c, p);
-			return true;
-		}
-		if (!c->no_dhcpv6)
-			local_dhcpv6_input(c, p);
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* Learn from a parsed frame and hand it to its owner */
-static void tap_dispatch(struct ctx *c, const struct pkt *p)
-{
-	bool handled = false;
-
-	tap_learn_mac(c, p->eth_src);
-	if (announce_guest_frame(c, p))
-		return;		/* a RARP: QEMU announcing the guest */
-
-	switch (p->ethertype) {
-	case ETHTYPE_ARP:
-		local_arp_input(c, p);
-		handled = true;
-		break;
-	case ETHTYPE_IP:
-		handled = tap_input_ip4(c, p);
-		break;
-	case ETHTYPE_IPV6:
-		handled = tap_input_ip6(c, p);
-		break;
-	}
-	if (!handled) {
-		tap_stats.rx_unhandled++;
-		trace("Frame not handled: ethertype 0x%04x proto %u",
-		      p->ethertype, p->proto);
-	}
-}
-
-/**
- * tap_input_end() - a batch of guest frames was handed to tap_input()
- * @c:		execution context
- *
- * Front-ends call this before the frames of the batch go away: protocols
- * may hold pointers into them until here (see tcp_flush_pending()).
- */
-void tap_input_end(struct ctx *c)
-{
-	tcp_flush_pending(c);
-}
-
-/**
- * tap_input() - handle one Ethernet frame from the guest
- * @c:		execution context
- * @frame:	frame (untrusted)
- * @len:	its length
- */
-void tap_input(struct ctx *c, const uint8_t *frame, size_t len)
-{
-	struct pkt p;
-
-	tap_stats.rx++;
-	pcap_frame(frame, len);
-
-	if (pkt_parse(frame, len, &p)) {
-		tap_stats.rx_bad++;
-		debug_rl("Malformed frame from guest (%zu bytes) dropped", len);
-		return;
-	}
-	tap_dispatch(c, &p);
-}
-
-/**
- * tap_input_part() - handle a TCP frame from the guest in pieces, without
- *		      gathering it
- * @c:		execution context
- * @head:	start of the frame, with all its headers (untrusted)
- * @hlen:	bytes at @head
- * @tail:	the frame's further pieces, in order (untrusted bytes)
- * @ntail:	number of pieces, at most TAP_TAIL_MAX
- * @len:	frame length: @hlen plus the pieces' total
- *
- * Return: true if handled; false if the frame isn't TCP with its headers
- *	   in @head: then nothing was done, and the caller gathers it for
- *	   tap_input(), which also judges it if malformed
- */
-bool tap_input_part(struct ctx *c, const uint8_t *head, size_t hlen,
-		    const struct iovec *tail, unsigned ntail, size_t len)
-{
-	struct pkt p;
-	uint8_t doff;
-
-	if (ntail > TAP_TAIL_MAX || pkt_parse_part(head, hlen, len, &p) ||
-	    p.proto != IPPROTO_TCP || p.frag || !pv_u8(p.l4, 12, &doff) ||
-	    (size_t)(doff >> 4) * 4 > p.l4.len)
-		return false;
-	p.tail = tail;
-	p.ntail = ntail;
-
-	tap_stats.rx++;
-	tap_stats.rx_part++;
-	pcap_frame_iov(head, hlen, tail, ntail, len - hlen);
-	tap_dispatch(c, &p);
-	return true;
+	tap.fe->flush(c);
 }

@@ -1,12 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * tap.h - the guest-facing frame interface, independent of the front-end.
- *
- * Input: a front-end (stream.c, vhost/net.c) hands each complete
- * Ethernet frame from the guest to tap_input(), which records it in the
- * pcap file, learns the guest's MAC, parses it and dispatches it to the
- * service or protocol that owns it; a TCP frame in pieces may go to
- * tap_input_part() instead, which takes it as it lies.
+ * tap.h - the frame layer every service and protocol sends through to the
+ * guest, independent of the front-end.
  *
  * Output: services and protocols build frames with tap_send_ip4() /
  * tap_send_ip6() (which add Ethernet and IP headers and fill in the IP
@@ -14,9 +9,12 @@
  * front-end queues them; tap_flush() pushes the queue out at the end of
  * each event-loop round.
  *
+ * Input doesn't pass here: a front-end hands each frame from the guest to
+ * demux.c (demux.h), which calls the frame's owner.
+ *
  * Front-ends: tap.c reaches the one in use only through its struct
- * tap_frontend (tap/stream.c: stream_frontend; vhost/net.c: vu_frontend),
- * chosen once at start (tap_frontend_set()).
+ * tap_frontend (stream/stream.c: stream_frontend; vhost/net.c:
+ * vu_frontend), chosen once at start (tap_frontend_set()).
  */
 #ifndef TAP_TAP_H
 #define TAP_TAP_H
@@ -57,8 +55,8 @@ struct tap_seg {
  * @name:	for the log: "stream", "vhost-user"
  * @init:	set up: inherited fd or listening socket; 0 or -errno
  * @accept:	a front-end connects to the listening socket
- * @handler:	an event on one of the front-end's own descriptors (REF_TAP;
- *		REF_VU_CTRL, REF_VU_KICK)
+ * @handler:	an event on the front-end's connection (REF_FE_CONN)
+ * @kick:	a kick on one of its queues (REF_FE_KICK); NULL: none
  * @cleanup:	close and unmap everything, remove the socket file
  * @connected:	non-zero if frames can be sent to the guest now
  * @send:	queue one Ethernet frame (at least 60 bytes) for the guest;
@@ -90,6 +88,7 @@ struct tap_frontend {
 	int (*init)(struct ctx *c);
 	void (*accept)(struct ctx *c);
 	void (*handler)(struct ctx *c, union epoll_ref ref, uint32_t events);
+	void (*kick)(struct ctx *c, union epoll_ref ref);
 	void (*cleanup)(struct ctx *c);
 	int (*connected)(const struct ctx *c);
 	int (*send)(struct ctx *c, const void *frame, size_t len);
@@ -117,16 +116,13 @@ struct tap_frontend {
 
 void tap_frontend_set(const struct tap_frontend *fe);
 const char *tap_frontend_name(void);
+const struct tap_frontend *tap_frontend(void);
 int tap_init(struct ctx *c);
-void tap_accept_handler(struct ctx *c);
-void tap_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 void tap_cleanup(struct ctx *c);
-void tap_input(struct ctx *c, const uint8_t *frame, size_t len);
-/* Pieces after the head tap_input_part() takes, at most */
+/* Pieces a frame from the guest is taken in after its head, at most
+ * (demux_input_part())
+ */
 #define TAP_TAIL_MAX 63
-bool tap_input_part(struct ctx *c, const uint8_t *head, size_t hlen,
-		    const struct iovec *tail, unsigned ntail, size_t len);
-void tap_input_end(struct ctx *c);
 int tap_send_frame(struct ctx *c, const void *frame, size_t len);
 int tap_send_ip4(struct ctx *c, struct in_addr src, struct in_addr dst,
 		 uint8_t proto, const void *l4, size_t l4len);
@@ -138,8 +134,8 @@ int tap_send_l4(struct ctx *c, int family, const void *src, const void *dst,
 		uint8_t proto, uint8_t *frame, size_t l4len);
 size_t tap_tx_room(const struct ctx *c);
 bool tap_rx_kicks(struct ctx *c, bool waiting);
-uint8_t tap_queue_in(const struct ctx *c);
-void tap_queue_out(const struct ctx *c, uint8_t pair);
+uint8_t tap_queue_in(void);
+void tap_queue_out(uint8_t pair);
 unsigned tap_seg_reserve(struct ctx *c, size_t hlen, size_t plen, unsigned n,
 			 struct tap_seg *seg, struct iovec *iov,
 			 unsigned iov_max);
@@ -152,14 +148,12 @@ size_t tap_seg_tcp_max(const struct ctx *c, int family, size_t mss);
 void tap_seg_done(struct ctx *c);
 bool tap_backlog(const struct ctx *c);
 void tap_resume(struct ctx *c);
-uint64_t tap_poll_at(const struct ctx *c);
+uint64_t tap_poll_at(void);
 void tap_poll(struct ctx *c);
 void tap_flush(struct ctx *c);
-void tap_log_stats(void);
+void tap_log_stats(uint64_t *tx, uint64_t *tx_fail);
 /* tap_connected() - a guest front-end is attached and can take frames */
 int tap_connected(const struct ctx *c);
-/* tap_guest_appeared() - called by a front-end when a guest attaches */
-void tap_guest_appeared(struct ctx *c);
 
 /* Largest IP packet (L3+L4) tap_send_ip*() accepts */
 #define TAP_IP_MAX (65535)

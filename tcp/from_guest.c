@@ -68,7 +68,7 @@
  * connection, from one batch of frames, go to the socket with a single
  * sendmsg(), so the kernel builds large segments instead of one per frame.
  * The iovecs point into the front-end's frames, which stay valid until the
- * batch ends: tap_input_end() calls tcp_flush_pending() before that.
+ * batch ends: demux_input_end() calls tcp_flush_pending() before that.
  */
 #define TCP_WBATCH 128
 static struct {
@@ -403,7 +403,7 @@ int tcp_flush_pending(struct ctx *c)
 /*
  * tcp_payload_iov() - the payload of a guest segment as iovecs, from byte
  * @skip on: its contiguous start @head, then the frame's further pieces
- * (tap_input_part()), up to the IP packet's end. @iov takes at most
+ * (demux_input_part()), up to the IP packet's end. @iov takes at most
  * 1 + @p->ntail entries. Return: number of entries used
  */
 static unsigned tcp_payload_iov(struct iovec *iov, struct pview head,

@@ -69,7 +69,7 @@ struct tcpm_progress {
 	uint64_t bytes_received;
 };
 
-/* migrate.c: both sides */
+/* migrate_common.c: both sides */
 int tcpm_progress(int s, struct tcpm_progress *pr);
 void tcpm_rto_cap(int s, bool on);
 int tcpm_filter_attach(int s);

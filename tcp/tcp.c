@@ -4,7 +4,7 @@
  * sockets of our namespace, and connections to forwarded ports become
  * connections to the guest. This file owns the state machine, the
  * segments without payload (SYN, ACK, FIN, RST), closing and the timers;
- * conn.c opens connections, to_guest.c and from_guest.c carry the data.
+ * connect.c opens connections, to_guest.c and from_guest.c carry the data.
  *
  * Theory of operation
  *
@@ -55,7 +55,7 @@
  * starting at TCP_RTO_MS, doubling, TCP_MAX_RETRIES then reset), the
  * handshake deadlines, and an idle timeout. A full connection table makes
  * us refuse new connections with RST (logged, rate-limited); half-open
- * connections and descriptors are reclaimed as conn.c says.
+ * connections and descriptors are reclaimed as connect.c says.
  *
  * Epoll: sockets are edge-triggered for input, because data we peeked and
  * are waiting to have ACKed stays readable; progress after an ACK or a
@@ -253,7 +253,7 @@ int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 	size_t hlen = TCP_HDR_LEN;
 	uint16_t w16;
 
-	tap_queue_out(c, conn->f.qpair);
+	tap_queue_out(conn->f.qpair);
 
 	if (flags & TCP_SYN) {
 		uint16_t mss = conn->mss;
@@ -514,7 +514,7 @@ void tcp_input(struct ctx *c, const struct pkt *p)
 	if (conn->flags & TCP_F_MIGRATED)
 		return;		/* the guest runs elsewhere now */
 	conn->last_ms = (uint32_t)now_ms();
-	conn->f.qpair = tap_queue_in(c);
+	conn->f.qpair = tap_queue_in();
 
 	if (flags & TCP_RST) {
 		/* Accept only an RST inside what we expect (RFC 5961 lite) */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tcp_internal.h - what the files of tcp/ share with each other, and
- * nobody else: tcp.c (state machine, control segments, timers), conn.c
+ * nobody else: tcp.c (state machine, control segments, timers), connect.c
  * (set-up), to_guest.c and from_guest.c (the two directions of data),
  * rst_owed.c, and the migration files.
  */
@@ -74,7 +74,7 @@ void tcp_rst_unknown(struct ctx *c, const struct pkt *p, uint16_t sport,
 		     uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags,
 		     size_t plen);
 
-/* conn.c: set-up, half-open connections, listeners */
+/* connect.c: set-up, half-open connections, listeners */
 void tcp_parse_syn_opts(struct pview opts, uint16_t *mss, int *ws);
 uint16_t tcp_mss_link(const struct ctx *c, int family);
 void tcp_sock_tune(int s);

@@ -288,7 +288,7 @@ static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 
 	fmax = (uint32_t)tap_seg_tcp_max(c, conn->f.key.family, conn->mss);
 	nseg = MIN((wnd + fmax - 1) / fmax, (uint32_t)TCP_BATCH);
-	tap_queue_out(c, conn->f.qpair);
+	tap_queue_out(conn->f.qpair);
 	nseg = tap_seg_reserve(c, hdr + TCP_HDR_LEN, fmax, nseg, seg,
 			       iov + nskip, ARRAY_SIZE(iov) - nskip);
 	if (!nseg) {

@@ -83,7 +83,7 @@
 #include "log.h"
 #include "loop.h"
 #include "net/packet.h"
-#include "tap/local.h"
+#include "local/local.h"
 #include "tap/tap.h"
 #include "udp/udp.h"
 #include "udp/udp_flow.h"
@@ -334,7 +334,7 @@ void udp_input(struct ctx *c, const struct pkt *p)
 	if (!uf)
 		return;
 	udp_flow_used(uf);
-	uf->f.qpair = tap_queue_in(c);
+	uf->f.qpair = tap_queue_in();
 
 	data = pv_at(payload, 0, payload.len);
 	n = udp_send_once(uf, data, payload.len);
@@ -383,7 +383,7 @@ static void udp_frame_to_guest(struct ctx *c, const struct udp_flow *uf, int i)
 	int rc;
 
 	udp_hdr_set(frame + tap_hdr_len(k->family), k->rport, k->gport, plen);
-	tap_queue_out(c, uf->f.qpair);
+	tap_queue_out(uf->f.qpair);
 	rc = tap_send_l4(c, k->family, udp_key_addr(k, &k->raddr),
 			 udp_key_addr(k, &k->gaddr), IPPROTO_UDP, frame,
 			 UDP_HDR_LEN + plen);

@@ -156,11 +156,20 @@ void vu_log_unmap(struct vu_mem *m)
 	m->log_map_len = m->log_size = 0;
 }
 
-/* The guard: the memory it watches, the handler it replaced, what hit */
-static struct vu_mem *vu_guard_mem;
-static struct sigaction vu_guard_old;
-static volatile sig_atomic_t vu_guard_hit;	/* region + 1, or -1: log */
-static volatile uintptr_t vu_guard_off;	/* offset in that mapping */
+/**
+ * struct vu_guard - the guard against guest memory shrinking under us:
+ *		     what it watches, the handler it replaced, what hit
+ * @mem:	the memory it watches
+ * @old:	the SIGBUS handler it replaced
+ * @hit:	region + 1, or -1: the log (set by the signal handler)
+ * @off:	offset in that mapping (likewise)
+ */
+static struct vu_guard {
+	struct vu_mem *mem;
+	struct sigaction old;
+	volatile sig_atomic_t hit;
+	volatile uintptr_t off;
+} vu_guard;
 
 /* Is @a in the mapping of @len bytes at @map? */
 static bool vu_guard_in(const uint8_t *a, const uint8_t *map, uint64_t len)
@@ -190,28 +199,28 @@ static void vu_guard_handler(int sig, siginfo_t *si, void *uc)
 {
 	static const char crash[] = "SIGBUS outside guest memory, a crash\n";
 	const uint8_t *a = si->si_addr;
-	struct vu_mem *m = vu_guard_mem;
+	struct vu_mem *m = vu_guard.mem;
 	int hit = 0;
 	unsigned i;
 
 	for (i = 0; m && i < m->n && !hit; i++) {
 		if (vu_guard_in(a, m->r[i].map, m->r[i].map_len)) {
 			hit = (int)i + 1;
-			vu_guard_off = (uintptr_t)(a - m->r[i].map);
+			vu_guard.off = (uintptr_t)(a - m->r[i].map);
 		}
 	}
 	if (m && !hit && vu_guard_in(a, m->log_map, m->log_map_len)) {
 		hit = -1;
-		vu_guard_off = (uintptr_t)(a - m->log_map);
+		vu_guard.off = (uintptr_t)(a - m->log_map);
 	}
 	if (!hit) {
 		/* Not ours: a crash, as it would have been without us */
-		if ((vu_guard_old.sa_flags & SA_SIGINFO) &&
-		    vu_guard_old.sa_sigaction) {
-			vu_guard_old.sa_sigaction(sig, si, uc);
-		} else if (vu_guard_old.sa_handler != SIG_DFL &&
-			   vu_guard_old.sa_handler != SIG_IGN) {
-			vu_guard_old.sa_handler(sig);
+		if ((vu_guard.old.sa_flags & SA_SIGINFO) &&
+		    vu_guard.old.sa_sigaction) {
+			vu_guard.old.sa_sigaction(sig, si, uc);
+		} else if (vu_guard.old.sa_handler != SIG_DFL &&
+			   vu_guard.old.sa_handler != SIG_IGN) {
+			vu_guard.old.sa_handler(sig);
 		}
 		log_sigsafe(crash, sizeof(crash) - 1);
 		__builtin_trap();	/* SIGILL: we can't restore SIGBUS */
@@ -219,8 +228,8 @@ static void vu_guard_handler(int sig, siginfo_t *si, void *uc)
 	for (i = 0; i < m->n; i++)
 		vu_guard_swap(m->r[i].map, m->r[i].map_len);
 	vu_guard_swap(m->log_map, m->log_map_len);
-	if (!vu_guard_hit)
-		vu_guard_hit = hit;
+	if (!vu_guard.hit)
+		vu_guard.hit = hit;
 }
 
 /**
@@ -236,12 +245,12 @@ int vu_mem_guard(struct vu_mem *m)
 	struct sigaction sa = { .sa_sigaction = vu_guard_handler,
 				.sa_flags = SA_SIGINFO };
 
-	vu_guard_mem = m;
+	vu_guard.mem = m;
 	if (sigemptyset(&sa.sa_mask) ||
-	    sigaction(SIGBUS, &sa, &vu_guard_old))
+	    sigaction(SIGBUS, &sa, &vu_guard.old))
 		return -errno;
-	if (vu_guard_old.sa_sigaction == vu_guard_handler)
-		vu_guard_old.sa_handler = SIG_DFL;	/* called twice */
+	if (vu_guard.old.sa_sigaction == vu_guard_handler)
+		vu_guard.old.sa_handler = SIG_DFL;	/* called twice */
 	return 0;
 }
 
@@ -255,19 +264,19 @@ int vu_mem_guard(struct vu_mem *m)
  */
 bool vu_mem_faulted(void)
 {
-	int hit = vu_guard_hit;
+	int hit = vu_guard.hit;
 
 	if (!hit)
 		return false;
-	vu_guard_hit = 0;
+	vu_guard.hit = 0;
 	if (hit > 0)
 		warn("vhost-user: guest memory region %i shrank under us "
 		     "(SIGBUS at offset 0x%llx): dropping the front-end",
-		     hit - 1, (unsigned long long)vu_guard_off);
+		     hit - 1, (unsigned long long)vu_guard.off);
 	else
 		warn("vhost-user: guest memory of the dirty log shrank under "
 		     "us (SIGBUS at offset 0x%llx): dropping the front-end",
-		     (unsigned long long)vu_guard_off);
+		     (unsigned long long)vu_guard.off);
 	return true;
 }
 

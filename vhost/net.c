@@ -19,16 +19,16 @@
  * TX (guest to us, ring 1): on a kick, chains are taken from the ring, at
  * most VU_TX_BUDGET per call, and no more once VU_TX_WALK_BUDGET
  * descriptors were read for them. A frame that lies in one piece of guest
- * memory after the header is handed to tap_input() in place: tap_input()
+ * memory after the header is handed to demux_input() in place: demux_input()
  * parses through bounds-checked views, so the guest changing the bytes
  * under us can confuse the parse but never make it read out of bounds.
  * A frame spread over several pieces (what a Linux guest sends with TSO:
- * headers in one, payload in page fragments) goes to tap_input_part() as
+ * headers in one, payload in page fragments) goes to demux_input_part() as
  * it lies if it is TCP with all its headers in the first piece: TCP then
  * writes the payload pieces to its socket straight from guest memory.
  * Any other frame in pieces is gathered into one of VU_TX_GATHER static
  * buffers first. Protocols may keep pointers into the
- * frames until tap_input_end(), which we call at the end of the batch,
+ * frames until demux_input_end(), which we call at the end of the batch,
  * before the chains go back to the used ring (length 0) with one index
  * update, and before a gathered frame would reuse a buffer: so
  * VU_TX_GATHER gathered segments of a TCP stream still make one
@@ -107,12 +107,14 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "demux.h"
 #include "log.h"
 #include "net/packet.h"
 #include "tap/coalesce.h"
 #include "tap/pcap.h"
 #include "tap/tap.h"
 #include "vhost/net.h"
+#include "vhost/vhost.h"
 #include "uring.h"
 #include "util.h"
 
@@ -132,30 +134,59 @@
 #define VU_RX_CAP_GUESS 1536
 /* Gather buffers for TX frames in several pieces, used in turn */
 #define VU_TX_GATHER 4
+/* Chains reserved for frames built in place, at most */
+#define VU_RES_MAX 512
 
-static uint8_t tx_buf[VU_TX_GATHER][VU_FRAME_MAX];
-static unsigned tx_gathered;	/* of tx_buf, in use in this batch */
-static struct vq_elem tx_elem;
-
-static struct vq_elem rx_first, rx_elem;
-static uint16_t rx_heads[VQ_MAX_SIZE];
-static uint32_t rx_lens[VQ_MAX_SIZE];
-
-/* Coalescing of each TX ring (tap/coalesce.c): when to poll it, 0 while
- * it kicks us. Reset (vu_net_tx_reset()) whenever a ring stops, and so
- * before it starts: SET_VRING_KICK stops it first.
+/**
+ * struct vu_net - the data path's state (the device's is struct vu_dev,
+ *		   vhost/user.c)
+ * @tx_buf:	gather buffers for TX frames in several pieces, used in turn
+ * @tx_gathered: of @tx_buf, in use in this batch
+ * @tx_elem:	the TX chain being taken
+ * @rx_first:	the first RX chain of a frame being sent
+ * @rx_elem:	a further RX chain of it
+ * @rx_heads:	heads of the RX chains of a frame, for the used ring
+ * @rx_lens:	...and their lengths
+ * @tx_co:	coalescing of each TX ring (tap/coalesce.c). Reset
+ *		(vu_net_tx_reset()) whenever a ring stops, and so before it
+ *		starts: SET_VRING_KICK stops it first
+ * @tx_poll_at:	when to poll each TX ring, 0 while it kicks us
+ * @rx_q:	RX ring selected for sending
+ * @tx_pair:	pair of the TX ring being served
+ * @res_q:	RX ring of the chains reserved
+ * @res_elem:	chains reserved for frames built in place
+ * @res_count:	chains taken
+ * @res_used:	chains committed (a prefix)
+ * @res_short:	a short frame was committed: no more
+ * @stats:	counters, for the log
+ * @stats.tx_bad:	TX frames malformed
+ * @stats.tx_dropped:	TX frames dropped
+ * @stats.rx_nobufs:	frames to the guest without RX buffers
+ * @stats.calls:	interrupts to the guest, per ring
+ * @stats.held:		...not sent, not wanted (used_event, NO_INTERRUPT)
+ * @stats.frames:	frames to (RX) and from (TX) the guest, per ring
  */
-static struct coalesce tx_co[VU_QUEUES];
-static uint64_t tx_poll_at[VU_QUEUES];
-
-static unsigned rx_q = VU_RX_Q;	/* RX ring selected for sending */
-static unsigned tx_pair;		/* pair of the TX ring being served */
-static unsigned res_q;			/* RX ring of the chains reserved */
-
-static struct {
-	uint64_t tx_bad, tx_dropped, rx_nobufs;
-	uint64_t calls[VU_QUEUES], held[VU_QUEUES], frames[VU_QUEUES];
-} vu_stats;
+static struct vu_net {
+	uint8_t tx_buf[VU_TX_GATHER][VU_FRAME_MAX];
+	unsigned tx_gathered;
+	struct vq_elem tx_elem;
+	struct vq_elem rx_first, rx_elem;
+	uint16_t rx_heads[VQ_MAX_SIZE];
+	uint32_t rx_lens[VQ_MAX_SIZE];
+	struct coalesce tx_co[VU_QUEUES];
+	uint64_t tx_poll_at[VU_QUEUES];
+	unsigned rx_q;
+	unsigned tx_pair;
+	unsigned res_q;
+	struct vq_elem res_elem[VU_RES_MAX];
+	unsigned res_count;
+	unsigned res_used;
+	bool res_short;
+	struct {
+		uint64_t tx_bad, tx_dropped, rx_nobufs;
+		uint64_t calls[VU_QUEUES], held[VU_QUEUES], frames[VU_QUEUES];
+	} stats;
+} vn = { .rx_q = VU_RX_Q };
 
 /* Can frames go to the guest on RX ring @vq? */
 static bool vu_rx_ok(const struct virtq *vq)
@@ -168,7 +199,7 @@ static bool vu_rx_ok(const struct virtq *vq)
  */
 static struct virtq *vu_rx_vq(unsigned *qi)
 {
-	*qi = vu_rx_ok(&vu_dev.vq[rx_q]) ? rx_q : VU_RX_Q;
+	*qi = vu_rx_ok(&vu_dev.vq[vn.rx_q]) ? vn.rx_q : VU_RX_Q;
 	return &vu_dev.vq[*qi];
 }
 
@@ -178,7 +209,7 @@ static struct virtq *vu_rx_vq(unsigned *qi)
  */
 void vu_net_rx_select(unsigned pair)
 {
-	rx_q = 2 * (pair % VU_MAX_PAIRS) + VU_RX_Q;
+	vn.rx_q = 2 * (pair % VU_MAX_PAIRS) + VU_RX_Q;
 }
 
 /**
@@ -188,7 +219,7 @@ void vu_net_rx_select(unsigned pair)
  */
 static unsigned vu_net_tx_pair(void)
 {
-	return tx_pair;
+	return vn.tx_pair;
 }
 
 /* Mark a ring broken: ignore it until it is set up again */
@@ -200,7 +231,7 @@ static void vu_net_broken(struct virtq *vq, unsigned i, const char *why)
 }
 
 /* Hand a frame starting at @off into piece @i, continuing in the next
- * ones, to tap_input_part(): true if it took it
+ * ones, to demux_input_part(): true if it took it
  */
 static bool vu_net_tx_part(struct ctx *c, const struct vq_elem *e,
 			   unsigned i, size_t off, size_t len)
@@ -215,10 +246,10 @@ static bool vu_net_tx_part(struct ctx *c, const struct vq_elem *e,
 		tail[n].iov_base = e->iov[i + 1 + n].base;
 		tail[n].iov_len = e->iov[i + 1 + n].len;
 	}
-	return tap_input_part(c, e->iov[i].base + off, hlen, tail, n, len);
+	return demux_input_part(c, e->iov[i].base + off, hlen, tail, n, len);
 }
 
-/* Hand one TX chain's frame to tap_input() */
+/* Hand one TX chain's frame to demux_input() */
 static void vu_net_tx_one(struct ctx *c, const struct vq_elem *e)
 {
 	size_t len, off = VU_NET_HDR_LEN;
@@ -226,7 +257,7 @@ static void vu_net_tx_one(struct ctx *c, const struct vq_elem *e)
 
 	if (e->out_len < VU_NET_HDR_LEN + ETH_HDR_LEN ||
 	    e->out_len - VU_NET_HDR_LEN > VU_FRAME_MAX) {
-		vu_stats.tx_dropped++;
+		vn.stats.tx_dropped++;
 		debug_rl("vhost-user: TX chain of %llu bytes dropped",
 			 (unsigned long long)e->out_len);
 		return;
@@ -240,20 +271,21 @@ static void vu_net_tx_one(struct ctx *c, const struct vq_elem *e)
 		off -= e->iov[i].len;
 	}
 	if (i < e->out_num && e->iov[i].len - off >= len) {
-		tap_input(c, e->iov[i].base + off, len);
+		demux_input(c, e->iov[i].base + off, len);
 		return;
 	}
 	/* TCP with its headers in this piece: the rest as it lies */
 	if (i < e->out_num && vu_net_tx_part(c, e, i, off, len))
 		return;
 	/* All buffers hold frames of this batch: end it, they're free */
-	if (tx_gathered == VU_TX_GATHER) {
-		tap_input_end(c);
-		tx_gathered = 0;
+	if (vn.tx_gathered == VU_TX_GATHER) {
+		demux_input_end(c);
+		vn.tx_gathered = 0;
 	}
-	if (vq_copy_from(e, VU_NET_HDR_LEN, tx_buf[tx_gathered], len) != len)
+	if (vq_copy_from(e, VU_NET_HDR_LEN, vn.tx_buf[vn.tx_gathered],
+			 len) != len)
 		return;
-	tap_input(c, tx_buf[tx_gathered++], len);
+	demux_input(c, vn.tx_buf[vn.tx_gathered++], len);
 }
 
 /**
@@ -273,10 +305,10 @@ void vu_net_tx(struct ctx *c, unsigned q)
 	if (q >= VU_QUEUES || q % 2 != VU_TX_Q)
 		return;
 	vq = &d->vq[q];
-	tx_poll_at[q] = 0;
+	vn.tx_poll_at[q] = 0;
 	if (!vq_ready(vq))
 		return;
-	tx_pair = q / 2;
+	vn.tx_pair = q / 2;
 	/* No kicks while we take frames out anyway */
 	vq_kicks(vq, &d->mem, false);
 	for (budget = 0; budget < VU_TX_BUDGET; budget++) {
@@ -284,8 +316,8 @@ void vu_net_tx(struct ctx *c, unsigned q)
 			more = true;
 			break;
 		}
-		rc = vq_pop(vq, &d->mem, &tx_elem);
-		walked += tx_elem.walked;
+		rc = vq_pop(vq, &d->mem, &vn.tx_elem);
+		walked += vn.tx_elem.walked;
 		if (rc == -ENOENT)
 			break;
 		if (rc == -EIO) {
@@ -294,40 +326,40 @@ void vu_net_tx(struct ctx *c, unsigned q)
 		}
 		if (rc == -EBUSY) {
 			/* Its chain is ours already: not returned twice */
-			vu_stats.tx_bad++;
+			vn.stats.tx_bad++;
 			warn_rl("vhost-user: TX ring %u: a head in flight was "
 				"made available again, skipped", q);
 			continue;
 		}
 		if (rc) {
-			vu_stats.tx_bad++;
+			vn.stats.tx_bad++;
 			warn_rl("vhost-user: bad TX descriptor chain (%s), "
 				"dropped", strerror(-rc));
-			if (tx_elem.head < vq->size)
-				vq_fill(vq, &d->mem, n++, tx_elem.head, 0);
+			if (vn.tx_elem.head < vq->size)
+				vq_fill(vq, &d->mem, n++, vn.tx_elem.head, 0);
 			continue;
 		}
 		trace("vhost-user: TX chain %u: %llu bytes in %u pieces",
-		      tx_elem.head, (unsigned long long)tx_elem.out_len,
-		      tx_elem.out_num);
+		      vn.tx_elem.head, (unsigned long long)vn.tx_elem.out_len,
+		      vn.tx_elem.out_num);
 		if (vq->enabled)
-			vu_net_tx_one(c, &tx_elem);
-		bytes += tx_elem.out_len;
+			vu_net_tx_one(c, &vn.tx_elem);
+		bytes += vn.tx_elem.out_len;
 		frames++;
-		vq_fill(vq, &d->mem, n++, tx_elem.head, 0);
-		/* tap_input() can't stop the ring, but be safe */
+		vq_fill(vq, &d->mem, n++, vn.tx_elem.head, 0);
+		/* demux_input() can't stop the ring, but be safe */
 		if (!vq_ready(vq))
 			break;
 	}
 	/* Protocols may point into the frames until this: before the guest
 	 * gets its buffers back
 	 */
-	tap_input_end(c);
-	tx_gathered = 0;
-	tx_pair = 0;
+	demux_input_end(c);
+	vn.tx_gathered = 0;
+	vn.tx_pair = 0;
 	if (vq->desc)
 		vq_publish(vq, &d->mem, n);
-	vu_stats.frames[q] += n;
+	vn.stats.frames[q] += n;
 
 	if (!vq_ready(vq))
 		return;
@@ -335,9 +367,9 @@ void vu_net_tx(struct ctx *c, unsigned q)
 		more = true;
 	/* A trickle of bulk: kicks stay off, vu_net_poll() comes back */
 	if (!more)
-		tx_poll_at[q] = coalesce_pass(&tx_co[q], now_ns(), bytes,
+		vn.tx_poll_at[q] = coalesce_pass(&vn.tx_co[q], now_ns(), bytes,
 					      frames);
-	if (tx_poll_at[q])
+	if (vn.tx_poll_at[q])
 		return;
 	/* More than our budget: come back after the others had their turn.
 	 * Otherwise kicks on again, and if frames came meanwhile, unkicked,
@@ -359,7 +391,7 @@ void vu_net_tx(struct ctx *c, unsigned q)
  */
 void vu_net_tx_kick(struct ctx *c, unsigned q)
 {
-	if (q < VU_QUEUES && !tx_poll_at[q])
+	if (q < VU_QUEUES && !vn.tx_poll_at[q])
 		vu_net_tx(c, q);
 }
 
@@ -379,10 +411,10 @@ void vu_net_tx_reset(unsigned q)
 	if (q >= VU_QUEUES)
 		return;
 	vq = &vu_dev.vq[q];
-	if (tx_poll_at[q] && vq->desc)
+	if (vn.tx_poll_at[q] && vq->desc)
 		vq_kicks(vq, &vu_dev.mem, true);
-	tx_poll_at[q] = 0;
-	coalesce_reset(&tx_co[q], COALESCE_TARGET_RING);
+	vn.tx_poll_at[q] = 0;
+	coalesce_reset(&vn.tx_co[q], COALESCE_TARGET_RING);
 }
 
 /**
@@ -396,8 +428,8 @@ static uint64_t vu_net_poll_at(void)
 	unsigned q;
 
 	for (q = VU_TX_Q; q < VU_QUEUES; q += 2) {
-		if (tx_poll_at[q] && (!at || tx_poll_at[q] < at))
-			at = tx_poll_at[q];
+		if (vn.tx_poll_at[q] && (!at || vn.tx_poll_at[q] < at))
+			at = vn.tx_poll_at[q];
 	}
 	return at;
 }
@@ -412,7 +444,7 @@ static void vu_net_poll(struct ctx *c, uint64_t now)
 	unsigned q;
 
 	for (q = VU_TX_Q; q < VU_QUEUES; q += 2) {
-		if (tx_poll_at[q] && tx_poll_at[q] <= now)
+		if (vn.tx_poll_at[q] && vn.tx_poll_at[q] <= now)
 			vu_net_tx(c, q);
 	}
 }
@@ -472,33 +504,33 @@ int vu_net_send(struct ctx *c, const void *frame, size_t len)
 
 	/* num_buffers is patched below if the frame takes more chains */
 	while (done < total) {
-		struct vq_elem *e = n ? &rx_elem : &rx_first;
+		struct vq_elem *e = n ? &vn.rx_elem : &vn.rx_first;
 		size_t w = 0, hw;
 		int rc;
 
 		if (n >= vq->size) {
-			vu_net_giveback(vq, rx_heads, n, 0);
+			vu_net_giveback(vq, vn.rx_heads, n, 0);
 			return -ENOBUFS;
 		}
 		rc = vq_pop(vq, &d->mem, e);
 		if (rc == -ENOENT || rc == -EBUSY) {
 			/* None left, or the next is one of ours already */
-			vu_net_giveback(vq, rx_heads, n, rc == -EBUSY);
-			vu_stats.rx_nobufs++;
+			vu_net_giveback(vq, vn.rx_heads, n, rc == -EBUSY);
+			vn.stats.rx_nobufs++;
 			return -ENOBUFS;
 		}
 		if (rc || !e->in_num || e->out_num) {
 			if (!rc)
 				vq_release(vq, e->head);
-			vu_net_giveback(vq, rx_heads, n, rc == -EIO ? 0 : 1);
+			vu_net_giveback(vq, vn.rx_heads, n, rc == -EIO ? 0 : 1);
 			vu_net_broken(vq, q, rc == -EIO ?
 				      "impossible avail index" :
 				      "bad RX descriptor chain");
 			return -ENOTCONN;
 		}
-		rx_heads[n] = e->head;
+		vn.rx_heads[n] = e->head;
 		if (!mrg && e->in_len < total) {
-			vu_net_giveback(vq, rx_heads, 1, 0);
+			vu_net_giveback(vq, vn.rx_heads, 1, 0);
 			debug_rl("vhost-user: RX buffer of %llu bytes too "
 				 "small for a %zu-byte frame",
 				 (unsigned long long)e->in_len, len);
@@ -522,26 +554,26 @@ int vu_net_send(struct ctx *c, const void *frame, size_t len)
 		vq->cap_est = vq->cap_est ?
 			      (uint32_t)((vq->cap_est * 7ULL + e->in_len) / 8) :
 			      (uint32_t)e->in_len;
-		rx_lens[n] = (uint32_t)w;
+		vn.rx_lens[n] = (uint32_t)w;
 		n++;
 	}
 
 	if (n > 1) {
 		nbuf = htole16((uint16_t)n);
 		/* The header may itself span chains if they're tiny */
-		if (rx_first.in_len >= VU_NET_HDR_LEN) {
-			vq_copy_to(&d->mem, &rx_first,
+		if (vn.rx_first.in_len >= VU_NET_HDR_LEN) {
+			vq_copy_to(&d->mem, &vn.rx_first,
 				   offsetof(struct vu_net_hdr, num_buffers),
 				   &nbuf, sizeof(nbuf));
 		} else {
-			vu_net_giveback(vq, rx_heads, n, 0);
+			vu_net_giveback(vq, vn.rx_heads, n, 0);
 			return -ENOBUFS;
 		}
 	}
 	for (i = 0; i < n; i++)
-		vq_fill(vq, &d->mem, i, rx_heads[i], rx_lens[i]);
+		vq_fill(vq, &d->mem, i, vn.rx_heads[i], vn.rx_lens[i]);
 	vq_publish(vq, &d->mem, n);
-	vu_stats.frames[q]++;
+	vn.stats.frames[q]++;
 	return 0;
 }
 
@@ -617,8 +649,8 @@ static void vu_net_log_stats(void)
 	unsigned q;
 
 	for (q = 0; q < VU_QUEUES; q++) {
-		k[q % 2] += vu_stats.calls[q];
-		h[q % 2] += vu_stats.held[q];
+		k[q % 2] += vn.stats.calls[q];
+		h[q % 2] += vn.stats.held[q];
 	}
 	if (k[0] || k[1] || h[0] || h[1]) {
 		info("vhost-user: interrupts to the guest: RX %llu, TX %llu; "
@@ -631,11 +663,11 @@ static void vu_net_log_stats(void)
 
 	/* Frames per queue pair, once more than pair 0 carried any */
 	for (q = 2; q < VU_QUEUES; q++)
-		more = more || vu_stats.frames[q];
+		more = more || vn.stats.frames[q];
 	if (!more)
 		return;
 	for (q = 0; q < VU_QUEUES; q += 2) {
-		const uint64_t *f = vu_stats.frames + q;
+		const uint64_t *f = vn.stats.frames + q;
 		int w;
 
 		if (!f[VU_RX_Q] && !f[VU_TX_Q])
@@ -672,10 +704,10 @@ void vu_net_flush(struct ctx *c)
 		if (vq->call_fd < 0)
 			continue;
 		if (!vq_notify_wanted(vq)) {
-			vu_stats.held[i]++;
+			vn.stats.held[i]++;
 			continue;
 		}
-		vu_stats.calls[i]++;
+		vn.stats.calls[i]++;
 		/* With the round's socket discards, in one io_uring_enter() */
 		if (uring_write(vq->call_fd, &one, sizeof(one)) &&
 		    write(vq->call_fd, &one, sizeof(one)) < 0)
@@ -690,13 +722,6 @@ void vu_net_flush(struct ctx *c)
 				 strerror(errno));
 	}
 }
-
-/* Chains reserved for frames built in place */
-#define VU_RES_MAX 512
-static struct vq_elem res_elem[VU_RES_MAX];
-static unsigned res_count;	/* chains taken */
-static unsigned res_used;	/* chains committed (a prefix) */
-static bool res_short;		/* a short frame was committed: no more */
 
 /**
  * vu_net_csum_partial() - may frames to the guest carry a partial checksum?
@@ -734,10 +759,10 @@ static void vu_net_res_giveback(struct virtq *vq, unsigned from,
 {
 	unsigned i;
 
-	for (i = from; i < res_count; i++)
-		vq_release(vq, res_elem[i].head);
-	vq_unpop(vq, res_count - from + extra);
-	res_count = from;
+	for (i = from; i < vn.res_count; i++)
+		vq_release(vq, vn.res_elem[i].head);
+	vq_unpop(vq, vn.res_count - from + extra);
+	vn.res_count = from;
 }
 
 /* Writable pieces of chain @e from byte @off on, as iovecs: at most
@@ -788,19 +813,19 @@ unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 			    unsigned iov_max)
 {
 	struct vu_dev *d = &vu_dev;
-	struct virtq *vq = vu_rx_vq(&res_q);
+	struct virtq *vq = vu_rx_vq(&vn.res_q);
 	bool mrg = d->features & (1ULL << VIRTIO_NET_F_MRG_RXBUF);
 	size_t need = VU_NET_HDR_LEN + hlen;
 	unsigned f, niov = 0;
 
 	(void)c;
-	res_count = res_used = 0;
-	res_short = false;
+	vn.res_count = vn.res_used = 0;
+	vn.res_short = false;
 	if (!vu_rx_ok(vq))
 		return 0;
 
 	for (f = 0; f < n; f++) {
-		unsigned first = res_count, first_iov = niov, extra = 0;
+		unsigned first = vn.res_count, first_iov = niov, extra = 0;
 		size_t cap = 0;
 
 		while (cap < plen) {
@@ -809,9 +834,9 @@ unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 			unsigned k;
 			int rc;
 
-			if (res_count == VU_RES_MAX || niov == iov_max)
+			if (vn.res_count == VU_RES_MAX || niov == iov_max)
 				goto partial;
-			e = &res_elem[res_count];
+			e = &vn.res_elem[vn.res_count];
 			rc = vq_pop(vq, &d->mem, e);
 			if (rc == -ENOENT)
 				goto partial;
@@ -824,18 +849,18 @@ unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 				if (!rc)
 					vq_release(vq, e->head);
 				vu_net_res_giveback(vq, 0, rc == -EIO ? 0 : 1);
-				vu_net_broken(vq, res_q, rc == -EIO ?
+				vu_net_broken(vq, vn.res_q, rc == -EIO ?
 					      "impossible avail index" :
 					      "bad RX descriptor chain");
 				return 0;
 			}
-			res_count++;
+			vn.res_count++;
 			vq->cap_est = vq->cap_est ?
 				(uint32_t)((vq->cap_est * 7ULL + e->in_len) / 8) :
 				(uint32_t)e->in_len;
 
 			off = 0;
-			if (res_count - 1 == first) {
+			if (vn.res_count - 1 == first) {
 				/* Headers go in one piece of the first chain */
 				if (e->iov[e->out_num].len < need ||
 				    (!mrg && e->in_len < need + plen))
@@ -861,7 +886,7 @@ unsigned vu_net_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 		seg[f].niov = niov - first_iov;
 		seg[f].cap = cap;
 		seg[f].fe_first = first;
-		seg[f].fe_count = res_count - first;
+		seg[f].fe_count = vn.res_count - first;
 		continue;
 partial:
 		/* This frame can't be completed: give its chains back */
@@ -891,14 +916,14 @@ int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 		      uint16_t csum_off, uint16_t gso_size, int family)
 {
 	struct vu_dev *d = &vu_dev;
-	struct virtq *vq = &d->vq[res_q];
+	struct virtq *vq = &d->vq[vn.res_q];
 	struct vu_net_hdr *vhdr = (struct vu_net_hdr *)(seg->l2 -
 							 VU_NET_HDR_LEN);
 	size_t left = VU_NET_HDR_LEN + len;
 	unsigned i, used = 0;
 
 	(void)c;
-	if (!vu_rx_ok(vq) || seg->fe_first != res_used || res_short)
+	if (!vu_rx_ok(vq) || seg->fe_first != vn.res_used || vn.res_short)
 		return -EINVAL;
 
 	if (len < seg->hlen)
@@ -921,7 +946,7 @@ int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 	}
 
 	for (i = 0; i < seg->fe_count && left; i++) {
-		const struct vq_elem *e = &res_elem[seg->fe_first + i];
+		const struct vq_elem *e = &vn.res_elem[seg->fe_first + i];
 		size_t w = MIN(left, (size_t)e->in_len), done = 0;
 		unsigned k;
 
@@ -938,10 +963,10 @@ int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 	}
 	/* Without MRG_RXBUF a frame is one chain, and num_buffers must be 1 */
 	vhdr->num_buffers = htole16((uint16_t)used);
-	res_used += used;
-	vu_stats.frames[res_q]++;
+	vn.res_used += used;
+	vn.stats.frames[vn.res_q]++;
 	if (used < seg->fe_count)
-		res_short = true;
+		vn.res_short = true;
 	return left ? -EINVAL : 0;
 }
 
@@ -951,14 +976,14 @@ int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
  */
 void vu_net_seg_done(struct ctx *c)
 {
-	struct virtq *vq = &vu_dev.vq[res_q];
+	struct virtq *vq = &vu_dev.vq[vn.res_q];
 
 	(void)c;
-	if (!vu_rx_ok(vq) || !res_count)
+	if (!vu_rx_ok(vq) || !vn.res_count)
 		return;
-	vu_net_res_giveback(vq, res_used, 0);
-	vq_publish(vq, &vu_dev.mem, res_used);
-	res_count = res_used = 0;
+	vu_net_res_giveback(vq, vn.res_used, 0);
+	vq_publish(vq, &vu_dev.mem, vn.res_used);
+	vn.res_count = vn.res_used = 0;
 }
 
 /* The vhost-user front-end, for tap.c: the protocol (user.c) sets it up */
@@ -966,7 +991,8 @@ const struct tap_frontend vu_frontend = {
 	.name		= "vhost-user",
 	.init		= vu_init,
 	.accept		= vu_listen_handler,
-	.handler	= vu_handler,
+	.handler	= vu_ctrl_handler,
+	.kick		= vu_kick_handler,
 	.cleanup	= vu_cleanup,
 	.connected	= vu_net_connected,
 	.send		= vu_net_send,

@@ -13,9 +13,6 @@
 #include "vhost/user.h"
 
 struct ctx;
-struct tap_frontend;
-
-extern const struct tap_frontend vu_frontend;
 
 /* Size of the virtio-net header with VIRTIO_F_VERSION_1 */
 #define VU_NET_HDR_LEN 12

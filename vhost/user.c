@@ -80,13 +80,14 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "demux.h"
 #include "log.h"
 #include "loop.h"
 #include "tap/listen.h"
 #include "tap/tap.h"
 #include "vhost/net.h"
 #include "migrate/announce.h"
-#include "migrate/migrate.h"
+#include "migrate/transfer.h"
 #include "uring.h"
 #include "util.h"
 
@@ -143,19 +144,39 @@ struct vu_log_msg {
 	uint64_t size, offset;
 };
 
-/* A message being received */
-static struct {
-	uint8_t buf[VU_HDR_LEN + VU_PAYLOAD_MAX];
-	size_t got;
-	int fds[VU_MAX_FDS];
-	unsigned nfds;
-} rx;
-
 struct vu_dev vu_dev = { .fd = -1, .log_call_fd = -1 };
-/* Heads in flight, per queue: outside struct virtq, so that the queues'
- * state stays on a page or two, and only queues in use touch their bitmap
+
+/**
+ * struct vu_ctl - the control protocol's own state, beside the device's
+ *		   (struct vu_dev)
+ * @rx:		a message being received...
+ * @rx.buf:	...its bytes
+ * @rx.got:	...how many of them are in
+ * @rx.fds:	...the descriptors that came with it
+ * @rx.nfds:	...how many
+ * @inflight:	heads in flight, per queue: outside struct virtq, so that
+ *		the queues' state stays on a page or two, and only queues in
+ *		use touch their bitmap
+ * @efd:	how an eventfd looks to fstat(): from one of ours, before
+ *		the sandbox (vu_eventfd_learn())
+ * @efd.dev:	its device
+ * @efd.type:	its file type
+ * @efd.known:	@efd was learned
  */
-static uint64_t vu_inflight[VU_QUEUES][VQ_INFLIGHT_WORDS];
+static struct vu_ctl {
+	struct {
+		uint8_t buf[VU_HDR_LEN + VU_PAYLOAD_MAX];
+		size_t got;
+		int fds[VU_MAX_FDS];
+		unsigned nfds;
+	} rx;
+	uint64_t inflight[VU_QUEUES][VQ_INFLIGHT_WORDS];
+	struct {
+		dev_t dev;
+		mode_t type;
+		bool known;
+	} efd;
+} vu_ctl;
 
 static const char *vu_req_name(uint32_t req);
 
@@ -202,10 +223,10 @@ static void vu_rx_reset(void)
 {
 	unsigned i;
 
-	for (i = 0; i < rx.nfds; i++)
-		close(rx.fds[i]);
-	rx.nfds = 0;
-	rx.got = 0;
+	for (i = 0; i < vu_ctl.rx.nfds; i++)
+		close(vu_ctl.rx.fds[i]);
+	vu_ctl.rx.nfds = 0;
+	vu_ctl.rx.got = 0;
 }
 
 static void vu_disconnect(struct ctx *c)
@@ -221,7 +242,7 @@ static void vu_disconnect(struct ctx *c)
 	d->fd = -1;
 	d->appeared = false;
 	migrate_front_end_gone(c);
-	announce_front_end_gone(c);
+	announce_front_end_gone();
 
 	if (migrate_source_done()) {
 		info("vhost-user: front-end disconnected after migrating "
@@ -269,7 +290,7 @@ static void vu_attach(struct ctx *c, int fd)
 		vq_reset(&vu_dev.vq[i]);
 	vu_rx_reset();
 	if (loop_add(c, fd, EPOLLIN | EPOLLRDHUP,
-		     loop_ref(REF_VU_CTRL, 0, vu_dev.gen)))
+		     loop_ref(REF_FE_CONN, 0, vu_dev.gen)))
 		die_perror("epoll_ctl");
 }
 
@@ -285,7 +306,7 @@ int vu_init(struct ctx *c)
 	int rc;
 
 	for (i = 0; i < VU_QUEUES; i++) {
-		vu_dev.vq[i].inflight = vu_inflight[i];
+		vu_dev.vq[i].inflight = vu_ctl.inflight[i];
 		vq_reset(&vu_dev.vq[i]);
 	}
 	/* Now or never: the sandbox allows no eventfd(), no sigaction() */
@@ -378,9 +399,9 @@ static int vu_expect(const struct vu_msg *m, uint32_t size, unsigned nfds)
 			vu_req_name(m->req), m->size, size);
 		return -EINVAL;
 	}
-	if (rx.nfds != nfds) {
+	if (vu_ctl.rx.nfds != nfds) {
 		warn_rl("vhost-user: %s: %u file descriptors, expected %u",
-			vu_req_name(m->req), rx.nfds, nfds);
+			vu_req_name(m->req), vu_ctl.rx.nfds, nfds);
 		return -EINVAL;
 	}
 	return 0;
@@ -389,9 +410,9 @@ static int vu_expect(const struct vu_msg *m, uint32_t size, unsigned nfds)
 /* Take the @i-th fd of the message: we own it from now on */
 static int vu_take_fd(unsigned i)
 {
-	int fd = rx.fds[i];
+	int fd = vu_ctl.rx.fds[i];
 
-	rx.fds[i] = -1;
+	vu_ctl.rx.fds[i] = -1;
 	return fd;
 }
 
@@ -430,7 +451,7 @@ static void vu_check_appeared(struct ctx *c)
 {
 	if (!vu_dev.appeared && vu_net_connected(c)) {
 		vu_dev.appeared = true;
-		tap_guest_appeared(c);
+		demux_guest_appeared(c);
 	}
 }
 
@@ -492,7 +513,7 @@ static int vu_set_mem_table(struct ctx *c, const struct vu_msg *m)
 	}
 	if ((rc = vu_expect(m, 8 + 32 * n, n)))
 		return rc;
-	if ((rc = vu_mem_map(&vu_dev.mem, m->p + 8, n, rx.fds)))
+	if ((rc = vu_mem_map(&vu_dev.mem, m->p + 8, n, vu_ctl.rx.fds)))
 		return rc;
 	for (i = 0; i < VU_QUEUES; i++)
 		vu_vq_retranslate(&vu_dev.vq[i], i);
@@ -505,7 +526,7 @@ static int vu_set_log_base(struct ctx *c, const struct vu_msg *m)
 
 	(void)c;
 	memcpy(&l, m->p, sizeof(l));
-	return vu_log_map(&vu_dev.mem, rx.fds[0], l.size, l.offset);
+	return vu_log_map(&vu_dev.mem, vu_ctl.rx.fds[0], l.size, l.offset);
 }
 
 static int vu_set_log_fd(struct ctx *c, const struct vu_msg *m)
@@ -514,7 +535,7 @@ static int vu_set_log_fd(struct ctx *c, const struct vu_msg *m)
 
 	(void)c;
 	(void)m;
-	if ((rc = vu_eventfd_check(rx.fds[0]))) {
+	if ((rc = vu_eventfd_check(vu_ctl.rx.fds[0]))) {
 		warn_rl("vhost-user: SET_LOG_FD: the fd isn't an eventfd (%s), "
 			"refused", strerror(-rc));
 		return -EINVAL;
@@ -640,13 +661,6 @@ static int vu_get_vring_base(struct ctx *c, const struct vu_msg *m)
 	return vu_send_reply(m->req, &s, sizeof(s));
 }
 
-/* How an eventfd looks to fstat(): from one of ours, before the sandbox */
-static struct {
-	dev_t dev;
-	mode_t type;
-	bool known;
-} vu_efd;
-
 /**
  * vu_eventfd_learn() - see what an eventfd looks like, while we may still
  *			create one (vu_init(), before the sandbox)
@@ -658,16 +672,16 @@ int vu_eventfd_learn(void)
 	struct stat st;
 	int fd, rc = 0;
 
-	if (vu_efd.known)
+	if (vu_ctl.efd.known)
 		return 0;
 	if ((fd = eventfd(0, EFD_CLOEXEC)) < 0)
 		return -errno;
 	if (fstat(fd, &st)) {
 		rc = -errno;
 	} else {
-		vu_efd.dev = st.st_dev;
-		vu_efd.type = st.st_mode & S_IFMT;
-		vu_efd.known = true;
+		vu_ctl.efd.dev = st.st_dev;
+		vu_ctl.efd.type = st.st_mode & S_IFMT;
+		vu_ctl.efd.known = true;
 	}
 	close(fd);
 	return rc;
@@ -699,7 +713,8 @@ int vu_eventfd_check(int fd)
 		return rc;
 	if (fstat(fd, &st))
 		return -errno;
-	if (st.st_dev != vu_efd.dev || (st.st_mode & S_IFMT) != vu_efd.type)
+	if (st.st_dev != vu_ctl.efd.dev ||
+	    (st.st_mode & S_IFMT) != vu_ctl.efd.type)
 		return -EINVAL;
 	if (write(fd, &zero, sizeof(zero)) != (ssize_t)sizeof(zero))
 		return -EINVAL;
@@ -725,19 +740,19 @@ static int vu_vring_fd(const struct vu_msg *m, int *fd)
 	}
 	if ((i = vu_ring_index(m, v & VU_VRING_IDX_MASK)) < 0)
 		return i;
-	if (rx.nfds != ((v & VU_VRING_NOFD) ? 0U : 1U)) {
+	if (vu_ctl.rx.nfds != ((v & VU_VRING_NOFD) ? 0U : 1U)) {
 		warn_rl("vhost-user: %s: %u fds with%s NOFD",
-			vu_req_name(m->req), rx.nfds,
+			vu_req_name(m->req), vu_ctl.rx.nfds,
 			(v & VU_VRING_NOFD) ? "" : "out");
 		return -EINVAL;
 	}
-	if (rx.nfds && (rc = vu_eventfd_check(rx.fds[0]))) {
+	if (vu_ctl.rx.nfds && (rc = vu_eventfd_check(vu_ctl.rx.fds[0]))) {
 		warn_rl("vhost-user: %s: ring %i: the fd isn't an eventfd "
 			"(%s), refused", vu_req_name(m->req), i,
 			strerror(-rc));
 		return -EINVAL;
 	}
-	if (rx.nfds)
+	if (vu_ctl.rx.nfds)
 		*fd = vu_take_fd(0);
 	return i;
 }
@@ -769,7 +784,7 @@ static int vu_set_vring_kick(struct ctx *c, const struct vu_msg *m)
 	 * a read() per kick.
 	 */
 	if (loop_add(c, fd, EPOLLIN | EPOLLET,
-		     loop_ref(REF_VU_KICK, i, vq->kick_gen))) {
+		     loop_ref(REF_FE_KICK, i, vq->kick_gen))) {
 		warn_perror("vhost-user: epoll_ctl on kick fd");
 		close(fd);
 		return -EINVAL;
@@ -845,7 +860,7 @@ struct vu_transfer {
 
 /*
  * SET_DEVICE_STATE_FD: reply first (0x100: no fd of ours, use the pipe),
- * then the transfer runs from the loop (migrate/migrate.c)
+ * then the transfer runs from the loop (migrate/transfer.c)
  */
 static int vu_set_device_state_fd(struct ctx *c, const struct vu_msg *m)
 {
@@ -1054,11 +1069,11 @@ static int vu_req_check(const struct vu_req *r, const struct vu_msg *m)
 		return -EINVAL;
 	}
 	if (r->rule == VU_SIZE_EQ)
-		return vu_expect(m, r->size,
-				 r->nfds == VU_FDS_ANY ? rx.nfds : r->nfds);
-	if (r->nfds != VU_FDS_ANY && rx.nfds != r->nfds) {
+		return vu_expect(m, r->size, r->nfds == VU_FDS_ANY ?
+					     vu_ctl.rx.nfds : r->nfds);
+	if (r->nfds != VU_FDS_ANY && vu_ctl.rx.nfds != r->nfds) {
 		warn_rl("vhost-user: %s: %u file descriptors, expected %u",
-			r->name, rx.nfds, r->nfds);
+			r->name, vu_ctl.rx.nfds, r->nfds);
 		return -EINVAL;
 	}
 	return 0;
@@ -1076,7 +1091,7 @@ static int vu_handle(struct ctx *c, const struct vu_msg *m)
 	int rc;
 
 	trace("vhost-user: %s (%u), %u bytes, %u fds", vu_req_name(m->req),
-	      m->req, m->size, rx.nfds);
+	      m->req, m->size, vu_ctl.rx.nfds);
 
 	if (!r) {
 		warn_rl("vhost-user: unsupported request %u (%s), %u bytes",
@@ -1130,8 +1145,8 @@ static int vu_collect_fds(struct msghdr *mh)
 			int fd;
 
 			memcpy(&fd, fds + i, sizeof(fd));
-			if (rx.nfds < VU_MAX_FDS) {
-				rx.fds[rx.nfds++] = fd;
+			if (vu_ctl.rx.nfds < VU_MAX_FDS) {
+				vu_ctl.rx.fds[vu_ctl.rx.nfds++] = fd;
 			} else {
 				close(fd);
 				rc = -EPROTO;
@@ -1164,13 +1179,13 @@ static int vu_recv(void)
 	for (;;) {
 		size_t want;
 
-		if (rx.got < VU_HDR_LEN) {
-			want = VU_HDR_LEN - rx.got;
+		if (vu_ctl.rx.got < VU_HDR_LEN) {
+			want = VU_HDR_LEN - vu_ctl.rx.got;
 		} else {
-			memcpy(&size, rx.buf + 8, 4);
-			want = VU_HDR_LEN + size - rx.got;
+			memcpy(&size, vu_ctl.rx.buf + 8, 4);
+			want = VU_HDR_LEN + size - vu_ctl.rx.got;
 		}
-		iov.iov_base = rx.buf + rx.got;
+		iov.iov_base = vu_ctl.rx.buf + vu_ctl.rx.got;
 		iov.iov_len = want;
 		mh.msg_control = cbuf.buf;
 		mh.msg_controllen = sizeof(cbuf.buf);
@@ -1187,20 +1202,20 @@ static int vu_recv(void)
 				"or truncated control data", VU_MAX_FDS);
 			return -EPROTO;
 		}
-		rx.got += n;
-		if (rx.got < VU_HDR_LEN)
+		vu_ctl.rx.got += n;
+		if (vu_ctl.rx.got < VU_HDR_LEN)
 			continue;
 
-		memcpy(&size, rx.buf + 8, 4);
+		memcpy(&size, vu_ctl.rx.buf + 8, 4);
 		if (size > VU_PAYLOAD_MAX) {
 			uint32_t req;
 
-			memcpy(&req, rx.buf, 4);
+			memcpy(&req, vu_ctl.rx.buf, 4);
 			warn_rl("vhost-user: %s (%u): payload of %u bytes is "
 				"too large", vu_req_name(req), req, size);
 			return -EPROTO;
 		}
-		if (rx.got == VU_HDR_LEN + size)
+		if (vu_ctl.rx.got == VU_HDR_LEN + size)
 			return 1;
 	}
 }
@@ -1239,10 +1254,10 @@ void vu_ctrl_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 		if (!rc)
 			return;
 
-		memcpy(&m.req, rx.buf, 4);
-		memcpy(&m.flags, rx.buf + 4, 4);
-		memcpy(&m.size, rx.buf + 8, 4);
-		m.p = rx.buf + VU_HDR_LEN;
+		memcpy(&m.req, vu_ctl.rx.buf, 4);
+		memcpy(&m.flags, vu_ctl.rx.buf + 4, 4);
+		memcpy(&m.size, vu_ctl.rx.buf + 8, 4);
+		m.p = vu_ctl.rx.buf + VU_HDR_LEN;
 		rc = vu_handle(c, &m);
 		vu_rx_reset();
 		if (vu_fault_check(c))
@@ -1278,20 +1293,6 @@ void vu_kick_handler(struct ctx *c, union epoll_ref ref)
 		vu_net_tx_kick(c, idx);
 	vu_fault_check(c);
 	/* RX: new buffers. The loop resumes blocked flows after this round */
-}
-
-/**
- * vu_handler() - an event on the control socket or a kick fd, for tap.c
- * @c:		execution context
- * @ref:	epoll reference: REF_VU_CTRL or REF_VU_KICK
- * @events:	epoll events
- */
-void vu_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
-{
-	if (ref.type == REF_VU_CTRL)
-		vu_ctrl_handler(c, ref, events);
-	else if (ref.type == REF_VU_KICK)
-		vu_kick_handler(c, ref);
 }
 
 /**

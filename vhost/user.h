@@ -79,7 +79,7 @@ struct ctx;
  * @mem:	guest memory and dirty log
  * @vq:		the queues
  * @log_call_fd: SET_LOG_FD eventfd, -1 if none
- * @appeared:	tap_guest_appeared() was called for this connection
+ * @appeared:	demux_guest_appeared() was called for this connection
  * @gen:	generation of @fd's epoll reference
  */
 struct vu_dev {
@@ -98,7 +98,6 @@ int vu_init(struct ctx *c);
 void vu_listen_handler(struct ctx *c);
 void vu_ctrl_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 void vu_kick_handler(struct ctx *c, union epoll_ref ref);
-void vu_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 void vu_cleanup(struct ctx *c);
 void vu_round_end(struct ctx *c);
 int vu_eventfd_learn(void);

@@ -63,7 +63,7 @@ static inline void fz_ctx_base(struct ctx *c)
 {
 	memset(c, 0, offsetof(struct ctx, tcp_fwd));
 	c->mode = MODE_STREAM;
-	c->fd_listen = c->fd_tap = c->fd_inherited = -1;
+	c->fd_listen = c->fd_inherited = -1;
 	c->ifi4_ok = c->ifi6_ok = true;
 	c->ifi4 = c->ifi6 = 2;
 	fz_a4(&c->ip4.addr, "192.0.2.10");

@@ -38,7 +38,7 @@ static void check_nd(const uint8_t *m, size_t len)
 	}
 }
 
-/* What would go to the guest, through tap/local.c */
+/* What would go to the guest, through local/local.c */
 static void reply(const struct pkt *p)
 {
 	struct in6_addr src, dst;

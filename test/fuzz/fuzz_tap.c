@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * fuzz_tap.c - tap_input(), the whole guest-frame dispatch, with the real
+ * fuzz_tap.c - demux_input(), the whole guest-frame dispatch, with the real
  * ARP, NDP, DHCP, DHCPv6, ICMP, TCP and UDP code behind it, in stream mode.
  *
  * Isolation: at start-up the process moves to a network namespace of its
@@ -27,8 +27,8 @@
  * bit 0: for a TCP segment, replace its ACK number with the end of the
  * last segment we sent the guest; bit 1: replace its sequence number with
  * the last ACK number we sent; bit 7: end the batch after this frame
- * (tap_input_end(), a loop round). Frames stay valid until the iteration
- * ends, as the stream front-end's buffer does until tap_input_end().
+ * (demux_input_end(), a loop round). Frames stay valid until the iteration
+ * ends, as the stream front-end's buffer does until demux_input_end().
  * At the end every flow is timed out, so no state survives an iteration.
  */
 #include <errno.h>
@@ -42,11 +42,12 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
+#include "demux.h"
 #include "flow.h"
 #include "loop.h"
 #include "net/checksum.h"
 #include "icmp/icmp.h"
-#include "tap/stream.h"
+#include "stream/stream.h"
 #include "tap/tap.h"
 #include "tcp/tcp.h"
 #include "udp/udp.h"
@@ -110,7 +111,7 @@ static void loop_round(void)
 		case REF_ICMP:
 			icmp_sock_handler(&c, ref[i], ev);
 			break;
-		case REF_TAP:
+		case REF_FE_CONN:
 			if (ev & EPOLLOUT)
 				tap_flush(&c);
 			break;
@@ -351,22 +352,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	FZ_CHECK(!socketpair(
 		AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv));
 	flow_init();
-	stream_out_init();
 	tap_frontend_set(&stream_frontend);
 	fz_ctx_base(&c);
 	peer = sv[1];
-	c.fd_tap = sv[0];
+	c.fd_inherited = sv[0];	/* the stream front-end's --fd */
+	FZ_CHECK(!tap_init(&c));
 	tcp_init(&c);
 	return 0;
 }
 
 static void ctx_setup(uint8_t knob)
 {
-	int fd_tap = c.fd_tap;
-
 	fz_ctx_base(&c);
 	fz_ctx_knob(&c, knob);
-	c.fd_tap = fd_tap;
 	if (!isolated)
 		c.no_tcp = c.no_udp = c.no_icmp = true;
 }
@@ -443,10 +441,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		frames++;
 
 		fixup_tcp(f, flen, ctl);
-		tap_input(&c, f, flen);
+		demux_input(&c, f, flen);
 		pending = true;
 		if (ctl & 0x80) {
-			tap_input_end(&c);
+			demux_input_end(&c);
 			pending = false;
 			drain();
 			servers_round();
@@ -457,7 +455,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	if (pending)
-		tap_input_end(&c);
+		demux_input_end(&c);
 	drain();
 	servers_round();
 	loop_round();

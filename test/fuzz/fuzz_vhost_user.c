@@ -3,7 +3,7 @@
  * fuzz_vhost_user.c - the vhost-user control protocol (vu_ctrl_handler()
  * and everything behind it: memory table, dirty log, ring set-up, start and
  * stop) and the virtio-net data path it enables (vu_net_tx() into
- * tap_input(), frames back through vu_net_send() and the in-place
+ * demux_input(), frames back through vu_net_send() and the in-place
  * reservation of vu_net_seg_reserve()), driven the way QEMU drives them.
  *
  * The front-end is us: one end of a socketpair is handed to vu_init() as an
@@ -73,13 +73,15 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
+#include "demux.h"
 #include "env.h"
 #include "flow.h"
 #include "loop.h"
-#include "migrate/migrate.h"
+#include "migrate/transfer.h"
 #include "net/checksum.h"
 #include "tap/tap.h"
 #include "vhost/net.h"
+#include "vhost/vhost.h"
 #include "tcp/tcp.h"
 #include "test/tools/common/vring_desc.h"
 #include "test/tools/common/vu_req.h"
@@ -221,10 +223,10 @@ static unsigned loop_round(void)
 					continue;
 				got++;
 				switch (ref[i].type) {
-				case REF_VU_CTRL:
+				case REF_FE_CONN:
 					vu_ctrl_handler(&c, ref[i], ev);
 					break;
-				case REF_VU_KICK:
+				case REF_FE_KICK:
 					vu_kick_handler(&c, ref[i]);
 					break;
 				case REF_MIGRATE: /* a fuzzed DEVICE_STATE fd */
@@ -395,7 +397,7 @@ static void disconnect(void)
 		peer = -1;
 	}
 	for (i = 0; i < 256 && vu_dev.fd >= 0; i++)
-		vu_ctrl_handler(&c, loop_ref(REF_VU_CTRL, 0, vu_dev.gen),
+		vu_ctrl_handler(&c, loop_ref(REF_FE_CONN, 0, vu_dev.gen),
 				EPOLLIN | EPOLLRDHUP);
 	FZ_CHECK(vu_dev.fd < 0);
 	rings_reset();
@@ -1594,7 +1596,7 @@ static void op_reconnect(void)
 	case 0: /* we close: EOF */
 		break;
 	case 1: /* hang-up without EPOLLIN */
-		vu_ctrl_handler(&c, loop_ref(REF_VU_CTRL, 0, vu_dev.gen),
+		vu_ctrl_handler(&c, loop_ref(REF_FE_CONN, 0, vu_dev.gen),
 				EPOLLHUP);
 		break;
 	default: /* half close, then EOF with whatever was left */

@@ -8,12 +8,12 @@
 #
 # PATH is a C file or a folder (its *.c files, not recursive). Without PATH,
 # the daemon's sources: the top-level *.c files (passt-repair.c among them)
-# and conf/ tap/ vhost/ net/ fwd/ tcp/ udp/ icmp/ migrate/. test/ is not
-# checked; those paths are relative to the top of the tree, wherever the
-# script is run from. Given paths are relative to the current directory.
+# and conf/ tap/ local/ stream/ vhost/ net/ fwd/ tcp/ udp/ icmp/ migrate/.
+# test/ is not checked; those paths are relative to the top of the tree,
+# wherever the script is run from. Given paths are relative to the current directory.
 #
 # A kernel-doc block is a comment opened with "/**" that ends on the line
-# just before the definition, as in STYLE.md and the tree:
+# just before the definition, as everywhere in the tree:
 #
 #	/**
 #	 * name() - summary, continued on tab-indented lines if long
@@ -48,7 +48,7 @@ set -u
 
 if [ $# -eq 0 ]; then
 	cd "$(dirname "$0")/../.." || exit 2
-	set -- *.c conf tap vhost net fwd tcp udp icmp migrate
+	set -- *.c conf tap local stream vhost net fwd tcp udp icmp migrate
 fi
 
 files=()

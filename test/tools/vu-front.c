@@ -17,7 +17,7 @@
  * TX frames are laid out three ways, in turn: header and frame in one
  * buffer; header, then the frame; header, the frame's first 90 bytes, then
  * the rest in pieces of up to 16 KiB (as a Linux guest sends a TSO
- * segment: the daemon takes it without gathering, see tap_input_part()).
+ * segment: the daemon takes it without gathering, see demux_input_part()).
  * The third only if the daemon offers checksum offload: Linux has no
  * scatter-gather without it, and upstream passt, which doesn't offer it,
  * aborts on such chains.

@@ -17,7 +17,7 @@
 #include "ctx.h"
 #include "net/arp.h"
 #include "net/packet.h"
-#include "tap/local.h"
+#include "local/local.h"
 #include "tap/tap.h"
 
 static const uint8_t our_mac[6] = {0x9a, 0x55, 0x9a, 0x55, 0x9a, 0x55};
@@ -38,7 +38,7 @@ int tap_send_frame(struct ctx *c, const void *frame, size_t len)
 	return 0;
 }
 
-/* The rest of tap/local.c sends IP packets: never for ARP */
+/* The rest of local/local.c sends IP packets: never for ARP */
 int tap_send_ip4(struct ctx *c, struct in_addr src, struct in_addr dst,
 		 uint8_t proto, const void *l4, size_t l4len)
 {

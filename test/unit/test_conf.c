@@ -73,7 +73,6 @@ static void test_no_options_give_defaults(void **state)
 	assert_false(c.guest_mac_set);
 	assert_int_equal(c.mtu, 65520);
 	assert_int_equal(c.fd_listen, -1);
-	assert_int_equal(c.fd_tap, -1);
 	assert_int_equal(c.fd_inherited, -1);
 	assert_false(c.foreground);
 	assert_false(c.one_off);

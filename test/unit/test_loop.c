@@ -55,7 +55,7 @@ static int deadline_checks(void)
 
 	/* An event is reported, deadline or not */
 	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (efd < 0 || loop_add(&c, efd, EPOLLIN, loop_ref(REF_VU_KICK, 7, 9)))
+	if (efd < 0 || loop_add(&c, efd, EPOLLIN, loop_ref(REF_FE_KICK, 7, 9)))
 		return 4;
 	if (write(efd, &one, sizeof(one)) != sizeof(one))
 		return 5;

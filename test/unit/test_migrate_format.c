@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * test_migrate_format.c - the version 2 migration stream codec
- * (migrate/format.c): byte layout against the offsets of
- * docs/passt-migration-format.md, round trips, every refusal with its errno
- * and reason, truncation at every length, skip records, and the fixtures
- * in test/data/migrate/; how long a stream is as far as its first bytes
- * tell (mig_stream_need(), what bounds the target's buffer), at every
- * prefix length.
+ * (migrate/format.c): byte layout against the offsets of doc/migration.md
+ * (section 2, "The wire format"), round trips, every refusal with its
+ * errno and reason, truncation at every length, skip records, and the
+ * fixtures in test/data/migrate/; how long a stream is as far as its first
+ * bytes tell (mig_stream_need(), what bounds the target's buffer), at
+ * every prefix length.
  *
  * The fixtures are built here by hand, byte by byte at the documented
  * offsets (not with the encoder under test), and compared with the files.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * test_migrate_load.c - the target's side of the device-state transfer
- * (migrate/migrate.c) reads a bounded amount per loop round: a pipe full
+ * (migrate/transfer.c) reads a bounded amount per loop round: a pipe full
  * of stream (here garbage, which is read and dropped) takes several
  * calls of migrate_pipe_handler(), each reading at most
  * MIGRATE_LOAD_ROUND bytes, so that a front-end that keeps the pipe full
@@ -23,7 +23,7 @@
 
 #include "ctx.h"
 #include "loop.h"
-#include "migrate/migrate.h"
+#include "migrate/transfer.h"
 
 static struct ctx c;
 

@@ -17,7 +17,7 @@
 #include "net/checksum.h"
 #include "net/ndp.h"
 #include "net/packet.h"
-#include "tap/local.h"
+#include "local/local.h"
 #include "tap/tap.h"
 #include "util.h"
 
@@ -48,7 +48,7 @@ int tap_send_ip6(struct ctx *c, const struct in6_addr *src,
 	return 0;
 }
 
-/* The rest of tap/local.c sends frames and IPv4: never for NDP */
+/* The rest of local/local.c sends frames and IPv4: never for NDP */
 int tap_send_frame(struct ctx *c, const void *frame, size_t len)
 {
 	(void)c, (void)frame, (void)len;

@@ -94,7 +94,7 @@ int tap_send_ip6(struct ctx *c, const struct in6_addr *src,
 	return 0;
 }
 
-/* tap/local.c, which sends the ICMP errors, also answers ARP: never here */
+/* local/local.c, which sends the ICMP errors, also answers ARP: never here */
 int tap_send_frame(struct ctx *c, const void *frame, size_t len)
 {
 	(void)c, (void)frame, (void)len;

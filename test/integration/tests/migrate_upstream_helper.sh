@@ -17,7 +17,7 @@
 # (no "can't dump", "4 of 4 restored" in C), it noticed the helper's
 # limit and worked around it, and every byte arrives. And our daemons
 # take that helper, which runs as root, while they run as nobody (the
-# uid check goes through their peer credential checker, isolation.c).
+# uid check goes through their peer credential checker, isolation_peer.c).
 #
 # The connections carry no new data while a migration runs, so that the
 # source's hold needs no drop filter: upstream's helper doesn't attach it

@@ -21,7 +21,7 @@
 #
 # Inside the daemon's user namespace every user but its own reads as the
 # overflow uid 65534: nobody, root and 4242 alike. Only the peer
-# credential checker, outside it, tells them apart (isolation.c).
+# credential checker, outside it, tells them apart (isolation_peer.c).
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh

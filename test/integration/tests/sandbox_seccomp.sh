@@ -23,7 +23,7 @@
 # capability) SO_MARK is the kernel's to refuse. And every socket option
 # the daemon's sources set (setsockopt(FD, LEVEL, OPTION, ...) outside
 # the start-up code in conf/) has its row in the direct profile's table
-# in isolation.c: a new one must be added there, or the daemon would die
+# in isolation_seccomp.c: a new one must be added there, or the daemon would die
 # of it in that mode.
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
@@ -125,13 +125,13 @@ allowed helper-so-mark setsockopt:-1:1:36
 
 # Every option the sources set is in the direct profile's table
 tbl=$(perl -ne 'print "$1 $2\n" while /SOCKOPT\((\w+), (\w+)\)/g' \
-	"$TOP/isolation.c" | sed 's/^SOL_TCP /IPPROTO_TCP /' | sort -u)
-[ -n "$tbl" ] || fail "no SOCKOPT() rows in isolation.c"
+	"$TOP/isolation_seccomp.c" | sed 's/^SOL_TCP /IPPROTO_TCP /' | sort -u)
+[ -n "$tbl" ] || fail "no SOCKOPT() rows in isolation_seccomp.c"
 # The daemon's sources, but its start-up code (conf/) and the sandbox's
 # shellcheck disable=SC2016
 used=$(find "$TOP" -name '*.c' -not -path "$TOP/test/*" \
 	-not -path "$TOP/build*" -not -path "$TOP/conf/*" \
-	-not -name passt-repair.c -not -name isolation.c -print0 |
+	-not -name passt-repair.c -not -name 'isolation*.c' -print0 |
 	xargs -0 perl -0777 -ne \
 	'print "$1 $2\n" while /setsockopt\(\s*[^,;]+,\s*(\w+),\s*(\w+)/g' |
 	sed 's/^SOL_TCP /IPPROTO_TCP /; s/^SOL_IPV6 /IPPROTO_IPV6 /' | sort -u)

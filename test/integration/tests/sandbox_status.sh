@@ -10,7 +10,7 @@
 # open files, in its own user, mount, IPC and UTS namespaces, with an
 # empty root; SIGTERM still removes its pid and socket files. --runas 0
 # is refused. Stream and vhost-user mode. With a repair helper socket,
-# the peer credential checker (isolation.c) runs beside it: the daemon's
+# the peer credential checker (isolation_peer.c) runs beside it: the daemon's
 # user, in the namespaces we started in, but with nothing else (no
 # capability, no_new_privs, seccomp, not dumpable, one descriptor);
 # without one, there is no such process. Direct TCP_REPAIR has a profile

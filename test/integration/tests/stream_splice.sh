@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # stream_splice.sh - the two ways the stream front-end writes frames
-# (tap/stream_out.c):
+# (stream/stream_out.c):
 #   splice   the default: frames go to the front-end's socket by
 #            reference (sendfile() from the output buffer's file); the
 #            daemon says so, and its output buffer is a file on a tmpfs

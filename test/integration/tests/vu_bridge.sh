@@ -75,7 +75,7 @@ passt_stop
 
 # vu-front lays every fourth TX frame out as a Linux guest does a TSO
 # segment (headers, then the payload in pieces): TCP took those as they
-# lay, with no gathering copy (tap_input_part()), and the data above
+# lay, with no gathering copy (demux_input_part()), and the data above
 # arrived intact
 pieces=$(sed -n 's/.* \([0-9]*\) taken in pieces.*/\1/p' "$PASST_ERR" |
 	 tail -n 1)

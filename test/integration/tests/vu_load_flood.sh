@@ -5,7 +5,7 @@
 # "load-flood" starts a LOAD and fills the state pipe with garbage as fast
 # as a pipe goes, for LF_SECS (3) seconds, while control messages go back
 # and forth. The daemon reads at most MIGRATE_LOAD_ROUND bytes of it per
-# loop round (migrate/migrate.c), so every control message must be
+# loop round (migrate/transfer.c), so every control message must be
 # answered (within vu-front's 5 s; the round trip times are printed);
 # the garbage is refused at CHECK_DEVICE_STATE, and a fresh connection
 # is served. Before, the read went on while the pipe had bytes: a writer

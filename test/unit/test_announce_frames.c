@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * test_announce.c - the frames a migration target sends on the host's
- * interface (net/announce.c): what each one says, the padding, the NA's
- * checksum, and short buffers.
+ * test_announce_frames.c - the frames a migration target sends on the
+ * host's interface (net/announce_frames.c): what each one says, the
+ * padding, the NA's checksum, and short buffers.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +14,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-#include "net/announce.h"
+#include "net/announce_frames.h"
 #include "net/checksum.h"
 
 static const uint8_t mac[6] = {0x0a, 0x58, 0xc0, 0x00, 0x02, 0x02};

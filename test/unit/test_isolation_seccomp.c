@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * test_isolation.c - the seccomp allow-lists of isolation.c, as tables:
+ * test_isolation_seccomp.c - the seccomp allow-lists of isolation_seccomp.c,
+ * as tables:
  * how many system calls each profile allows (printed, and kept at or
  * below upstream passt's 34: the vhost-user profile with migration is at
  * 34 since rt_sigreturn, the return from the handler that survives guest

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * migrate.c - moving established TCP connections to another instance
+ * migrate_common.c - moving established TCP connections to another instance
  * (live migration, vhost-user mode), with TCP_REPAIR: what both sides
  * share (making a socket deaf, reading and writing its repair state).
  *

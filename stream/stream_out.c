@@ -3,51 +3,57 @@
  * stream_out.c - the qemu stream front-end's output: frames to the guest,
  * each with its 4-byte big-endian length prefix, queued in a ring and
  * written to the connected UNIX stream socket (the connection and the
- * input: tap/stream.c)
+ * input: stream/stream.c)
  *
  * Theory of operation
  *
- * Output: frames are appended, prefix and all, to one output buffer, a
+ * The ring: frames are appended, prefix and all, to one output buffer, a
  * ring (STREAM_OUT_SIZE) of a shared memory file mapped twice back to
  * back, so that a frame, or a whole batch of frames built in place, is
- * contiguous wherever it starts. Frames go to the socket once per read
- * batch and once per event-loop round (tap_flush()), and not by copy:
- * sendfile() from the file hands the ring's pages to the socket, and the
- * front-end's recv() copies out of them. That saves the copy a send()
- * makes (about a quarter of the CPU time of a transfer to the guest),
- * but the kernel now holds references to the ring, and what the
- * front-end hasn't read must not be overwritten: the
- * ring only reuses bytes once SIOCOUTQ (what the socket still holds, in
- * memory charged, so at least its bytes) says they were read. The socket
- * holds at most half the ring (SO_SNDBUF), and EPOLLOUT is armed while
- * bytes are queued or the ring runs low on room. An empty ring starts
- * again at its origin. Fewer than STREAM_ZC_MIN queued bytes go with
- * one send() instead, as do all where sendfile() from the file isn't
- * allowed (tried at start-up) or with PASST_NO_SPLICE=1, and all after
- * a sendfile() refused later on (what the socket still holds by
- * reference is reclaimed as ever). If the
- * front-end goes with bytes unread, the ring gets new pages (a hole
- * punched in the file: the old ones live on for the old socket), so the
- * next front-end's frames never reach it. A frame is never split
- * between buffer and socket by us: if the socket takes only part of what
- * is queued, the rest stays and EPOLLOUT wakes us to resume exactly
- * where the kernel stopped. The loop never blocks.
- * Sends once per round, however much is queued (megabytes towards a fast
- * guest), although smaller ones would find the data still in the cache:
+ * contiguous wherever it starts. An empty ring starts again at its
+ * origin.
+ *
+ * When: frames go to the socket once per read batch and once per event
+ * loop round (tap_flush()), however much is queued (megabytes towards a
+ * fast guest): smaller sends would find the data still in the cache, but
  * every send() wakes the reader, which costs more than the cache saves.
- * With sendfile() huge pages pay: the file is on a tmpfs of our own with
- * huge pages (hugefile.c; a memfd where that's refused, or with
- * PASST_NO_HUGEFILE=1), whose 2 MiB pages the kernel finds, references
- * and maps as one; but for the file's first 2 MiB, see stream_out_init().
- * vmsplice() into a pipe and splice() from it into the socket would do
- * the same as sendfile() with one more call and pinned pages. (Figures:
- * doc/bench-history.md, "Stream output".)
- * Where the loop waits in the io_uring (uring.c, opt-in) and we copy,
- * that send() is queued there instead and goes with the wait
+ *
+ * By reference: sendfile() from the file hands the ring's pages to the
+ * socket, and the front-end's recv() copies out of them, which saves the
+ * copy a send() makes. The kernel then holds references to the ring, so
+ * what the front-end hasn't read must not be overwritten: the ring reuses
+ * bytes only once SIOCOUTQ (what the socket still holds, in memory
+ * charged, so at least its bytes) says they were read. The socket holds
+ * at most half the ring (SO_SNDBUF). Huge pages pay here: the file is on
+ * a tmpfs of our own with huge pages (hugefile.c; a memfd where that's
+ * refused, or with PASST_NO_HUGEFILE=1), whose 2 MiB pages the kernel
+ * finds, references and maps as one; but for the file's first 2 MiB, see
+ * stream_out_init(). (vmsplice() into a pipe and splice() into the socket
+ * would do the same with one more call and pinned pages.)
+ *
+ * By copy: fewer than STREAM_ZC_MIN queued bytes go with one send()
+ * instead, as do all where sendfile() from the file isn't allowed (tried
+ * at start-up) or with PASST_NO_SPLICE=1, and all after a sendfile()
+ * refused later on (what the socket still holds by reference is
+ * reclaimed as ever). Where the loop waits in the io_uring (uring.c,
+ * opt-in), that send() is queued there and goes with the wait
  * (stream_flush_end()); its callback, which runs before any event is
  * handled, frees what the socket took and puts back what it didn't.
- * If the buffer has no room for a frame (the guest stopped reading), the
- * frame is dropped and counted, and the count is logged, rate-limited.
+ *
+ * Partial writes: a frame is never split between buffer and socket by
+ * us: if the socket takes only part of what is queued, the rest stays,
+ * and EPOLLOUT (armed while bytes are queued or the ring runs low on
+ * room) wakes us to resume exactly where the kernel stopped. The loop
+ * never blocks.
+ *
+ * Failures: if the front-end goes with bytes unread, the ring gets new
+ * pages (a hole punched in the file: the old ones live on for the old
+ * socket), so the next front-end's frames never reach it. If the buffer
+ * has no room for a frame (the guest stopped reading), the frame is
+ * dropped and counted, and the count is logged, rate-limited.
+ *
+ * Figures (the copy saved, ring sizes, huge pages): doc/bench-history.md,
+ * "Stream output".
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -66,36 +72,54 @@
 #include "hugefile.h"
 #include "log.h"
 #include "tap/pcap.h"
-#include "tap/stream.h"
-#include "tap/stream_internal.h"
+#include "stream/stream.h"
+#include "stream/stream_internal.h"
 #include "tap/tap.h"
 #include "uring.h"
 #include "util.h"
 
-/* The output ring: STREAM_OUT_SIZE bytes of a file, mapped twice back to
- * back, so that whatever starts in the first mapping runs on contiguously.
+/**
+ * struct stream_out - the output ring and how it's written
+ * @ring:	the ring, mapped twice back to back
+ * @file:	the file it maps, -1 before stream_out_init()
+ * @free:	positions before this are free
+ * @sock:	...before this, in the socket
+ * @tail:	...before this, queued
+ * @waiting:	EPOLLOUT requested
+ * @zc:		we write by reference, sendfile() (see above)
+ * @resv_ptr:	frames being built in place: stream_seg_reserve() hands out
+ *		pointers from where @tail was then, and stream_seg_commit()
+ *		takes them back...
+ * @resv_pos:	...and that position
+ * @dropped:	frames dropped: buffer full
+ * @uring_start: a send() queued on the io_uring starts here...
+ * @uring_busy:	...and hasn't completed yet
+ * @fd:		the connected socket (stream.c), -1 if none
+ * @gen:	its generation, which the queued send()s carry
+ *
+ * The ring: STREAM_OUT_SIZE bytes of a file, mapped twice back to back,
+ * so that whatever starts in the first mapping runs on contiguously.
  * Positions count bytes queued since the ring was last empty, and
- *   out_free <= out_sock <= out_tail:
- * before out_free, the front-end has read everything (or holds no
- * reference to it): free; before out_sock, in the socket; before
- * out_tail, queued. A position's byte is at offset (position +
- * STREAM_OUT_ORIGIN) % STREAM_OUT_SIZE of the file.
+ *   @free <= @sock <= @tail:
+ * before @free, the front-end has read everything (or holds no reference
+ * to it): free; before @sock, in the socket; before @tail, queued. A
+ * position's byte is at offset (position + STREAM_OUT_ORIGIN) %
+ * STREAM_OUT_SIZE of the file.
  */
-static uint8_t *out_ring;
-static int out_file = -1;
-static size_t out_free, out_sock, out_tail;
-static bool out_waiting;		/* EPOLLOUT requested */
-static bool zc;				/* that's how we write (see above) */
-
-/* Frames being built in place: stream_seg_reserve() hands out pointers from
- * where out_tail was then, and stream_seg_commit() takes them back
- */
-static uint8_t *resv_ptr;
-static size_t resv_pos;
-
-static uint64_t stream_dropped;		/* frames dropped: buffer full */
-static size_t uring_start;		/* send() queued on the io_uring */
-static bool uring_busy;			/* ...and not completed yet */
+static struct stream_out {
+	uint8_t *ring;
+	int file;
+	size_t free, sock, tail;
+	bool waiting;
+	bool zc;
+	uint8_t *resv_ptr;
+	size_t resv_pos;
+	uint64_t dropped;
+	size_t uring_start;
+	bool uring_busy;
+	int fd;
+	uint32_t gen;
+} out = { .file = -1, .fd = -1 };
 #ifdef PASST_TEST_HOOKS
 static long hook_sendfile_ok = -1;	/* sendfile() calls left to succeed */
 #endif
@@ -107,7 +131,7 @@ static long hook_sendfile_ok = -1;	/* sendfile() calls left to succeed */
 #define STREAM_OUT_ORIGIN	HUGEFILE_ALIGN
 
 #define OUT_OFF(pos)	(((pos) + STREAM_OUT_ORIGIN) % STREAM_OUT_SIZE)
-#define OUT_AT(pos)	(out_ring + OUT_OFF(pos))
+#define OUT_AT(pos)	(out.ring + OUT_OFF(pos))
 
 /* Fewer queued bytes than this go out with send() (a copy): the page
  * references cost more than copying a few frames
@@ -116,26 +140,30 @@ static long hook_sendfile_ok = -1;	/* sendfile() calls left to succeed */
 
 /**
  * stream_out_reset() - empty the output buffer, for a new connection
+ * @fd:		the connected socket (stream.c), -1 if none
+ * @gen:	generation of the connection, which the queued send()s carry
  *
  * Also after one gone with bytes unread. Dies if the ring can't get new
  * pages.
  */
-void stream_out_reset(void)
+void stream_out_reset(int fd, uint32_t gen)
 {
-	if (out_free != out_sock) {
+	if (out.free != out.sock) {
 		/* A front-end gone with bytes unread may still hold them in
 		 * its socket (by reference, also if we copy since a failed
 		 * sendfile()): give the ring new pages, so that it never sees
 		 * what we queue for the next one
 		 */
-		if (fallocate(out_file,
+		if (fallocate(out.file,
 			      FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 			      0, STREAM_OUT_SIZE))
 			die_perror("stream output buffer: new pages");
 	}
-	out_free = out_sock = out_tail = 0;
-	out_waiting = false;
-	uring_busy = false;
+	out.free = out.sock = out.tail = 0;
+	out.waiting = false;
+	out.uring_busy = false;
+	out.fd = fd;
+	out.gen = gen;
 }
 
 /* Can we sendfile() from the file into a UNIX stream socket? Tried on a
@@ -151,8 +179,8 @@ static bool stream_zc_probe(void)
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return false;
-	memcpy(out_ring, pat, sizeof(pat));
-	ok = sendfile(sv[0], out_file, &off, sizeof(pat)) == sizeof(pat) &&
+	memcpy(out.ring, pat, sizeof(pat));
+	ok = sendfile(sv[0], out.file, &off, sizeof(pat)) == sizeof(pat) &&
 	     recv(sv[1], back, sizeof(back), MSG_DONTWAIT) == sizeof(back) &&
 	     !memcmp(back, pat, sizeof(pat));
 	close(sv[0]);
@@ -173,7 +201,7 @@ void stream_out_init(void)
 	uint8_t *base;
 	int fd;
 
-	if (out_ring)
+	if (out.ring)
 		return;
 	fd = hugefile_open(STREAM_OUT_SIZE, &huge_why);
 	if (fd < 0) {
@@ -213,8 +241,8 @@ void stream_out_init(void)
 	((volatile uint8_t *)base)[STREAM_OUT_SIZE] = 1;
 	if (((volatile uint8_t *)base)[0] != 1)
 		die("stream output buffer: mappings don't alias");
-	out_ring = base;
-	out_file = fd;
+	out.ring = base;
+	out.file = fd;
 	if (huge_why)
 		info("stream: output buffer in a memfd (no huge pages: %s)",
 		     huge_why);
@@ -228,10 +256,10 @@ void stream_out_init(void)
 	if (env_get()->no_splice) {
 		why = "PASST_NO_SPLICE";
 	} else {
-		zc = stream_zc_probe();
-		why = zc ? NULL : "sendfile() refused";
+		out.zc = stream_zc_probe();
+		why = out.zc ? NULL : "sendfile() refused";
 	}
-	if (zc)
+	if (out.zc)
 		info("stream: frames to the front-end spliced from the "
 		     "output buffer (sendfile), not copied");
 	else
@@ -246,26 +274,26 @@ void stream_out_init(void)
  */
 bool stream_out_waiting(void)
 {
-	return out_waiting;
+	return out.waiting;
 }
 
 /* Room in the ring, as far as we know (stream_reclaim() knows better) */
 static size_t stream_out_room(void)
 {
-	return STREAM_OUT_SIZE - (out_tail - out_free);
+	return STREAM_OUT_SIZE - (out.tail - out.free);
 }
 
 /* Learn what the front-end has read: what its socket still holds is at
  * most what SIOCOUTQ says (the memory charged for it, overhead included)
  */
-static void stream_reclaim(const struct ctx *c)
+static void stream_reclaim(void)
 {
 	int outq;
 
-	if (out_free < out_sock && c->fd_tap >= 0 &&
-	    !ioctl(c->fd_tap, SIOCOUTQ, &outq) && outq >= 0 &&
-	    (size_t)outq < out_sock - out_free)
-		out_free = out_sock - (size_t)outq;
+	if (out.free < out.sock && out.fd >= 0 &&
+	    !ioctl(out.fd, SIOCOUTQ, &outq) && outq >= 0 &&
+	    (size_t)outq < out.sock - out.free)
+		out.free = out.sock - (size_t)outq;
 }
 
 /* Before queueing: an empty ring starts again at its beginning, which
@@ -273,8 +301,8 @@ static void stream_reclaim(const struct ctx *c)
  */
 static void stream_out_rewind(void)
 {
-	if (out_free == out_tail)
-		out_free = out_sock = out_tail = 0;
+	if (out.free == out.tail)
+		out.free = out.sock = out.tail = 0;
 }
 
 /**
@@ -290,24 +318,24 @@ int stream_queue(struct ctx *c, const void *frame, size_t len)
 	uint32_t prefix = htonl((uint32_t)len);
 	uint8_t *p;
 
-	if (c->fd_tap < 0)
+	if (out.fd < 0)
 		return -ENOTCONN;
 
 	if (stream_out_room() < len + 4) {
 		stream_flush(c);
-		stream_reclaim(c);
+		stream_reclaim();
 	}
 	stream_out_rewind();
 	if (stream_out_room() < len + 4) {
-		stream_dropped++;
+		out.dropped++;
 		warn_rl("Front-end not reading: %llu frame(s) dropped so far",
-			(unsigned long long)stream_dropped);
+			(unsigned long long)out.dropped);
 		return -ENOBUFS;
 	}
-	p = OUT_AT(out_tail);
+	p = OUT_AT(out.tail);
 	memcpy(p, &prefix, 4);
 	memcpy(p + 4, frame, len);
-	out_tail += len + 4;
+	out.tail += len + 4;
 	return 0;
 }
 
@@ -336,17 +364,18 @@ unsigned stream_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
 	size_t slot = 4 + MAX(hlen + plen, (size_t)FRAME_MIN_LEN);
 	unsigned i;
 
-	if (c->fd_tap < 0 || hlen + plen > STREAM_FRAME_MAX)
+	(void)c;
+	if (out.fd < 0 || hlen + plen > STREAM_FRAME_MAX)
 		return 0;
-	if (out_sock == out_tail || stream_out_room() < slot * n)
-		stream_reclaim(c);
+	if (out.sock == out.tail || stream_out_room() < slot * n)
+		stream_reclaim();
 	stream_out_rewind();
 	n = MIN(n, (unsigned)(stream_out_room() / slot));
 	n = MIN(n, iov_max);
-	resv_ptr = OUT_AT(out_tail);
-	resv_pos = out_tail;
+	out.resv_ptr = OUT_AT(out.tail);
+	out.resv_pos = out.tail;
 	for (i = 0; i < n; i++) {
-		seg[i].l2 = resv_ptr + i * slot + 4;
+		seg[i].l2 = out.resv_ptr + i * slot + 4;
 		seg[i].hlen = hlen;
 		seg[i].iov = i;
 		seg[i].niov = 1;
@@ -375,17 +404,18 @@ int stream_seg_commit(struct ctx *c, struct tap_seg *seg,
 		      uint16_t csum_start, uint16_t csum_off,
 		      uint16_t gso_size, int family)
 {
-	uint8_t *tail = resv_ptr + (out_tail - resv_pos);
+	uint8_t *tail = out.resv_ptr + (out.tail - out.resv_pos);
 	uint32_t prefix;
 
+	(void)c;
 	(void)iov;
 	(void)csum_start;
 	(void)csum_off;
 	(void)gso_size;
 	(void)family;
-	if (c->fd_tap < 0)
+	if (out.fd < 0)
 		return -ENOTCONN;
-	if (out_tail < resv_pos || seg->l2 < tail + 4)
+	if (out.tail < out.resv_pos || seg->l2 < tail + 4)
 		return -EINVAL;
 	if (seg->l2 != tail + 4)	/* after a short frame */
 		memmove(tail + 4, seg->l2, len);
@@ -396,7 +426,7 @@ int stream_seg_commit(struct ctx *c, struct tap_seg *seg,
 	prefix = htonl((uint32_t)len);
 	memcpy(tail, &prefix, 4);
 	pcap_frame(tail + 4, len);
-	out_tail += 4 + len;
+	out.tail += 4 + len;
 	return 0;
 }
 
@@ -408,17 +438,18 @@ int stream_seg_commit(struct ctx *c, struct tap_seg *seg,
  */
 size_t stream_room(const struct ctx *c)
 {
-	if (c->fd_tap < 0)
+	(void)c;
+	if (out.fd < 0)
 		return 0;
 	if (stream_out_room() < STREAM_OUT_SIZE / 2)
-		stream_reclaim(c);
+		stream_reclaim();
 	return stream_out_room();
 }
 
 /* Arm or disarm EPOLLOUT on the front-end socket */
 static void stream_out_wait(struct ctx *c, bool want_out)
 {
-	out_waiting = want_out;
+	out.waiting = want_out;
 	stream_epoll_update(c);
 }
 
@@ -430,17 +461,17 @@ static void stream_out_wait(struct ctx *c, bool want_out)
  */
 static void stream_copied(size_t at, size_t n)
 {
-	if (out_free == at)
-		out_free += n;
-	out_sock = at + n;
+	if (out.free == at)
+		out.free += n;
+	out.sock = at + n;
 }
 
 /* Copy what's queued into the socket with send(); false on an error */
-static bool stream_push_copy(struct ctx *c)
+static bool stream_push_copy(void)
 {
-	while (out_sock < out_tail) {
-		ssize_t n = send(c->fd_tap, OUT_AT(out_sock),
-				 out_tail - out_sock,
+	while (out.sock < out.tail) {
+		ssize_t n = send(out.fd, OUT_AT(out.sock),
+				 out.tail - out.sock,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (n < 0) {
@@ -450,7 +481,7 @@ static bool stream_push_copy(struct ctx *c)
 				debug("Front-end write: %s", strerror(errno));
 			return errno == EAGAIN;
 		}
-		stream_copied(out_sock, (size_t)n);
+		stream_copied(out.sock, (size_t)n);
 	}
 	return true;
 }
@@ -467,7 +498,7 @@ static ssize_t stream_sendfile(int fd, off_t *off, size_t len)
 		return -1;
 	}
 #endif
-	return sendfile(fd, out_file, off, len);
+	return sendfile(fd, out.file, off, len);
 }
 
 /* Hand what's queued to the socket by reference: sendfile() gives it
@@ -475,13 +506,13 @@ static ssize_t stream_sendfile(int fd, off_t *off, size_t len)
  * reused only once stream_reclaim() knows it has. In at most two calls,
  * as the file ends where the first mapping does. False on an error.
  */
-static bool stream_push_zc(struct ctx *c)
+static bool stream_push_zc(void)
 {
-	while (out_sock < out_tail) {
-		off_t off = (off_t)OUT_OFF(out_sock);
-		size_t len = MIN(out_tail - out_sock,
+	while (out.sock < out.tail) {
+		off_t off = (off_t)OUT_OFF(out.sock);
+		size_t len = MIN(out.tail - out.sock,
 				 STREAM_OUT_SIZE - (size_t)off);
-		ssize_t n = stream_sendfile(c->fd_tap, &off, len);
+		ssize_t n = stream_sendfile(out.fd, &off, len);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -492,13 +523,13 @@ static bool stream_push_zc(struct ctx *c)
 			    errno == EPERM) {
 				warn("stream: sendfile(): %s, copying with "
 				     "send() from now on", strerror(errno));
-				zc = false;
-				return stream_push_copy(c);
+				out.zc = false;
+				return stream_push_copy();
 			}
 			debug("Front-end write: %s", strerror(errno));
 			return false;
 		}
-		out_sock += (size_t)n;
+		out.sock += (size_t)n;
 		if ((size_t)n < len)		/* the socket is full */
 			return true;
 	}
@@ -515,16 +546,16 @@ static bool stream_push_zc(struct ctx *c)
 void stream_flush(struct ctx *c)
 {
 	/* A send() on the io_uring goes first: its completion flushes */
-	if (c->fd_tap < 0 || uring_busy)
+	if (out.fd < 0 || out.uring_busy)
 		return;
 
-	if (!zc || out_tail - out_sock < STREAM_ZC_MIN)
-		stream_push_copy(c);
+	if (!out.zc || out.tail - out.sock < STREAM_ZC_MIN)
+		stream_push_copy();
 	else
-		stream_push_zc(c);
+		stream_push_zc();
 
-	stream_reclaim(c);
-	stream_out_wait(c, out_sock != out_tail ||
+	stream_reclaim();
+	stream_out_wait(c, out.sock != out.tail ||
 			   stream_out_room() < STREAM_OUT_SIZE / 4);
 }
 
@@ -536,13 +567,13 @@ static void stream_uring_sent(struct ctx *c, uint64_t gen, int res)
 {
 	size_t sent = res > 0 ? (size_t)res : 0;
 
-	if (c->fd_tap < 0 || gen != stream_gen || !uring_busy)
+	if (out.fd < 0 || gen != out.gen || !out.uring_busy)
 		return;
-	uring_busy = false;
+	out.uring_busy = false;
 	if (res < 0 && res != -EAGAIN)
 		debug("Front-end write: %s", strerror(-res));
-	stream_copied(uring_start, sent);
-	if (out_sock < out_tail)
+	stream_copied(out.uring_start, sent);
+	if (out.sock < out.tail)
 		stream_flush(c);
 }
 
@@ -556,15 +587,15 @@ static void stream_uring_sent(struct ctx *c, uint64_t gen, int res)
  */
 void stream_flush_end(struct ctx *c)
 {
-	size_t len = out_tail - out_sock;
+	size_t len = out.tail - out.sock;
 
-	if (c->fd_tap < 0 || !len || out_waiting || zc || uring_busy ||
-	    uring_send(c->fd_tap, OUT_AT(out_sock), (uint32_t)len,
-		       stream_uring_sent, stream_gen)) {
+	if (out.fd < 0 || !len || out.waiting || out.zc || out.uring_busy ||
+	    uring_send(out.fd, OUT_AT(out.sock), (uint32_t)len,
+		       stream_uring_sent, out.gen)) {
 		stream_flush(c);
 		return;
 	}
-	uring_start = out_sock;
-	uring_busy = true;
-	out_sock = out_tail;
+	out.uring_start = out.sock;
+	out.uring_busy = true;
+	out.sock = out.tail;
 }

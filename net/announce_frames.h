@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * announce.h - the frames that tell a network a host is here now: RARP,
- * gratuitous ARP, unsolicited Neighbour Advertisement (net/announce.c).
+ * gratuitous ARP, unsolicited Neighbour Advertisement (net/announce_frames.c).
  */
-#ifndef NET_ANNOUNCE_H
-#define NET_ANNOUNCE_H
+#ifndef NET_ANNOUNCE_FRAMES_H
+#define NET_ANNOUNCE_FRAMES_H
 
 #include <netinet/in.h>
 #include <stddef.h>
@@ -29,4 +29,4 @@ size_t announce_frame_na(uint8_t *f, size_t cap,
 			 const uint8_t mac[ETH_ADDR_LEN],
 			 const struct in6_addr *addr);
 
-#endif /* NET_ANNOUNCE_H */
+#endif /* NET_ANNOUNCE_FRAMES_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * conn.c - TCP connection set-up: a guest SYN becomes a non-blocking
+ * connect.c - TCP connection set-up: a guest SYN becomes a non-blocking
  * connect() (tcp_conn_from_guest()), a peer's connection to a forwarded
  * port becomes a SYN to the guest (tcp_listen_handler()), and the
  * half-open connections and descriptors they use are reclaimed.
@@ -33,7 +33,7 @@
 #include "log.h"
 #include "loop.h"
 #include "net/packet.h"
-#include "tap/local.h"
+#include "local/local.h"
 #include "tap/tap.h"
 #include "tcp/migrate.h"
 #include "tcp/tcp.h"
@@ -272,7 +272,7 @@ void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 	conn = &flow->tcp;
 	conn->f.type = FLOW_TCP;
 	conn->f.key = *k;
-	conn->f.qpair = tap_queue_in(c);
+	conn->f.qpair = tap_queue_in();
 	conn->sock = -1;
 
 	s = fwd_socket(c, sa.sa.sa_family, SOCK_STREAM);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * test_vu_net.c - the vhost-user RX path against RX rings a guest lays out
+ * test_vhost_net.c - the vhost-user RX path against RX rings a guest lays out
  * badly: frames reserved in place (vu_net_seg_reserve()) get their full
  * room or aren't reserved, within the iovecs the caller has, and never the
  * same head twice; tap_seg_trim() stays within the frames' own pieces;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * migrate.c - live migration in vhost-user mode: the device-state
+ * transfer.c - live migration in vhost-user mode: the device-state
  * transfer, and the source's linger after it.
  *
  * Theory of operation
@@ -71,7 +71,7 @@
 #include "loop.h"
 #include "migrate/format.h"
 #include "migrate/announce.h"
-#include "migrate/migrate.h"
+#include "migrate/transfer.h"
 #include "migrate/repair.h"
 #include "tap/tap.h"
 #include "tcp/migrate.h"
@@ -307,7 +307,7 @@ static void migrate_load_apply(struct ctx *c)
 	info("Migration: target, %u of %u connection(s) restored in %llu ms "
 	     "(%.1f ms of CPU)", n, count,
 	     (unsigned long long)(now_ms() - mig.started_ms), migrate_cpu_ms());
-	announce_target_loaded(c);
+	announce_target_loaded();
 	migrate_finish(c, 0);
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * announce.c - frames that announce a host's addresses on a link, built
- * into a caller's buffer, for migrate/announce.c to send on the pod's
- * interface once a migrated guest runs here.
+ * announce_frames.c - frames that announce a host's addresses on a link,
+ * built into a caller's buffer, for migrate/announce.c to send on the
+ * pod's interface once a migrated guest runs here.
  *
  * Theory of operation
  *
@@ -28,7 +28,7 @@
  */
 #include <string.h>
 
-#include "net/announce.h"
+#include "net/announce_frames.h"
 #include "net/checksum.h"
 #include "net/packet.h"
 

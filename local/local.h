@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * local.h - what the daemon answers the guest itself (tap/local.c): ARP,
+ * local.h - what the daemon answers the guest itself (local/local.c): ARP,
  * DHCP, DHCPv6, NDP and ICMP destination-unreachable messages.
  */
-#ifndef TAP_LOCAL_H
-#define TAP_LOCAL_H
+#ifndef LOCAL_LOCAL_H
+#define LOCAL_LOCAL_H
 
 #include <stdint.h>
 
@@ -21,4 +21,4 @@ void local_unreach(struct ctx *c, int family, uint8_t proto, const void *gaddr,
 		   uint16_t gport, const void *raddr, uint16_t rport,
 		   uint32_t seq, int err);
 
-#endif /* TAP_LOCAL_H */
+#endif /* LOCAL_LOCAL_H */

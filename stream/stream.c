@@ -16,7 +16,7 @@
  *
  * Input: bytes are read into a buffer that holds at least one maximum
  * frame plus its prefix, as much as the socket has, in as few recv()
- * calls as we can; complete frames are handed to tap_input() in place, a
+ * calls as we can; complete frames are handed to demux_input() in place, a
  * partial one is completed by later reads, behind it, and moved to the
  * front only when that's cheap or the room behind runs short. A loop
  * round takes at most STREAM_ROUND_FRAMES frames (the bound on what a
@@ -36,7 +36,7 @@
  * if its socket buffer fills, which the socket's smaller target keeps
  * rare.
  *
- * Output: tap/stream_out.c.
+ * Output: stream/stream_out.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -46,12 +46,13 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "demux.h"
 #include "log.h"
 #include "loop.h"
 #include "tap/coalesce.h"
 #include "tap/listen.h"
-#include "tap/stream.h"
-#include "tap/stream_internal.h"
+#include "stream/stream.h"
+#include "stream/stream_internal.h"
 #include "tap/tap.h"
 #include "uring.h"
 #include "util.h"
@@ -63,16 +64,33 @@
 #define STREAM_IN_SIZE (4 + STREAM_FRAME_MAX + 4 * STREAM_READ_ROOM)
 #define STREAM_SOCKBUF (4 * 1024 * 1024)
 
-static uint8_t in_buf[STREAM_IN_SIZE];
-static size_t in_start, in_end;		/* unparsed bytes: [in_start, in_end) */
-static unsigned round_frames;		/* frames parsed in this loop round */
-static size_t pass_bytes;		/* read in this pass over the input */
-static unsigned pass_frames;		/* parsed in this pass */
-static struct coalesce in_co;		/* input coalescing (coalesce.c) */
-static uint64_t in_poll_at;		/* EPOLLIN off, poll then; or 0 */
-static uint32_t ep_events;		/* what epoll watches now */
-
-uint32_t stream_gen;			/* generation of the connection */
+/**
+ * struct stream_conn - the stream front-end's connection and its input
+ * @fd:		connected front-end socket, -1 if none
+ * @gen:	generation of the connection (loop_gen_next()), in its epoll
+ *		reference and its queued send()s
+ * @ep_events:	what epoll watches now
+ * @in_buf:	bytes read from the socket
+ * @in_start:	start of the unparsed bytes: [@in_start, @in_end)
+ * @in_end:	end of them
+ * @round_frames: frames parsed in this loop round
+ * @pass_bytes:	read in this pass over the input
+ * @pass_frames: parsed in this pass
+ * @in_co:	input coalescing (tap/coalesce.c)
+ * @in_poll_at:	EPOLLIN off, poll then; or 0
+ */
+static struct stream_conn {
+	int fd;
+	uint32_t gen;
+	uint32_t ep_events;
+	uint8_t in_buf[STREAM_IN_SIZE];
+	size_t in_start, in_end;
+	unsigned round_frames;
+	size_t pass_bytes;
+	unsigned pass_frames;
+	struct coalesce in_co;
+	uint64_t in_poll_at;
+} sc = { .fd = -1 };
 
 /* Frames taken from the front-end in one loop round, at most: this bounds
  * the flows a flood of small frames can open, and close, in one round,
@@ -84,10 +102,10 @@ static bool stream_backlog(const struct ctx *c);
 
 static void stream_reset_buffers(void)
 {
-	in_start = in_end = 0;
-	stream_out_reset();
-	in_poll_at = 0;
-	coalesce_reset(&in_co, COALESCE_TARGET_SOCKET);
+	sc.in_start = sc.in_end = 0;
+	stream_out_reset(sc.fd, sc.gen);
+	sc.in_poll_at = 0;
+	coalesce_reset(&sc.in_co, COALESCE_TARGET_SOCKET);
 }
 
 static int stream_listen(struct ctx *c)
@@ -108,13 +126,13 @@ static void stream_attach(struct ctx *c, int fd)
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd));
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
 
+	sc.fd = fd;
+	sc.gen = loop_gen_next();
 	stream_reset_buffers();
-	c->fd_tap = fd;
-	stream_gen = loop_gen_next();
-	ep_events = EPOLLIN | EPOLLRDHUP;
-	if (loop_add(c, fd, ep_events, loop_ref(REF_TAP, 0, stream_gen)))
+	sc.ep_events = EPOLLIN | EPOLLRDHUP;
+	if (loop_add(c, fd, sc.ep_events, loop_ref(REF_FE_CONN, 0, sc.gen)))
 		die_perror("epoll_ctl");
-	tap_guest_appeared(c);
+	demux_guest_appeared(c);
 }
 
 /**
@@ -143,7 +161,7 @@ static void stream_listen_handler(struct ctx *c)
 
 	if (fd < 0)
 		return;
-	if (c->fd_tap >= 0) {
+	if (sc.fd >= 0) {
 		info_rl("Another client is already connected, refusing one");
 		close(fd);
 		return;
@@ -154,9 +172,9 @@ static void stream_listen_handler(struct ctx *c)
 
 static void stream_disconnect(struct ctx *c)
 {
-	loop_del(c, c->fd_tap);
-	uring_close(c->fd_tap);		/* a send() may name it */
-	c->fd_tap = -1;
+	loop_del(c, sc.fd);
+	uring_close(sc.fd);		/* a send() may name it */
+	sc.fd = -1;
 	stream_reset_buffers();
 
 	if (c->one_off) {
@@ -167,44 +185,44 @@ static void stream_disconnect(struct ctx *c)
 	}
 }
 
-/* The next frame in in_buf: 1 if it's all there (its length in @flen),
- * 0 if not (or no prefix yet), -1 if its length prefix is one we can't
- * resynchronise after
+/* The next frame in the input buffer: 1 if it's all there (its length in
+ * @flen), 0 if not (or no prefix yet), -1 if its length prefix is one we
+ * can't resynchronise after
  */
 static int stream_next(uint32_t *flen)
 {
-	if (in_end - in_start < 4)
+	if (sc.in_end - sc.in_start < 4)
 		return 0;
-	memcpy(flen, in_buf + in_start, 4);
+	memcpy(flen, sc.in_buf + sc.in_start, 4);
 	*flen = ntohl(*flen);
 	if (*flen < STREAM_FRAME_MIN || *flen > STREAM_FRAME_MAX)
 		return -1;
-	return in_end - in_start - 4 >= *flen;
+	return sc.in_end - sc.in_start - 4 >= *flen;
 }
 
-/* Hand complete frames from in_buf to tap_input(), until the round's
- * frame budget is spent. Return -1 on a bad length prefix.
+/* Hand complete frames from the input buffer to demux_input(), until the
+ * round's frame budget is spent. Return -1 on a bad length prefix.
  */
 static int stream_parse(struct ctx *c)
 {
 	uint32_t flen;
 	int rc = 0;
 
-	while (round_frames < STREAM_ROUND_FRAMES &&
+	while (sc.round_frames < STREAM_ROUND_FRAMES &&
 	       (rc = stream_next(&flen)) == 1) {
-		tap_input(c, in_buf + in_start + 4, flen);
-		in_start += 4 + flen;
-		round_frames++;
-		pass_frames++;
+		demux_input(c, sc.in_buf + sc.in_start + 4, flen);
+		sc.in_start += 4 + flen;
+		sc.round_frames++;
+		sc.pass_frames++;
 	}
-	tap_input_end(c);
+	demux_input_end(c);
 	if (rc < 0) {
 		warn_rl("Bad frame length %u from front-end, "
 			"resetting connection", flen);
 		return -1;
 	}
-	if (in_start == in_end)
-		in_start = in_end = 0;
+	if (sc.in_start == sc.in_end)
+		sc.in_start = sc.in_end = 0;
 	return 0;
 }
 
@@ -242,20 +260,23 @@ static bool stream_read(struct ctx *c)
 		 * budget is spent wait for the next round: stream_backlog()
 		 * keeps the loop from sleeping meanwhile.
 		 */
-		if (drained || round_frames >= STREAM_ROUND_FRAMES || !budget)
+		if (drained || sc.round_frames >= STREAM_ROUND_FRAMES ||
+		    !budget)
 			return drained && !stream_backlog(c);
 
 		/* Only a partial frame is left: move it to the front if
 		 * that's cheap, or if the room behind it is short
 		 */
-		if (in_start && (in_end - in_start <= 4096 ||
-				 sizeof(in_buf) - in_end < STREAM_READ_ROOM)) {
-			memmove(in_buf, in_buf + in_start, in_end - in_start);
-			in_end -= in_start;
-			in_start = 0;
+		if (sc.in_start &&
+		    (sc.in_end - sc.in_start <= 4096 ||
+		     sizeof(sc.in_buf) - sc.in_end < STREAM_READ_ROOM)) {
+			memmove(sc.in_buf, sc.in_buf + sc.in_start,
+				sc.in_end - sc.in_start);
+			sc.in_end -= sc.in_start;
+			sc.in_start = 0;
 		}
-		want = MIN(sizeof(in_buf) - in_end, budget);
-		n = recv(c->fd_tap, in_buf + in_end, want, MSG_DONTWAIT);
+		want = MIN(sizeof(sc.in_buf) - sc.in_end, budget);
+		n = recv(sc.fd, sc.in_buf + sc.in_end, want, MSG_DONTWAIT);
 		if (n == 0) {
 			stream_disconnect(c);
 			return false;
@@ -269,8 +290,8 @@ static bool stream_read(struct ctx *c)
 			stream_disconnect(c);
 			return false;
 		}
-		in_end += (size_t)n;
-		pass_bytes += (size_t)n;
+		sc.in_end += (size_t)n;
+		sc.pass_bytes += (size_t)n;
 		budget -= (size_t)n;
 		drained = (size_t)n < want;
 	}
@@ -284,33 +305,35 @@ static bool stream_read(struct ctx *c)
  */
 void stream_epoll_update(struct ctx *c)
 {
-	uint32_t ev = (in_poll_at ? 0 : EPOLLIN) | EPOLLRDHUP |
+	uint32_t ev = (sc.in_poll_at ? 0 : EPOLLIN) | EPOLLRDHUP |
 		      (stream_out_waiting() ? EPOLLOUT : 0);
 
-	if (c->fd_tap < 0 || ev == ep_events)
+	if (sc.fd < 0 || ev == sc.ep_events)
 		return;
-	if (loop_mod(c, c->fd_tap, ev, loop_ref(REF_TAP, 0, stream_gen)))
+	if (loop_mod(c, sc.fd, ev, loop_ref(REF_FE_CONN, 0, sc.gen)))
 		debug("stream: epoll_ctl: %s", strerror(errno));
-	ep_events = ev;
+	sc.ep_events = ev;
 }
 
 /* A pass over the input: read, then decide whether the next one waits for
  * EPOLLIN or for a poll (tap/coalesce.c). One that leaves frames or bytes
  * behind is followed by the next round's at once, whatever it says.
- * While polling, in_poll_at keeps its (past) time during the read, so the
- * flushes on the way leave EPOLLIN off: no epoll_ctl() pair per poll.
+ * While polling, sc.in_poll_at keeps its (past) time during the read, so
+ * the flushes on the way leave EPOLLIN off: no epoll_ctl() pair per poll.
  */
 static void stream_input(struct ctx *c)
 {
 	bool drained;
 
-	pass_bytes = 0;
-	pass_frames = 0;
+	sc.pass_bytes = 0;
+	sc.pass_frames = 0;
 	drained = stream_read(c);
-	if (c->fd_tap < 0)
+	if (sc.fd < 0)
 		return;
-	in_poll_at = drained ? coalesce_pass(&in_co, now_ns(), pass_bytes,
-					     pass_frames) : 0;
+	sc.in_poll_at = 0;
+	if (drained)
+		sc.in_poll_at = coalesce_pass(&sc.in_co, now_ns(),
+					      sc.pass_bytes, sc.pass_frames);
 	stream_epoll_update(c);
 }
 
@@ -321,7 +344,7 @@ static void stream_input(struct ctx *c)
  */
 static uint64_t stream_poll_at(void)
 {
-	return in_poll_at;
+	return sc.in_poll_at;
 }
 
 /**
@@ -331,7 +354,7 @@ static uint64_t stream_poll_at(void)
  */
 static void stream_poll(struct ctx *c, uint64_t now)
 {
-	if (c->fd_tap >= 0 && in_poll_at && in_poll_at <= now)
+	if (sc.fd >= 0 && sc.in_poll_at && sc.in_poll_at <= now)
 		stream_input(c);
 }
 
@@ -345,8 +368,9 @@ static bool stream_backlog(const struct ctx *c)
 {
 	uint32_t flen;
 
+	(void)c;
 	/* A bad prefix counts: the next round resets the connection */
-	return c->fd_tap >= 0 && stream_next(&flen);
+	return sc.fd >= 0 && stream_next(&flen);
 }
 
 /**
@@ -368,21 +392,22 @@ static void stream_resume(struct ctx *c)
  * An event queued for a connection that has since been closed (and
  * perhaps replaced by a new client with the same fd) is dropped.
  */
-void stream_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
+static void stream_handler(struct ctx *c, union epoll_ref ref,
+			   uint32_t events)
 {
 	bool hup = events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP);
 	/* While we poll, EPOLLIN isn't asked for: a hang-up is read up to
 	 * its end first all the same
 	 */
-	bool in = (events & EPOLLIN) || (hup && in_poll_at);
+	bool in = (events & EPOLLIN) || (hup && sc.in_poll_at);
 
-	if (c->fd_tap < 0 || ref.gen != stream_gen)
+	if (sc.fd < 0 || ref.gen != sc.gen)
 		return;
 	if (events & EPOLLOUT)
 		stream_flush(c);
-	if (c->fd_tap >= 0 && in)
+	if (sc.fd >= 0 && in)
 		stream_input(c);
-	if (c->fd_tap >= 0 && hup && !in)
+	if (sc.fd >= 0 && hup && !in)
 		stream_disconnect(c);
 }
 
@@ -394,7 +419,7 @@ void stream_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
  */
 static void stream_round_end(struct ctx *c)
 {
-	round_frames = 0;
+	sc.round_frames = 0;
 	stream_flush_end(c);
 }
 
@@ -409,7 +434,8 @@ static void stream_cleanup(struct ctx *c)
 
 static int stream_connected(const struct ctx *c)
 {
-	return c->fd_tap >= 0;
+	(void)c;
+	return sc.fd >= 0;
 }
 
 /* The stream front-end, for tap.c */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * migrate.h - live migration: the device-state transfer and the source's
- * linger (migrate/migrate.c)
+ * linger (migrate/transfer.c)
  */
-#ifndef MIGRATE_MIGRATE_H
-#define MIGRATE_MIGRATE_H
+#ifndef MIGRATE_TRANSFER_H
+#define MIGRATE_TRANSFER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -44,4 +44,4 @@ void migrate_timer(struct ctx *c, uint64_t now);
 bool migrate_signal(struct ctx *c, int sig);
 void migrate_repair_changed(struct ctx *c);
 
-#endif /* MIGRATE_MIGRATE_H */
+#endif /* MIGRATE_TRANSFER_H */

@@ -10,7 +10,7 @@
  * guest's request through bounds-checked views and writes its answer into
  * a buffer of ours, saying how long it is and, where it matters, which
  * addresses it goes between. This file is the glue between them and the
- * guest, beside the frame dispatch that calls it (tap.c):
+ * guest, beside the frame dispatch that calls it (demux.c):
  *
  *	ARP			-> arp_build_reply()	-> tap_send_frame()
  *	IPv4 UDP to port 67	-> dhcp_build_reply()	-> tap_send_ip4()
@@ -40,7 +40,7 @@
 #include "net/icmp_err.h"
 #include "net/ndp.h"
 #include "net/packet.h"
-#include "tap/local.h"
+#include "local/local.h"
 #include "tap/tap.h"
 #include "util.h"
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * stream_internal.h - what the stream front-end's connection and input
- * (tap/stream.c) and its output (tap/stream_out.c) share: nothing else
+ * (stream/stream.c) and its output (stream/stream_out.c) share: nothing else
  * includes it
  */
-#ifndef TAP_STREAM_INTERNAL_H
-#define TAP_STREAM_INTERNAL_H
+#ifndef STREAM_STREAM_INTERNAL_H
+#define STREAM_STREAM_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,12 +22,12 @@ struct tap_seg;
  */
 #define STREAM_OUT_SIZE (4 * 1024 * 1024)
 
-/* tap/stream.c: the connection */
-extern uint32_t stream_gen;
+/* stream/stream.c: the connection */
 void stream_epoll_update(struct ctx *c);
 
-/* tap/stream_out.c: the output */
-void stream_out_reset(void);
+/* stream/stream_out.c: the output */
+void stream_out_init(void);
+void stream_out_reset(int fd, uint32_t gen);
 bool stream_out_waiting(void);
 int stream_queue(struct ctx *c, const void *frame, size_t len);
 unsigned stream_seg_reserve(struct ctx *c, size_t hlen, size_t plen,
@@ -41,4 +41,4 @@ size_t stream_room(const struct ctx *c);
 void stream_flush(struct ctx *c);
 void stream_flush_end(struct ctx *c);
 
-#endif /* TAP_STREAM_INTERNAL_H */
+#endif /* STREAM_STREAM_INTERNAL_H */
