@@ -228,7 +228,6 @@ static int migrate_save_start(struct ctx *c)
 		    c->repair_path);
 		return -EBUSY;
 	}
-	n = 0;
 	if (!repair_available(c, 10) && repair_seen() &&
 	    (n = (int)tcp_migrate_movable())) {
 		/* A helper was here (this deployment runs one) and left: the

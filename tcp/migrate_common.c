@@ -126,7 +126,7 @@ void tcpm_filter_detach(int s)
 /* The family of socket @s, AF_UNSPEC if unknown */
 static int tcpm_family(int s)
 {
-	union sockaddr_inany sa;
+	union sockaddr_inany sa = { .sa.sa_family = AF_UNSPEC };
 	socklen_t sl = sizeof(sa);
 
 	if (getsockname(s, &sa.sa, &sl))

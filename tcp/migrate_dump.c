@@ -118,7 +118,9 @@ static void tcpm_peer_of_flow(const struct ctx *c, const struct tcp_conn *conn,
 static int tcpm_basic(const struct ctx *c, const struct tcp_conn *conn,
 		      bool fin_rcvd, struct mig_tcp_basic *b)
 {
-	union sockaddr_inany local, peer;
+	/* Families set: the analyzer can't tell getsockname() fills them */
+	union sockaddr_inany local = { .sa.sa_family = AF_UNSPEC };
+	union sockaddr_inany peer = { .sa.sa_family = AF_UNSPEC };
 	socklen_t ll = sizeof(local), pl = sizeof(peer);
 	int tap = (conn->flags & TCP_F_INBOUND) ? 1 : 0, host = !tap;
 	int sndbuf = 0;
@@ -354,7 +356,12 @@ static int tcpm_dump(const struct tcp_conn *conn, uint8_t st,
 		return rc;
 	if (tail) {
 		/* Ours, after the socket's: never sent, FIN behind them */
-		memcpy(*sndq + e->sndq, tail->p + tail->off, more);
+		/* *sndq is NULL only if sndq + more is 0 (it can't wrap:
+		 * checked against MIG_QUEUE_MAX above)
+		 */
+		if (more)
+			/* NOLINTNEXTLINE(*.NonNullParamChecker) */
+			memcpy(*sndq + e->sndq, tail->p + tail->off, more);
 		e->sndq += more;
 		e->notsent += more;
 		if (tail->fin && e->tcpi_state == MIG_TCP_ESTABLISHED)

@@ -451,7 +451,7 @@ void tcp_migrate_listen(struct ctx *c, bool on)
 		return;
 	tcpm_listen_paused = !on;
 	for (i = 0; i < n; i++) {
-		union sockaddr_inany sa;
+		union sockaddr_inany sa = { .sa.sa_family = AF_UNSPEC };
 		socklen_t sl = sizeof(sa);
 		uint32_t ref;
 
@@ -552,7 +552,6 @@ int tcp_migrate_source_hold(struct ctx *c)
 		return 0;
 
 	us_prep = tcpm_lap(&t);
-	us_on = us_flush = 0;
 	fds = calloc(held, sizeof(*fds));
 	if (!fds) {
 		rc = -ENOMEM;
