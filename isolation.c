@@ -22,7 +22,8 @@
  *      passt-repair connects as root but without CAP_DAC_OVERRIDE.
  *   2. Limits: no core dumps; open files bounded by what is open now
  *      (forwarded listeners included, see fwd_listen_init()) plus one
- *      per flow (FLOW_MAX) plus a small spare for the front-end's own.
+ *      per flow (FLOW_MAX) plus a small spare for the front-end's own;
+ *      a lower inherited hard limit stays, with a warning.
  *   3. Identity: started as root, we become -e/--runas, or nobody
  *      (65534) without it; root as the target is refused, and so is a
  *      switch that could be undone. PR_SET_KEEPCAPS carries the few
@@ -162,8 +163,19 @@ static void iso_rlimits(void)
 	if (max < 0 || getrlimit(RLIMIT_NOFILE, &rl))
 		return;
 	want = (rlim_t)max + 1 + FLOW_MAX + ISO_FD_SPARE;
-	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want)
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
+		/* Raising a hard limit takes CAP_SYS_RESOURCE in the initial
+		 * user namespace, which pods don't give: say what it costs
+		 */
+		warn("Open files: the inherited hard limit of %llu leaves "
+		     "room for about %llu connections, not %u",
+		     (unsigned long long)rl.rlim_max,
+		     (unsigned long long)(rl.rlim_max > (rlim_t)max +
+					  1 + ISO_FD_SPARE ?
+					  rl.rlim_max - max - 1 - ISO_FD_SPARE :
+					  0), FLOW_MAX);
 		want = rl.rlim_max;
+	}
 	rl.rlim_cur = rl.rlim_max = want;
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		warn_perror("RLIMIT_NOFILE");

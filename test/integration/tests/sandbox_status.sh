@@ -46,8 +46,9 @@ start() {
 	shift
 	rm -f "$SOCK" "$PIDFILE" "$SOCK.repair"
 	_st=0
-	timeout 20 ip netns exec "$HOST" "$PASST" --one-off --socket "$SOCK" \
-		--pid "$PIDFILE" "$@" --mtu 65520 --interface h0 \
+	# shellcheck disable=SC2086 # START_WRAP: a command and its options
+	timeout 20 ${START_WRAP:-} ip netns exec "$HOST" "$PASST" --one-off \
+		--socket "$SOCK" --pid "$PIDFILE" "$@" --mtu 65520 --interface h0 \
 		--address "$ADDR4" --netmask 255.255.255.0 \
 		--log-file "$T/$_name.log" --tcp-ports 2222:22 \
 		--udp-ports 5353 >"$T/$_name.out" 2>&1 || _st=$?
@@ -179,6 +180,17 @@ start stream
 check stream 65534 0000000000000000 stream new
 expect "stream: child processes" "$(children "$PID")" ""
 stop stream
+
+# ---- a hard limit of open files below the flow table (1024): it stays,
+# and the log says how many connections that leaves room for
+START_WRAP="prlimit --nofile=1024:1024" start lowfd
+expect "lowfd: open files limit" \
+	"$(awk '/^Max open files/ { print $5 }' "/proc/$PID/limits")" 1024
+_w='inherited hard limit of 1024 leaves room for about [0-9]* connections'
+grep -q "$_w, not 32768" "$T/lowfd.log" ||
+	fail "lowfd: no warning about the open files limit"
+check lowfd 65534 0000000000000000 stream new
+stop lowfd
 
 # ---- vhost-user, direct TCP_REPAIR: CAP_NET_ADMIN kept, and logged; no
 # new user namespace (it would take the capability from our netns)
