@@ -167,7 +167,7 @@ static void iso_rlimits(void)
 		/* Raising a hard limit takes CAP_SYS_RESOURCE in the initial
 		 * user namespace, which pods don't give: say what it costs
 		 */
-		warn("Open files: the inherited hard limit of %llu leaves "
+		info("Open files: the inherited hard limit of %llu leaves "
 		     "room for about %llu connections, not %u",
 		     (unsigned long long)rl.rlim_max,
 		     (unsigned long long)(rl.rlim_max > (rlim_t)max +
