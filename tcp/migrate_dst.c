@@ -201,6 +201,17 @@ static int tcpm_restore_conn(int s, const struct mig_flow_in *f)
 }
 
 /*
+ * Let autotuning size @s's buffers again (SO_BUF_LOCK 0, Linux 5.14):
+ * SO_SNDBUF and SO_RCVBUF lock the size they set for the socket's life
+ */
+static void tcpm_buf_unlock(int s)
+{
+	int unlock = 0;
+
+	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
+}
+
+/*
  * Write the part of the send queue that was sent, in repair mode, all of
  * it (see the top of the file): if the buffer a new socket has can't take
  * it, give the socket the buffer it needs (SO_SNDBUF). Return: 0 or -errno
@@ -208,7 +219,7 @@ static int tcpm_restore_conn(int s, const struct mig_flow_in *f)
 static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
 {
 	ssize_t n = tcpm_fill(s, p, len);
-	int want, got = 0, unlock = 0;
+	int want, got = 0;
 	socklen_t sl = sizeof(got);
 
 	if (n < 0 || (uint32_t)n == len)
@@ -230,7 +241,7 @@ static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
 	 * grew the source's buffer, may go on from there (Linux 5.14). Only
 	 * now: unlocked, memory pressure could shrink it under the fill
 	 */
-	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
+	tcpm_buf_unlock(s);
 	return 0;
 }
 
@@ -246,18 +257,18 @@ static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
  * gives at most twice net.core.rmem_max, and locks the size; locked, the
  * fill can't change it (unlocked, a write that doesn't fit clamps it down
  * to what is queued), so it stays locked for the fill if it holds the
- * queue, and is unlocked after it (tcpm_rcvbuf_unlock(); SO_BUF_LOCK 0,
+ * queue, and is unlocked after it (tcpm_buf_unlock(); SO_BUF_LOCK 0,
  * Linux 5.14: autotuning goes on from there as it did on the source);
  * if it can't hold the queue, it is unlocked at once, and the kernel
  * raises it as the queue is written. A window takes twice its size in
  * buffer at first (tcp_win_from_space(), before any segment has come).
- * Return: true if the buffer is locked, for tcpm_rcvbuf_unlock()
+ * Return: true if the buffer is locked, for tcpm_buf_unlock()
  */
 static bool tcpm_rcvbuf(int s, uint32_t len, uint32_t wnd)
 {
 	uint64_t queue = (uint64_t)len + len / 16 + 2 * TCPM_CHUNK;
 	uint64_t need = queue + 2 * (uint64_t)wnd;
-	int have = 0, want, unlock = 0;
+	int have = 0, want;
 	socklen_t sl = sizeof(have);
 
 	if (getsockopt(s, SOL_SOCKET, SO_RCVBUF, &have, &sl) ||
@@ -270,16 +281,8 @@ static bool tcpm_rcvbuf(int s, uint32_t len, uint32_t wnd)
 	getsockopt(s, SOL_SOCKET, SO_RCVBUF, &have, &sl);
 	if ((uint64_t)have >= queue)
 		return true;
-	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
+	tcpm_buf_unlock(s);
 	return false;
-}
-
-/* Unlock the receive buffer tcpm_rcvbuf() locked, now that it's filled */
-static void tcpm_rcvbuf_unlock(int s)
-{
-	int unlock = 0;
-
-	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
 }
 
 /*
@@ -340,7 +343,7 @@ static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 	locked = tcpm_rcvbuf(s, e->rcvq, e->rcv_wnd);
 	n = tcpm_fill(s, f->rcvq, e->rcvq);
 	if (locked)
-		tcpm_rcvbuf_unlock(s);
+		tcpm_buf_unlock(s);
 	if (n < 0 || (uint32_t)n < e->rcvq)
 		return n < 0 ? (int)n : -ENOBUFS;
 	/* The timer the in-flight data arms as it goes in, within a second:
