@@ -103,13 +103,19 @@ int tcpm_filter_attach(int s)
  * tcpm_filtered() - has @s a socket filter (ours, or the repair helper's)?
  * @s:		socket
  *
+ * SO_GET_FILTER gives a classic filter's length, and fails with EACCES
+ * for an eBPF one, which it can't read back: our passt-repair attaches
+ * its drop-all filter so, where it may load one (passt-repair.c).
+ *
  * Return: true if it has one
  */
 bool tcpm_filtered(int s)
 {
 	socklen_t len = 0;
 
-	return !getsockopt(s, SOL_SOCKET, SO_GET_FILTER, NULL, &len) && len;
+	if (getsockopt(s, SOL_SOCKET, SO_GET_FILTER, NULL, &len))
+		return errno == EACCES;
+	return len;
 }
 
 /**

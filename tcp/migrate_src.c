@@ -13,12 +13,12 @@
  *     so that a peer's SYN is sent again until it reaches the target. A
  *     connection accepted here could only be reset.
  *  1. every ESTABLISHED connection is taken out of the loop, and made
- *     deaf: a socket filter that drops every incoming segment (by us, or,
- *     on kernels that want CAP_NET_ADMIN for that, by passt-repair with
- *     TCP_REPAIR; SO_GET_FILTER tells which one we have), and IP_MINTTL
- *     (IPV6_MINHOPCOUNT) 255, which any process may set and which drops
- *     every segment that crossed a router or came from a host with the
- *     usual initial TTL. From then on the kernel neither ACKs what the
+ *     deaf: IP_MINTTL (IPV6_MINHOPCOUNT) 255, which any process may set
+ *     and which drops every segment that crossed a router or came from a
+ *     host with the usual initial TTL, and, with repair mode (step 2), a
+ *     socket filter that drops every incoming segment (by passt-repair,
+ *     which attaches it to a deaf socket with TCP_REPAIR, or by us where
+ *     it didn't and the kernel lets us; SO_GET_FILTER tells). From then on the kernel neither ACKs what the
  *     peer sends (a socket in repair mode would) nor answers it with a
  *     RST: the peer retransmits until the fabric delivers to the target.
  *     The flow is marked TCP_F_MIGRATED. An event already queued for it
@@ -504,6 +504,7 @@ int tcp_migrate_source_hold(struct ctx *c)
 	unsigned i, span = flow_span(), n, held = 0, unfiltered = 0;
 	unsigned us_prep, us_on, us_flush;
 	int *fds, rc, attach_err = 0, one = 1;
+	bool helper_filter = false;
 	uint64_t t = now_ns();
 
 	/* Restored here by the last migration, poked still: no more */
@@ -517,13 +518,7 @@ int tcp_migrate_source_hold(struct ctx *c)
 		/* The queue must start at seq_acked: ACKed bytes go first */
 		if (tcp_sock_sync(c, conn))
 			continue;
-		/* Some kernels want CAP_NET_ADMIN for any socket filter:
-		 * then our passt-repair attaches it with TCP_REPAIR (checked
-		 * below), and the TTL limit works anyway. Refused once, it
-		 * will be for the others too
-		 */
-		if (!attach_err && (rc = tcpm_filter_attach(conn->sock)))
-			attach_err = -rc;
+		/* The drop-all filter comes with repair mode (below) */
 		tcpm_deaf(conn->sock, true);
 		/* A delayed ACK still owed, sent now, while the socket may
 		 * send it (deaf, nothing new arrives after it): the kernel
@@ -559,9 +554,28 @@ int tcp_migrate_source_hold(struct ctx *c)
 	}
 	n = tcpm_held_fds(fds, held);
 	rc = repair_set(c, fds, n, REPAIR_ON);
+	/* Our passt-repair attaches the drop-all filter to each deaf socket
+	 * it puts in repair mode, on all or on none (upstream's never does):
+	 * the last one tells. Where it didn't, we attach ours, if the kernel
+	 * lets us (some want CAP_NET_ADMIN for any socket filter: refused
+	 * once, it will be for the others too). Not before: a filter is a
+	 * program the kernel compiles for each socket, milliseconds at a
+	 * thousand, twice if the helper then replaces it; and nothing is
+	 * lost meanwhile: the sockets are deaf by their TTL limit, and
+	 * whatever still arrives before the dump goes with the state
+	 */
+	if (!rc && n) {
+		helper_filter = tcpm_filtered(fds[n - 1]);
+		for (i = 0; !helper_filter && !attach_err && i < n; i++) {
+			if ((rc = tcpm_filter_attach(fds[i])))
+				attach_err = -rc;
+		}
+		rc = 0;
+	}
 	us_on = tcpm_lap(&t);
 	if (!rc) {
-		rc = tcpm_flush_acks(c, fds, n, !attach_err);
+		rc = tcpm_flush_acks(c, fds, n,
+				     !helper_filter && !attach_err);
 		n = tcpm_held_fds(fds, held);
 	}
 	us_flush = tcpm_lap(&t);
@@ -571,10 +585,9 @@ int tcp_migrate_source_hold(struct ctx *c)
 		free(fds);
 		goto rollback;
 	}
-	/* Who attached the filter: we did, on each, unless refused, which
-	 * stops us at the first one refused (the last has none of ours
-	 * then); the helper does it on all or on none (upstream's never
-	 * does). So the last one tells: not a look at each in the downtime
+	/* Without the helper's, we attached ours on each, unless refused,
+	 * which stopped us at the first one refused (the last has none of
+	 * ours then). So the last one tells: not a look at each
 	 */
 	if (attach_err && n && !tcpm_filtered(fds[n - 1]))
 		unfiltered = n;
@@ -590,9 +603,9 @@ int tcp_migrate_source_hold(struct ctx *c)
 		     attach_err ? strerror(attach_err) : "not attached",
 		     attach_err ? ", and the repair helper didn't attach it"
 				: "");
-	} else if (attach_err) {
+	} else if (helper_filter) {
 		info("Migration: the repair helper attached the drop-all "
-		     "filter (we can't: %s)", strerror(attach_err));
+		     "filter");
 	}
 	return (int)held;
 
