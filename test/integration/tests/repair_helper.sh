@@ -130,7 +130,7 @@ grep -q 'command -1: 600 sockets, 4 batches, ok' "$T/cycle.srv.err" ||
 # what their peers send with TTL 255; the shared eBPF program where the
 # helper could load it (CAP_BPF or CAP_SYS_ADMIN at its start); gone at OFF
 capeff=$((0x$(status_field $$ CapEff)))
-bpf= kind=a
+bpf="" kind=a
 [ $(((capeff >> 39) & 1 | (capeff >> 21) & 1)) -eq 0 ] ||
 	bpf=-b kind="the eBPF"
 # shellcheck disable=SC2086
