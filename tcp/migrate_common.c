@@ -146,15 +146,18 @@ static int tcpm_family(int s)
  *		 take them again. No privilege needed, unlike a socket filter
  *		 on some kernels.
  * @s:		socket
+ * @family:	its family, AF_UNSPEC if the caller doesn't know (we ask)
  * @on:		deaf, or not
  *
  * Return: 0 or -errno
  */
-int tcpm_deaf(int s, bool on)
+int tcpm_deaf(int s, int family, bool on)
 {
 	int v = on ? TCPM_DEAF_TTL : 0;
 
-	if (tcpm_family(s) == AF_INET6)
+	if (family == AF_UNSPEC)
+		family = tcpm_family(s);
+	if (family == AF_INET6)
 		return setsockopt(s, IPPROTO_IPV6, IPV6_MINHOPCOUNT, &v,
 				  sizeof(v)) ? -errno : 0;
 	return setsockopt(s, IPPROTO_IP, IP_MINTTL, &v, sizeof(v)) ?

@@ -149,6 +149,13 @@ static int tcpm_host(const struct mig_flow_in *f)
 	return f->b.pif[0] == MIG_PIF_HOST ? 0 : 1;
 }
 
+/* The family of a record's socket: its HOST side's */
+static int tcpm_family_of(const struct mig_flow_in *f)
+{
+	return mig_addr_is_v4(&f->b.side[tcpm_host(f)].oaddr) ? AF_INET
+							      : AF_INET6;
+}
+
 /*
  * Restore, at the LOAD, what doesn't make a socket speak (@s is in repair
  * mode): MSS, address, timestamp, sequence numbers, connect().
@@ -167,7 +174,7 @@ static int tcpm_restore_conn(int s, const struct mig_flow_in *f)
 	 * ordinary kind, so connections sharing a local port (inbound ones
 	 * to a forwarded port) couldn't all be bound
 	 */
-	tcpm_deaf(s, true);
+	tcpm_deaf(s, tcpm_family_of(f), true);
 	/* connect() sizes the segments from the MSS clamp: see the top. At
 	 * most what TCP_MAXSEG takes (loopback's is larger): best effort
 	 */
@@ -194,9 +201,11 @@ static int tcpm_restore_conn(int s, const struct mig_flow_in *f)
 	    setsockopt(s, IPPROTO_TCP, TCP_QUEUE_SEQ, &e->seq_rcv,
 		       sizeof(e->seq_rcv)))
 		return rc ? rc : -errno;
+	/* The receive queue stays selected: nothing reads or writes it
+	 * until the release selects its own
+	 */
 	if (connect(s, &peer.sa, sockaddr_len(&peer)) && errno != EINPROGRESS)
 		return -errno;
-	tcpm_queue(s, TCPM_QUEUE_NONE);
 	return 0;
 }
 
@@ -351,14 +360,15 @@ static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 	 * sent again then, not after 3 s (no RTT sample yet). Only that
 	 * one: the cap comes off again before the socket leaves repair mode
 	 * (see migrate_poke.c for why, and for when it comes back). Not with
-	 * the peer's window closed (tcp_rtx_probe0_timed_out())
+	 * the peer's window closed (tcp_rtx_probe0_timed_out()), and not
+	 * without data in flight, which arms no timer
 	 */
-	if (e->snd_wnd)
+	if (e->snd_wnd && sent)
 		tcpm_rto_cap(s, true);
 	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)) ||
 	    (rc = tcpm_fill_sent(s, f->sndq, sent)))
 		return rc;
-	if (e->snd_wnd)
+	if (e->snd_wnd && sent)
 		tcpm_rto_cap(s, false);
 	if (e->tcpi_state == MIG_TCP_FIN_WAIT2 && !tcpm_closed(f) &&
 	    shutdown(s, SHUT_WR))
@@ -366,7 +376,9 @@ static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 	if (setsockopt(s, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w)))
 		return -errno;
 	tcpm_rcv_ssthresh(s, e->rcv_wnd);
-	tcpm_queue(s, TCPM_QUEUE_NONE);
+	/* The send queue stays selected: repair mode off next, and on again
+	 * (a poke) selects none
+	 */
 	return 0;
 }
 
@@ -559,14 +571,12 @@ unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
 
 	for (i = 0; i < tcpm_park.n; i++) {
 		const struct mig_flow_in *f = &tcpm_park.flows[i];
-		int family = mig_addr_is_v4(&f->b.side[tcpm_host(f)].oaddr) ?
-			     AF_INET : AF_INET6;
 
 		tcpm_park.p[i] = (struct tcpm_parked){ TCPM_NO_FLOW, 0, f };
 		fds[i] = -1;
 		if (f->skip)
 			continue;
-		fds[i] = socket(family, SOCK_STREAM | SOCK_NONBLOCK |
+		fds[i] = socket(tcpm_family_of(f), SOCK_STREAM | SOCK_NONBLOCK |
 				SOCK_CLOEXEC, IPPROTO_TCP);
 	}
 
@@ -733,9 +743,9 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 {
 	unsigned i, k = 0, q = 0, done = 0, poked = 0, *idx;
 	unsigned us_queues, us_hear, us_off;
+	bool *cap, off_failed = false;
 	uint64_t t = now_ns();
 	int *fds, *quiet;
-	bool *cap;
 
 	*reset = 0;
 	if (!tcpm_park.n)
@@ -787,8 +797,14 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 	 * all there
 	 */
 	us_queues = tcpm_lap(&t);
-	for (i = 0; i < k; i++)
-		tcpm_deaf(fds[i], false);	/* the helper's filter: at "off" */
+	for (i = 0; i < tcpm_park.n; i++) {
+		const struct tcpm_parked *p = &tcpm_park.p[i];
+		struct tcp_conn *conn = tcpm_parked_conn(p);
+
+		/* No filter here: the helper attaches none to a new socket */
+		if (conn && !tcpm_closed(p->f))
+			tcpm_deaf(conn->sock, tcpm_family_of(p->f), false);
+	}
 	if (before_off)
 		before_off(c);
 	us_hear = tcpm_lap(&t);
@@ -797,9 +813,11 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 	 * those that closed cleanly: their peers may have no socket left
 	 */
 	if ((k && repair_set(c, fds, k, REPAIR_OFF)) ||
-	    (q && repair_set(c, quiet, q, REPAIR_OFF_NO_WP)))
+	    (q && repair_set(c, quiet, q, REPAIR_OFF_NO_WP))) {
 		warn("Migration: can't clear TCP_REPAIR on restored "
 		     "connections: those left in repair mode are reset");
+		off_failed = true;
+	}
 	us_off = tcpm_lap(&t);
 
 	for (i = 0; i < tcpm_park.n; i++) {
@@ -812,7 +830,8 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 			(*reset)++;
 			continue;
 		}
-		if (tcpm_in_repair(conn->sock)) {
+		/* repair_set() checked them all, unless it failed */
+		if (off_failed && tcpm_in_repair(conn->sock)) {
 			tcpm_park_close(conn);
 			tcpm_reset_guest(c, p->f);
 			(*reset)++;

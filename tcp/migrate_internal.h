@@ -75,7 +75,7 @@ void tcpm_rto_cap(int s, bool on);
 int tcpm_filter_attach(int s);
 bool tcpm_filtered(int s);
 void tcpm_filter_detach(int s);
-int tcpm_deaf(int s, bool on);
+int tcpm_deaf(int s, int family, bool on);
 int tcpm_queue(int s, int q);
 int tcpm_get_u32(int s, int opt, uint32_t *v);
 int tcpm_get_window(int s, struct tcpm_window *w);

@@ -318,7 +318,7 @@ static unsigned tcpm_held_fds(int *fds, unsigned max)
 static void tcpm_unhold(struct ctx *c, struct tcp_conn *conn)
 {
 	tcpm_filter_detach(conn->sock);
-	tcpm_deaf(conn->sock, false);
+	tcpm_deaf(conn->sock, AF_UNSPEC, false);
 	if (tcp_peek_offset_ok) {
 		int po = (int)(conn->seq_to_guest - conn->seq_acked);
 
@@ -460,10 +460,10 @@ void tcp_migrate_listen(struct ctx *c, bool on)
 		ref = FWD_REF(sockaddr_port(&sa), sa.sa.sa_family);
 		if (on) {
 			tcpm_filter_detach(fds[i]);
-			tcpm_deaf(fds[i], false);
+			tcpm_deaf(fds[i], sa.sa.sa_family, false);
 		} else {
 			tcpm_filter_attach(fds[i]);
-			tcpm_deaf(fds[i], true);
+			tcpm_deaf(fds[i], sa.sa.sa_family, true);
 		}
 		loop_mod(c, fds[i], on ? EPOLLIN : 0,
 			 loop_ref(REF_TCP_LISTEN, ref, (uint32_t)fds[i]));
@@ -519,7 +519,7 @@ int tcp_migrate_source_hold(struct ctx *c)
 		if (tcp_sock_sync(c, conn))
 			continue;
 		/* The drop-all filter comes with repair mode (below) */
-		tcpm_deaf(conn->sock, true);
+		tcpm_deaf(conn->sock, AF_UNSPEC, true);
 		/* A delayed ACK still owed, sent now, while the socket may
 		 * send it (deaf, nothing new arrives after it): the kernel
 		 * does that for a socket whose receive queue is empty (the
