@@ -210,20 +210,19 @@ static bool tcpm_ack_owed(int s)
 	struct tcp_info_k ti;
 	struct tcpm_window w;
 	uint32_t rcv_nxt;
-	bool owed;
-	int n = tcp_info_get(s, &ti);
+	int n;
 
-	if (n < 0 || !TCP_INFO_HAS(n, tcpi_state) ||
-	    ti.tcpi_state != TCP_ESTABLISHED)
-		return false;
-	if (tcpm_queue(s, TCPM_QUEUE_RECV))
-		return true;
 	/* The queue stays selected: the dump selects its own, and repair
 	 * mode on again (tcpm_flush_acks()) selects none
 	 */
-	owed = tcpm_get_u32(s, TCP_QUEUE_SEQ, &rcv_nxt) ||
-	       tcpm_get_window(s, &w) || w.rcv_wup != rcv_nxt;
-	return owed;
+	if (!tcpm_queue(s, TCPM_QUEUE_RECV) &&
+	    !tcpm_get_u32(s, TCP_QUEUE_SEQ, &rcv_nxt) &&
+	    !tcpm_get_window(s, &w) && w.rcv_wup == rcv_nxt)
+		return false;
+	/* The state last, for the few that may owe one */
+	n = tcp_info_get(s, &ti);
+	return n >= 0 && TCP_INFO_HAS(n, tcpi_state) &&
+	       ti.tcpi_state == TCP_ESTABLISHED;
 }
 
 /*
