@@ -13,7 +13,9 @@
  * the clamp but never sizes them again: without it, a restored socket
  * keeps the default 536 bytes less options for good), bound to the original
  * local address and port, given the timestamp and the sequence numbers,
- * and connected (no SYN in repair mode). Nothing more yet: the connection
+ * and connected (no SYN in repair mode); repair mode goes on a chunk of
+ * sockets at a time (TCPM_PIPE_CHUNK), each chunk restored while the
+ * helper takes the next one. Nothing more yet: the connection
  * is "parked" (TCP_F_PARKED), out of the loop. Until the guest runs here,
  * the migration may still fail and the source resume the guest: a parked
  * socket sends nothing at all (no window probe, no data, no timer), and
@@ -43,7 +45,10 @@
  * switches on it), and repair mode goes off (the kernel sends a window
  * probe: the peer's answer gets both ends in step, and must find the
  * socket listening: with a fabric that switches at once, it is the first
- * segment to come). A connection that closed cleanly at the source
+ * segment to come), a chunk of sockets at a time (TCPM_PIPE_CHUNK): each
+ * chunk goes live here (below) while the helper takes the next one and
+ * the kernel sends its probes, so that the downtime has the longer of
+ * the two, not both. A connection that closed cleanly at the source
  * (tcpm_closed()) leaves repair mode without a probe, and is left silent
  * (tcpm_closed_go()). The part of the send queue never sent goes in after
  * that, as ordinary data: as much as the socket takes, and what doesn't
@@ -97,6 +102,12 @@ struct tcpm_opt {
 
 /* Largest MSS TCP_MAXSEG takes (the kernel's MAX_TCP_WINDOW) */
 #define TCPM_MAXSEG_MAX	32767
+
+/* Sockets per helper request when the daemon works on one chunk while the
+ * helper takes the next (struct repair_pipe): small enough for the two to
+ * overlap, large enough that the round trips don't count
+ */
+#define TCPM_PIPE_CHUNK	128
 
 /**
  * struct tcpm_parked - target: a connection restored at the LOAD, waiting
@@ -547,10 +558,11 @@ int tcp_migrate_target_check(const struct mig_stream_in *s, char *why,
 unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
 			    uint8_t **buf)
 {
-	unsigned done = 0, k = 0, us_sock, us_on;
+	unsigned done = 0, k = 0, pos, failed = 0, us_sock, us_on, us_wait = 0;
+	struct repair_pipe rp;
 	uint64_t t = now_ns();
+	int *fds, *on;
 	uint32_t i;
-	int *fds;
 
 	tcp_migrate_target_drop(c);
 	if (!s->count)
@@ -581,32 +593,31 @@ unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
 	}
 
 	us_sock = tcpm_lap(&t);
-	/* Repair on for all of them at once: compact the list for it */
-	{
-		int *on = calloc(tcpm_park.n, sizeof(*on));
-
-		for (i = 0; on && i < tcpm_park.n; i++)
-			if (fds[i] >= 0)
-				on[k++] = fds[i];
-		if (!on || repair_set(c, on, k, REPAIR_ON)) {
-			warn("Migration: can't turn TCP_REPAIR on for the new "
-			     "sockets, resetting %u connections", k);
-			for (i = 0; i < tcpm_park.n; i++) {
-				if (fds[i] >= 0)
-					close(fds[i]);
-				fds[i] = -1;
-			}
-		}
-		free(on);
-	}
+	/* Repair on, a chunk at a time: each chunk is restored while the
+	 * helper takes the next one (struct repair_pipe)
+	 */
+	on = calloc(tcpm_park.n, sizeof(*on));
+	for (i = 0; on && i < tcpm_park.n; i++)
+		if (fds[i] >= 0)
+			on[k++] = fds[i];
+	repair_pipe_start(c, &rp, on, on ? k : 0, REPAIR_ON, TCPM_PIPE_CHUNK);
 	us_on = tcpm_lap(&t);
 
-	for (i = 0; i < tcpm_park.n; i++) {
+	for (i = 0, pos = 0; i < tcpm_park.n; i++) {
 		struct tcpm_parked *p = &tcpm_park.p[i];
+		uint64_t w = now_ns();
+		bool ok;
 		int rc;
 
 		if (fds[i] < 0)
 			continue;
+		ok = on && repair_pipe_ready(c, &rp, pos++);
+		us_wait += tcpm_lap(&w);
+		if (!ok) {
+			close(fds[i]);	/* not connected: silent */
+			failed++;
+			continue;
+		}
 		rc = tcpm_restore_conn(fds[i], p->f);
 		if (!rc)
 			rc = tcpm_flow_new(fds[i], p->f, &p->idx, &p->gen);
@@ -618,9 +629,15 @@ unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
 		}
 		done++;
 	}
+	repair_pipe_ready(c, &rp, k);	/* all answered: nothing in flight */
+	free(on);
+	if (failed)
+		warn("Migration: can't turn TCP_REPAIR on for %u of the new "
+		     "sockets, resetting their connections", failed);
 	free(fds);
 	debug("Migration: %u connection(s) parked: %u us sockets, %u us "
-	      "repair on, %u us restored", done, us_sock, us_on, tcpm_lap(&t));
+	      "repair on and restored (%u us of it waiting for repair on)",
+	      done, us_sock, us_on + tcpm_lap(&t), us_wait);
 	return done;
 }
 
@@ -741,21 +758,24 @@ static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
 unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 				    void (*before_off)(struct ctx *c))
 {
-	unsigned i, k = 0, q = 0, done = 0, poked = 0, *idx;
-	unsigned us_queues, us_hear, us_off;
-	bool *cap, off_failed = false;
+	unsigned i, k = 0, q = 0, done = 0, poked = 0, pos, *idx;
+	unsigned us_queues, us_hear, us_off, us_wait = 0;
+	bool *cap, off_failed = false, warned = false;
+	int *fds, *quiet, *live;
+	struct repair_pipe rp;
 	uint64_t t = now_ns();
-	int *fds, *quiet;
 
 	*reset = 0;
 	if (!tcpm_park.n)
 		return 0;
 	fds = calloc(tcpm_park.n, sizeof(*fds));
+	live = calloc(tcpm_park.n, sizeof(*live));
 	quiet = calloc(tcpm_park.n, sizeof(*quiet));
 	idx = calloc(tcpm_park.n, sizeof(*idx));
 	cap = calloc(tcpm_park.n, sizeof(*cap));
-	if (!fds || !quiet || !idx || !cap) {
+	if (!fds || !live || !quiet || !idx || !cap) {
 		free(fds);
+		free(live);
 		free(quiet);
 		free(idx);
 		free(cap);
@@ -809,20 +829,20 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 		before_off(c);
 	us_hear = tcpm_lap(&t);
 
-	/* Repair off for all at once: the window probes go out. Not for
-	 * those that closed cleanly: their peers may have no socket left
+	/* Repair off, without the window probe for those that closed
+	 * cleanly (their peers may have no socket left), then for the others,
+	 * whose probes go out: a chunk at a time, each chunk going live here
+	 * while the helper takes the next one
 	 */
-	if ((k && repair_set(c, fds, k, REPAIR_OFF)) ||
-	    (q && repair_set(c, quiet, q, REPAIR_OFF_NO_WP))) {
-		warn("Migration: can't clear TCP_REPAIR on restored "
-		     "connections: those left in repair mode are reset");
+	if (q && repair_set(c, quiet, q, REPAIR_OFF_NO_WP))
 		off_failed = true;
-	}
+	repair_pipe_start(c, &rp, fds, k, REPAIR_OFF, TCPM_PIPE_CHUNK);
 	us_off = tcpm_lap(&t);
 
-	for (i = 0; i < tcpm_park.n; i++) {
+	for (i = 0, pos = 0; i < tcpm_park.n; i++) {
 		struct tcpm_parked *p = &tcpm_park.p[i];
 		struct tcp_conn *conn = tcpm_parked_conn(p);
+		bool failed = off_failed;
 		int rc;
 
 		if (!conn) {
@@ -830,8 +850,20 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 			(*reset)++;
 			continue;
 		}
-		/* repair_set() checked them all, unless it failed */
-		if (off_failed && tcpm_in_repair(conn->sock)) {
+		if (!tcpm_closed(p->f)) {
+			uint64_t w = now_ns();
+
+			failed = !repair_pipe_ready(c, &rp, pos++);
+			us_wait += tcpm_lap(&w);
+		}
+		if (failed && !warned) {
+			warn("Migration: can't clear TCP_REPAIR on restored "
+			     "connections: those left in repair mode are "
+			     "reset");
+			warned = true;
+		}
+		/* The helper's answer checked them all, unless it failed */
+		if (failed && tcpm_in_repair(conn->sock)) {
 			tcpm_park_close(conn);
 			tcpm_reset_guest(c, p->f);
 			(*reset)++;
@@ -847,18 +879,21 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 		}
 		done++;
 		if (!tcpm_closed(p->f)) {
-			fds[poked] = conn->sock;
+			live[poked] = conn->sock;
 			cap[poked] = p->f->e.snd_wnd;
 			idx[poked++] = p->idx;
 		}
 		tcp_ack_now(c, conn);
 		tcp_data_to_guest(c, conn);
 	}
-	tcpm_poke_start(fds, idx, cap, poked);
+	repair_pipe_ready(c, &rp, k);	/* all answered: nothing in flight */
+	tcpm_poke_start(live, idx, cap, poked);
 	debug("Migration: %u connection(s) released: %u us queues, %u us "
-	      "hearing and announced, %u us repair off, %u us live", done,
-	      us_queues, us_hear, us_off, tcpm_lap(&t));
+	      "hearing and announced, %u us repair off and live (%u us of "
+	      "it waiting for repair off)", done, us_queues, us_hear,
+	      us_off + tcpm_lap(&t), us_wait);
 	free(fds);
+	free(live);
 	free(quiet);
 	free(idx);
 	free(cap);
