@@ -18,9 +18,10 @@
  *     host with the usual initial TTL, and, with repair mode (step 2), a
  *     socket filter that drops every incoming segment (by passt-repair,
  *     which attaches it to a deaf socket with TCP_REPAIR, or by us where
- *     it didn't and the kernel lets us; SO_GET_FILTER tells). From then on the kernel neither ACKs what the
- *     peer sends (a socket in repair mode would) nor answers it with a
- *     RST: the peer retransmits until the fabric delivers to the target.
+ *     it didn't and the kernel lets us; SO_GET_FILTER tells). From then
+ *     on the kernel neither ACKs what the peer sends (a socket in repair
+ *     mode would) nor answers it with a RST: the peer retransmits until
+ *     the fabric delivers to the target.
  *     The flow is marked TCP_F_MIGRATED. An event already queued for it
  *     is ignored (tcp.c).
  *  2. TCP_REPAIR goes on for all of them (migrate/repair.c). A socket that
