@@ -70,9 +70,9 @@ struct tcpm_info {
 /*
  * What the kernel says of a held socket: its state as the stream will
  * carry it, and whether the peer's FIN is in it; @si is what the dump
- * needs of the same TCP_INFO. A socket in CLOSE
- * without an error closed cleanly from FIN_WAIT2 or LAST_ACK (see the top
- * of migrate.c): FIN_WAIT2 with the peer's FIN. Return: the state, or
+ * needs of the same TCP_INFO. A socket in CLOSE without an error closed
+ * cleanly from FIN_WAIT2 or LAST_ACK (see the top of migrate.c):
+ * FIN_WAIT2 with the peer's FIN. Return: the state, or
  * MIG_TCP_SKIP if the socket can't be moved (reset, timed out, unknown)
  */
 static uint8_t tcpm_sock_state(int s, bool *fin_rcvd, struct tcpm_info *si)
@@ -304,9 +304,10 @@ static int tcpm_peek_rcvq(int s, uint8_t *buf, uint32_t len)
 /*
  * Dump one held socket (repair mode) of @conn into @e and its queues
  * (malloc'd, the caller frees them), @st being its state as
- * tcpm_sock_state() gave it, with @si. Never-sent data still waiting in our memory
- * (TCP_F_TAIL: a migration came before it drained) goes at the end of the
- * send queue, as never sent, and its FIN with it. Return: 0 or -errno
+ * tcpm_sock_state() gave it, with @si. Never-sent data still waiting in
+ * our memory (TCP_F_TAIL: a migration came before it drained) goes at the
+ * end of the send queue, as never sent, and its FIN with it. Return: 0 or
+ * -errno
  */
 static int tcpm_dump(const struct tcp_conn *conn, uint8_t st,
 		     const struct tcpm_info *si, struct mig_tcp_ext *e,
