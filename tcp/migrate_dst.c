@@ -103,12 +103,6 @@ struct tcpm_opt {
 /* Largest MSS TCP_MAXSEG takes (the kernel's MAX_TCP_WINDOW) */
 #define TCPM_MAXSEG_MAX	32767
 
-/* Sockets per helper request when the daemon works on one chunk while the
- * helper takes the next (struct repair_pipe): small enough for the two to
- * overlap, large enough that the round trips don't count
- */
-#define TCPM_PIPE_CHUNK	128
-
 /**
  * struct tcpm_parked - target: a connection restored at the LOAD, waiting
  *			for the guest to run here (see

@@ -227,7 +227,8 @@ static bool tcpm_ack_owed(int s)
 }
 
 /*
- * Held sockets in repair mode may still owe their peer a delayed ACK, and
+ * Held sockets in repair mode (@fds, those tcpm_ack_owed() found owing in
+ * a first look) may still owe their peer a delayed ACK, and
  * the kernel's timer sends it (pure ACKs don't look at repair mode) up to
  * 200 ms later: from the source, after the migration, advancing the peer's
  * snd_una. So those sockets leave repair mode once and go back in it:
@@ -244,14 +245,16 @@ static bool tcpm_ack_owed(int s)
 static int tcpm_flush_acks(struct ctx *c, int *fds, unsigned n,
 			   bool refilter)
 {
-	unsigned i, k, round;
+	unsigned i, k = n, round;
 	int rc;
 
 	for (round = 0; round < 3; round++) {
-		for (i = 0, k = 0; i < n; i++) {
+		for (i = 0, k = 0; round && i < n; i++) {
 			if (tcpm_ack_owed(fds[i]))
 				fds[k++] = fds[i];
 		}
+		if (!round)
+			k = n;
 		if (!k)
 			return 0;
 		debug("Migration: %u held connection(s) owe an ACK, clearing "
@@ -501,10 +504,11 @@ bool tcp_migrate_listen_paused(void)
  */
 int tcp_migrate_source_hold(struct ctx *c)
 {
-	unsigned i, span = flow_span(), n, held = 0, unfiltered = 0;
+	unsigned i, span = flow_span(), n, held = 0, unfiltered = 0, nowed = 0;
 	unsigned us_prep, us_on, us_flush;
-	int *fds, rc, attach_err = 0, one = 1;
+	int *fds, *owed, rc, attach_err = 0, one = 1;
 	bool helper_filter = false;
+	struct repair_pipe rp;
 	uint64_t t = now_ns();
 
 	/* Restored here by the last migration, poked still: no more */
@@ -548,12 +552,28 @@ int tcp_migrate_source_hold(struct ctx *c)
 
 	us_prep = tcpm_lap(&t);
 	fds = calloc(held, sizeof(*fds));
-	if (!fds) {
+	owed = calloc(held, sizeof(*owed));
+	if (!fds || !owed) {
+		free(fds);
+		free(owed);
 		rc = -ENOMEM;
 		goto rollback;
 	}
 	n = tcpm_held_fds(fds, held);
-	rc = repair_set(c, fds, n, REPAIR_ON);
+	/* Repair on, a chunk at a time: the ACKs owed are looked for in each
+	 * chunk while the helper takes the next one (struct repair_pipe)
+	 */
+	rc = 0;
+	repair_pipe_start(c, &rp, fds, n, REPAIR_ON, TCPM_PIPE_CHUNK);
+	for (i = 0; i < n; i++) {
+		if (!repair_pipe_ready(c, &rp, i)) {
+			rc = -EIO;
+			break;
+		}
+		if (tcpm_ack_owed(fds[i]))
+			owed[nowed++] = fds[i];
+	}
+	repair_pipe_ready(c, &rp, n);	/* all answered: nothing in flight */
 	/* Our passt-repair attaches the drop-all filter to each deaf socket
 	 * it puts in repair mode, on all or on none (upstream's never does):
 	 * the last one tells. Where it didn't, we attach ours, if the kernel
@@ -573,16 +593,15 @@ int tcp_migrate_source_hold(struct ctx *c)
 		rc = 0;
 	}
 	us_on = tcpm_lap(&t);
-	if (!rc) {
-		rc = tcpm_flush_acks(c, fds, n,
+	if (!rc && nowed)
+		rc = tcpm_flush_acks(c, owed, nowed,
 				     !helper_filter && !attach_err);
-		n = tcpm_held_fds(fds, held);
-	}
 	us_flush = tcpm_lap(&t);
 	if (rc) {
 		/* Some may be in repair mode: take them out silently */
 		repair_set(c, fds, n, REPAIR_OFF_NO_WP);
 		free(fds);
+		free(owed);
 		goto rollback;
 	}
 	/* Without the helper's, we attached ours on each, unless refused,
@@ -592,10 +611,12 @@ int tcp_migrate_source_hold(struct ctx *c)
 	if (attach_err && n && !tcpm_filtered(fds[n - 1]))
 		unfiltered = n;
 	free(fds);
+	free(owed);
 	tcpm_shut_window();
 	debug("Migration: held %u connection(s): %u us out of the loop and "
-	      "deaf, %u us repair on, %u us ACKs owed, %u us windows shut",
-	      held, us_prep, us_on, us_flush, tcpm_lap(&t));
+	      "deaf, %u us repair on (%u ACK(s) owed), %u us ACKs owed, %u us "
+	      "windows shut", held, us_prep, us_on, nowed, us_flush,
+	      tcpm_lap(&t));
 	if (unfiltered) {
 		info("Migration: holding %u of %u connection(s) without the "
 		     "drop-all filter (%s%s), deaf by their TTL limit alone",
