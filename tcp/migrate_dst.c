@@ -752,7 +752,7 @@ static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
 unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 				    void (*before_off)(struct ctx *c))
 {
-	unsigned i, k = 0, q = 0, done = 0, poked = 0, pos, *idx;
+	unsigned i, k = 0, q = 0, done = 0, poked = 0, *idx, *at;
 	unsigned us_queues, us_hear, us_off, us_wait = 0;
 	bool *cap, off_failed = false, warned = false;
 	int *fds, *quiet, *live;
@@ -767,8 +767,10 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 	quiet = calloc(tcpm_park.n, sizeof(*quiet));
 	idx = calloc(tcpm_park.n, sizeof(*idx));
 	cap = calloc(tcpm_park.n, sizeof(*cap));
-	if (!fds || !live || !quiet || !idx || !cap) {
+	at = calloc(tcpm_park.n, sizeof(*at));
+	if (!fds || !live || !quiet || !idx || !cap || !at) {
 		free(fds);
+		free(at);
 		free(live);
 		free(quiet);
 		free(idx);
@@ -796,10 +798,12 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 			tcpm_park_close(conn);
 			continue;
 		}
-		if (tcpm_closed(p->f))
+		if (tcpm_closed(p->f)) {
 			quiet[q++] = conn->sock;
-		else
+		} else {
+			at[i] = k;	/* its place in the pipe, below */
 			fds[k++] = conn->sock;
+		}
 	}
 
 	/* Ready to hear the peers before any probe goes out: with a fabric
@@ -833,7 +837,7 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 	repair_pipe_start(c, &rp, fds, k, REPAIR_OFF, TCPM_PIPE_CHUNK);
 	us_off = tcpm_lap(&t);
 
-	for (i = 0, pos = 0; i < tcpm_park.n; i++) {
+	for (i = 0; i < tcpm_park.n; i++) {
 		struct tcpm_parked *p = &tcpm_park.p[i];
 		struct tcp_conn *conn = tcpm_parked_conn(p);
 		bool failed = off_failed;
@@ -847,7 +851,7 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 		if (!tcpm_closed(p->f)) {
 			uint64_t w = now_ns();
 
-			failed = !repair_pipe_ready(c, &rp, pos++);
+			failed = !repair_pipe_ready(c, &rp, at[i]);
 			us_wait += tcpm_lap(&w);
 		}
 		if (failed && !warned) {
@@ -887,6 +891,7 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 	      "it waiting for repair off)", done, us_queues, us_hear,
 	      us_off + tcpm_lap(&t), us_wait);
 	free(fds);
+	free(at);
 	free(live);
 	free(quiet);
 	free(idx);
