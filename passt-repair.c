@@ -12,7 +12,8 @@
  * privileged act happens on the daemon's behalf, so it is kept tiny and
  * locked down before it touches any input:
  *
- *   1. the command line is parsed (--help and --version end here);
+ *   1. the command line is parsed (--help and --version end here), and
+ *      the drop-all filter is loaded, once (below);
  *   2. the process becomes non-dumpable and sets no_new_privs, drops every
  *      capability but CAP_NET_ADMIN and CAP_DAC_OVERRIDE from its
  *      effective, permitted and inheritable sets and from the bounding set
@@ -69,22 +70,34 @@
  * harness test/fuzz/fuzz_repair.c can run them without this program.
  *
  * The drop-all filter: with "on" we first attach a socket filter that
- * drops every incoming segment before TCP sees it (SO_ATTACH_FILTER, one
- * "return 0" instruction), and with "off" we detach it (SO_DETACH_FILTER)
- * before clearing TCP_REPAIR. A socket in repair mode still ACKs what
- * arrives, so a migration source that holds its sockets would acknowledge
- * data its target never gets; the filter makes the hold silent. The daemon
- * attaches the filter itself where it can, but some kernels want
- * CAP_NET_ADMIN for any socket filter, which only we have. The protocol
- * is unchanged (upstream's daemons get the same silence; a failed attach is
- * reported and the toggle goes on), and the daemon reads the filter back
+ * drops every incoming segment before TCP sees it ("return 0"), and with
+ * "off" we detach it (SO_DETACH_FILTER) before clearing TCP_REPAIR. A
+ * socket in repair mode still ACKs what arrives, so a migration source
+ * that holds its sockets would acknowledge data its target never gets;
+ * the filter makes the hold silent. The daemon attaches the filter itself
+ * where it can, but some kernels (and its own seccomp profile, with a
+ * helper) refuse it any socket filter. The protocol is unchanged (a
+ * failed attach is reported and the toggle goes on; upstream's daemons
+ * make no socket deaf, and get no filter), and the daemon reads the
+ * filter back
  * (SO_GET_FILTER) to know whether its hold is silent. Only a socket the
  * daemon made deaf gets it (IP_MINTTL, IPV6_MINHOPCOUNT 255: our daemon
  * does that to every socket it holds, before "on"): "on" for any other
  * socket isn't a hold (a poke of a restored connection, "off" following
  * at once, or a migration target's new socket, not even connected yet),
- * and each filter costs the kernel a BPF program of its own, compiled, per
- * socket: at a thousand connections, milliseconds the guest stays paused.
+ * and each classic filter costs the kernel a BPF program of its own,
+ * compiled, per socket: at a thousand connections, milliseconds the guest
+ * stays paused. So, in step 1, before any input, we load that program
+ * once, as eBPF (bpf(BPF_PROG_LOAD), a socket filter of two
+ * instructions: r0 = 0, exit), and attach that one to each socket
+ * (SO_ATTACH_BPF: a reference, nothing compiled). Loading it takes CAP_BPF
+ * or CAP_SYS_ADMIN where unprivileged BPF is off (Debian's default): a
+ * helper started as root has them (virt-handler runs it so), and they go
+ * with the others in step 2. Without them, or with a kernel that refuses
+ * it, each socket gets the classic one-instruction filter
+ * (SO_ATTACH_FILTER), as before. Either drops the same segments;
+ * SO_GET_FILTER can't read an eBPF program back, and fails with EACCES
+ * where it would give a classic one's length.
  *
  * Never: keep a received descriptor open after the reply, do anything to a
  * socket but the TCP_REPAIR toggle and its drop filter (and ask what it
@@ -93,6 +106,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/bpf.h>
 #include <linux/filter.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -123,6 +137,10 @@
 #define REPAIR_SUFFIX		".repair"
 #define REPAIR_RETRY_MS		50	/* pause between connect() attempts */
 #define REPAIR_RETRY_COUNT	100	/* 5 s for the daemon to listen */
+
+#ifndef SO_ATTACH_BPF
+#define SO_ATTACH_BPF		50	/* Linux 3.19, asm-generic/socket.h */
+#endif
 
 /*
  * The sanitizer runtime makes system calls of its own (at start-up of its
@@ -353,6 +371,9 @@ static void repair_seccomp(void)
 		{ SCMP_SYS(setsockopt), 2,
 		  { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
 		    SCMP_A2(SCMP_CMP_EQ, SO_ATTACH_FILTER) } },
+		{ SCMP_SYS(setsockopt), 2,
+		  { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+		    SCMP_A2(SCMP_CMP_EQ, SO_ATTACH_BPF) } },
 		{ SCMP_SYS(setsockopt), 2,
 		  { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
 		    SCMP_A2(SCMP_CMP_EQ, SO_DETACH_FILTER) } },
@@ -676,6 +697,37 @@ out:
 	return s;
 }
 
+/* The drop-all filter as one eBPF program for every socket, -1: none */
+static int repair_bpf_fd = -1;
+
+/**
+ * repair_bpf_load() - load the drop-all filter once, as eBPF (see the top)
+ *
+ * Before the capabilities go: CAP_BPF or CAP_SYS_ADMIN, where unprivileged
+ * BPF is off. Without them, or refused, repair_bpf_fd stays -1, and each
+ * socket gets a classic filter of its own.
+ */
+static void repair_bpf_load(void)
+{
+	static const struct bpf_insn drop[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0,
+		  .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	static const char license[] = "GPL";
+	union bpf_attr a;
+	long fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insn_cnt = sizeof(drop) / sizeof(drop[0]);
+	a.insns = (uint64_t)(uintptr_t)drop;
+	a.license = (uint64_t)(uintptr_t)license;
+	fd = syscall(SYS_bpf, BPF_PROG_LOAD, &a, sizeof(a));
+	if (fd >= 0)
+		repair_bpf_fd = (int)fd;
+}
+
 /**
  * repair_filter() - attach the drop-all filter, or detach it (see the top)
  * @s:		socket
@@ -691,6 +743,11 @@ static void repair_filter(int s, bool on)
 	struct sock_fprog prog = { .len = 1, .filter = &drop };
 	int zero = 0, rc;
 
+	/* The shared program (see the top), else a classic one */
+	if (on && repair_bpf_fd >= 0 &&
+	    !setsockopt(s, SOL_SOCKET, SO_ATTACH_BPF, &repair_bpf_fd,
+			sizeof(repair_bpf_fd)))
+		return;
 	if (on)
 		rc = setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
 				sizeof(prog));
@@ -857,6 +914,7 @@ int main(int argc, char **argv)
 		repair_die("PR_SET_DUMPABLE: %s", strerror(errno));
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		repair_die("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+	repair_bpf_load();
 	repair_drop_caps();
 	repair_seccomp();
 #ifdef PASST_TEST_HOOKS

@@ -91,6 +91,10 @@ static repair_peer_fn repair_peer_check;	/* the sandbox's checker */
 static bool repair_root_only;	/* started as root without --runas */
 static unsigned repair_batch = REPAIR_FDS_MAX;	/* see the top of the file */
 static bool repair_seen_once;	/* a helper was connected at some point */
+/* What repair_wait() returns: the outcome repair_start() knew, or 1 if a
+ * job is to be waited for
+ */
+static int repair_started_rc;
 
 /**
  * struct repair_job - a request being served by the helper
@@ -615,6 +619,59 @@ int repair_run(struct ctx *c, const int *fds, unsigned n, const int *cmds,
 }
 
 /**
+ * repair_start() - start setting or clearing TCP_REPAIR on sockets: the
+ *		    caller may do other work (not with these sockets) until
+ *		    repair_wait(), which it must call before anything else
+ *		    asks for TCP_REPAIR
+ * @c:		execution context
+ * @fds:	sockets
+ * @n:		how many
+ * @cmd:	REPAIR_ON, REPAIR_OFF or REPAIR_OFF_NO_WP
+ *
+ * The helper works on the request meanwhile (its first message is sent);
+ * with direct TCP_REPAIR, the work is done here.
+ *
+ * Return: 0, or -errno if it can't start (repair_wait() says it again)
+ */
+int repair_start(struct ctx *c, const int *fds, unsigned n, int cmd)
+{
+	int rc;
+
+	if (!n) {
+		rc = 0;
+	} else if (c->repair_mode == REPAIR_MODE_DIRECT) {
+		rc = repair_direct(fds, n, &cmd, 1);
+	} else {
+		repair_settle(c);
+		if (repair_conn_fd < 0)
+			rc = -ENOTCONN;
+		else if (!(rc = repair_job_start(c, fds, n, &cmd, 1,
+						 REPAIR_TIMEOUT_MS)))
+			rc = 1;
+	}
+	repair_started_rc = rc;
+	return rc < 0 ? rc : 0;
+}
+
+/**
+ * repair_wait() - wait for what repair_start() started: each answer
+ *		   REPAIR_TIMEOUT_MS at most, the loop waiting too
+ * @c:		execution context
+ *
+ * Return: 0 if every socket got it, -errno otherwise (some may have)
+ */
+int repair_wait(struct ctx *c)
+{
+	int rc = repair_started_rc;
+
+	repair_started_rc = 0;
+	if (rc != 1)
+		return rc;
+	repair_job_wait(c, UINT64_MAX);
+	return repair_conn_fd >= 0 ? 0 : -EIO;
+}
+
+/**
  * repair_set() - set or clear TCP_REPAIR on sockets
  * @c:		execution context
  * @fds:	sockets
@@ -625,19 +682,67 @@ int repair_run(struct ctx *c, const int *fds, unsigned n, const int *cmds,
  */
 int repair_set(struct ctx *c, const int *fds, unsigned n, int cmd)
 {
-	int rc;
+	int rc = repair_start(c, fds, n, cmd);
 
-	if (!n)
-		return 0;
-	if (c->repair_mode == REPAIR_MODE_DIRECT)
-		return repair_direct(fds, n, &cmd, 1);
-	repair_settle(c);
-	if (repair_conn_fd < 0)
-		return -ENOTCONN;
-	if ((rc = repair_job_start(c, fds, n, &cmd, 1, REPAIR_TIMEOUT_MS)))
-		return rc;
-	repair_job_wait(c, UINT64_MAX);
-	return repair_conn_fd >= 0 ? 0 : -EIO;
+	return rc ? rc : repair_wait(c);
+}
+
+/* Ask for the next chunk of @rp, if any is left */
+static void repair_pipe_next(struct ctx *c, struct repair_pipe *rp)
+{
+	unsigned k = MIN(rp->chunk, rp->n - rp->started);
+
+	rp->start_rc = 0;
+	if (!k)
+		return;
+	rp->start_rc = repair_start(c, rp->fds + rp->started, k, rp->cmd);
+	rp->started += k;
+}
+
+/**
+ * repair_pipe_start() - set or clear TCP_REPAIR on sockets a chunk at a
+ *			 time, each chunk asked for before the caller
+ *			 works on the one before (see struct repair_pipe)
+ * @c:		execution context
+ * @rp:		the pipe, set up here
+ * @fds:	the sockets, kept as they are until the last
+ *		repair_pipe_ready()
+ * @n:		how many
+ * @cmd:	REPAIR_ON, REPAIR_OFF or REPAIR_OFF_NO_WP
+ * @chunk:	sockets per chunk (at least one)
+ */
+void repair_pipe_start(struct ctx *c, struct repair_pipe *rp, const int *fds,
+		       unsigned n, int cmd, unsigned chunk)
+{
+	*rp = (struct repair_pipe){ .fds = fds, .n = n, .cmd = cmd,
+				    .chunk = MAX(chunk, 1U) };
+	repair_pipe_next(c, rp);
+}
+
+/**
+ * repair_pipe_ready() - wait until the socket at @pos of the pipe has its
+ *			 command, asking for the next chunk as its own is
+ *			 answered; with @pos at or past the end, wait for all
+ * @c:		execution context
+ * @rp:		the pipe
+ * @pos:	position of the socket in the pipe's list, in order: a
+ *		caller goes through the list once, from the start
+ *
+ * Return: true if the chunk of @pos got the command, false if it failed
+ *	   (then some of its sockets may have it, and those of the chunks
+ *	   after it won't: there is no helper any more)
+ */
+bool repair_pipe_ready(struct ctx *c, struct repair_pipe *rp, unsigned pos)
+{
+	pos = MIN(pos, rp->n ? rp->n - 1 : 0);
+	while (rp->done < rp->started && pos >= rp->done) {
+		int rc = rp->start_rc ? rp->start_rc : repair_wait(c);
+
+		rp->failed = rc != 0;
+		rp->done = rp->started;
+		repair_pipe_next(c, rp);
+	}
+	return !rp->failed;
 }
 
 /**

@@ -44,6 +44,37 @@ void repair_init(struct ctx *c, repair_peer_fn peer_check);
 bool repair_available(struct ctx *c, int wait_ms);
 bool repair_seen(void);
 int repair_set(struct ctx *c, const int *fds, unsigned n, int cmd);
+int repair_start(struct ctx *c, const int *fds, unsigned n, int cmd);
+int repair_wait(struct ctx *c);
+
+/**
+ * struct repair_pipe - TCP_REPAIR for a list of sockets, a chunk at a
+ *			time, the caller working on each chunk while the
+ *			helper takes the next one (repair_pipe_ready())
+ * @fds:	the sockets
+ * @n:		how many
+ * @cmd:	REPAIR_ON, REPAIR_OFF or REPAIR_OFF_NO_WP
+ * @chunk:	sockets per chunk
+ * @started:	@fds up to there were asked for
+ * @done:	@fds up to there were answered
+ * @start_rc:	how the start of the chunk in flight went (-errno: failed)
+ * @failed:	the chunk that ended at @done failed (some of its sockets
+ *		may have the command, some not)
+ */
+struct repair_pipe {
+	const int *fds;
+	unsigned n;
+	int cmd;
+	unsigned chunk;
+	unsigned started;
+	unsigned done;
+	int start_rc;
+	bool failed;
+};
+
+void repair_pipe_start(struct ctx *c, struct repair_pipe *rp, const int *fds,
+		       unsigned n, int cmd, unsigned chunk);
+bool repair_pipe_ready(struct ctx *c, struct repair_pipe *rp, unsigned pos);
 int repair_run(struct ctx *c, const int *fds, unsigned n, const int *cmds,
 	       unsigned ncmd, repair_done_fn cb);
 bool repair_busy(void);

@@ -103,13 +103,19 @@ int tcpm_filter_attach(int s)
  * tcpm_filtered() - has @s a socket filter (ours, or the repair helper's)?
  * @s:		socket
  *
+ * SO_GET_FILTER gives a classic filter's length, and fails with EACCES
+ * for an eBPF one, which it can't read back: our passt-repair attaches
+ * its drop-all filter so, where it may load one (passt-repair.c).
+ *
  * Return: true if it has one
  */
 bool tcpm_filtered(int s)
 {
 	socklen_t len = 0;
 
-	return !getsockopt(s, SOL_SOCKET, SO_GET_FILTER, NULL, &len) && len;
+	if (getsockopt(s, SOL_SOCKET, SO_GET_FILTER, NULL, &len))
+		return errno == EACCES;
+	return len;
 }
 
 /**
@@ -140,15 +146,18 @@ static int tcpm_family(int s)
  *		 take them again. No privilege needed, unlike a socket filter
  *		 on some kernels.
  * @s:		socket
+ * @family:	its family, AF_UNSPEC if the caller doesn't know (we ask)
  * @on:		deaf, or not
  *
  * Return: 0 or -errno
  */
-int tcpm_deaf(int s, bool on)
+int tcpm_deaf(int s, int family, bool on)
 {
 	int v = on ? TCPM_DEAF_TTL : 0;
 
-	if (tcpm_family(s) == AF_INET6)
+	if (family == AF_UNSPEC)
+		family = tcpm_family(s);
+	if (family == AF_INET6)
 		return setsockopt(s, IPPROTO_IPV6, IPV6_MINHOPCOUNT, &v,
 				  sizeof(v)) ? -errno : 0;
 	return setsockopt(s, IPPROTO_IP, IP_MINTTL, &v, sizeof(v)) ?

@@ -13,7 +13,9 @@
  * the clamp but never sizes them again: without it, a restored socket
  * keeps the default 536 bytes less options for good), bound to the original
  * local address and port, given the timestamp and the sequence numbers,
- * and connected (no SYN in repair mode). Nothing more yet: the connection
+ * and connected (no SYN in repair mode); repair mode goes on a chunk of
+ * sockets at a time (TCPM_PIPE_CHUNK), each chunk restored while the
+ * helper takes the next one. Nothing more yet: the connection
  * is "parked" (TCP_F_PARKED), out of the loop. Until the guest runs here,
  * the migration may still fail and the source resume the guest: a parked
  * socket sends nothing at all (no window probe, no data, no timer), and
@@ -43,7 +45,10 @@
  * switches on it), and repair mode goes off (the kernel sends a window
  * probe: the peer's answer gets both ends in step, and must find the
  * socket listening: with a fabric that switches at once, it is the first
- * segment to come). A connection that closed cleanly at the source
+ * segment to come), a chunk of sockets at a time (TCPM_PIPE_CHUNK): each
+ * chunk goes live here (below) while the helper takes the next one and
+ * the kernel sends its probes, so that the downtime has the longer of
+ * the two, not both. A connection that closed cleanly at the source
  * (tcpm_closed()) leaves repair mode without a probe, and is left silent
  * (tcpm_closed_go()). The part of the send queue never sent goes in after
  * that, as ordinary data: as much as the socket takes, and what doesn't
@@ -149,6 +154,13 @@ static int tcpm_host(const struct mig_flow_in *f)
 	return f->b.pif[0] == MIG_PIF_HOST ? 0 : 1;
 }
 
+/* The family of a record's socket: its HOST side's */
+static int tcpm_family_of(const struct mig_flow_in *f)
+{
+	return mig_addr_is_v4(&f->b.side[tcpm_host(f)].oaddr) ? AF_INET
+							      : AF_INET6;
+}
+
 /*
  * Restore, at the LOAD, what doesn't make a socket speak (@s is in repair
  * mode): MSS, address, timestamp, sequence numbers, connect().
@@ -167,7 +179,7 @@ static int tcpm_restore_conn(int s, const struct mig_flow_in *f)
 	 * ordinary kind, so connections sharing a local port (inbound ones
 	 * to a forwarded port) couldn't all be bound
 	 */
-	tcpm_deaf(s, true);
+	tcpm_deaf(s, tcpm_family_of(f), true);
 	/* connect() sizes the segments from the MSS clamp: see the top. At
 	 * most what TCP_MAXSEG takes (loopback's is larger): best effort
 	 */
@@ -194,10 +206,23 @@ static int tcpm_restore_conn(int s, const struct mig_flow_in *f)
 	    setsockopt(s, IPPROTO_TCP, TCP_QUEUE_SEQ, &e->seq_rcv,
 		       sizeof(e->seq_rcv)))
 		return rc ? rc : -errno;
+	/* The receive queue stays selected: nothing reads or writes it
+	 * until the release selects its own
+	 */
 	if (connect(s, &peer.sa, sockaddr_len(&peer)) && errno != EINPROGRESS)
 		return -errno;
-	tcpm_queue(s, TCPM_QUEUE_NONE);
 	return 0;
+}
+
+/*
+ * Let autotuning size @s's buffers again (SO_BUF_LOCK 0, Linux 5.14):
+ * SO_SNDBUF and SO_RCVBUF lock the size they set for the socket's life
+ */
+static void tcpm_buf_unlock(int s)
+{
+	int unlock = 0;
+
+	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
 }
 
 /*
@@ -208,7 +233,7 @@ static int tcpm_restore_conn(int s, const struct mig_flow_in *f)
 static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
 {
 	ssize_t n = tcpm_fill(s, p, len);
-	int want, got = 0, unlock = 0;
+	int want, got = 0;
 	socklen_t sl = sizeof(got);
 
 	if (n < 0 || (uint32_t)n == len)
@@ -230,7 +255,7 @@ static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
 	 * grew the source's buffer, may go on from there (Linux 5.14). Only
 	 * now: unlocked, memory pressure could shrink it under the fill
 	 */
-	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
+	tcpm_buf_unlock(s);
 	return 0;
 }
 
@@ -246,18 +271,18 @@ static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
  * gives at most twice net.core.rmem_max, and locks the size; locked, the
  * fill can't change it (unlocked, a write that doesn't fit clamps it down
  * to what is queued), so it stays locked for the fill if it holds the
- * queue, and is unlocked after it (tcpm_rcvbuf_unlock(); SO_BUF_LOCK 0,
+ * queue, and is unlocked after it (tcpm_buf_unlock(); SO_BUF_LOCK 0,
  * Linux 5.14: autotuning goes on from there as it did on the source);
  * if it can't hold the queue, it is unlocked at once, and the kernel
  * raises it as the queue is written. A window takes twice its size in
  * buffer at first (tcp_win_from_space(), before any segment has come).
- * Return: true if the buffer is locked, for tcpm_rcvbuf_unlock()
+ * Return: true if the buffer is locked, for tcpm_buf_unlock()
  */
 static bool tcpm_rcvbuf(int s, uint32_t len, uint32_t wnd)
 {
 	uint64_t queue = (uint64_t)len + len / 16 + 2 * TCPM_CHUNK;
 	uint64_t need = queue + 2 * (uint64_t)wnd;
-	int have = 0, want, unlock = 0;
+	int have = 0, want;
 	socklen_t sl = sizeof(have);
 
 	if (getsockopt(s, SOL_SOCKET, SO_RCVBUF, &have, &sl) ||
@@ -270,16 +295,8 @@ static bool tcpm_rcvbuf(int s, uint32_t len, uint32_t wnd)
 	getsockopt(s, SOL_SOCKET, SO_RCVBUF, &have, &sl);
 	if ((uint64_t)have >= queue)
 		return true;
-	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
+	tcpm_buf_unlock(s);
 	return false;
-}
-
-/* Unlock the receive buffer tcpm_rcvbuf() locked, now that it's filled */
-static void tcpm_rcvbuf_unlock(int s)
-{
-	int unlock = 0;
-
-	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
 }
 
 /*
@@ -340,7 +357,7 @@ static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 	locked = tcpm_rcvbuf(s, e->rcvq, e->rcv_wnd);
 	n = tcpm_fill(s, f->rcvq, e->rcvq);
 	if (locked)
-		tcpm_rcvbuf_unlock(s);
+		tcpm_buf_unlock(s);
 	if (n < 0 || (uint32_t)n < e->rcvq)
 		return n < 0 ? (int)n : -ENOBUFS;
 	/* The timer the in-flight data arms as it goes in, within a second:
@@ -348,14 +365,15 @@ static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 	 * sent again then, not after 3 s (no RTT sample yet). Only that
 	 * one: the cap comes off again before the socket leaves repair mode
 	 * (see migrate_poke.c for why, and for when it comes back). Not with
-	 * the peer's window closed (tcp_rtx_probe0_timed_out())
+	 * the peer's window closed (tcp_rtx_probe0_timed_out()), and not
+	 * without data in flight, which arms no timer
 	 */
-	if (e->snd_wnd)
+	if (e->snd_wnd && sent)
 		tcpm_rto_cap(s, true);
 	if ((rc = tcpm_queue(s, TCPM_QUEUE_SEND)) ||
 	    (rc = tcpm_fill_sent(s, f->sndq, sent)))
 		return rc;
-	if (e->snd_wnd)
+	if (e->snd_wnd && sent)
 		tcpm_rto_cap(s, false);
 	if (e->tcpi_state == MIG_TCP_FIN_WAIT2 && !tcpm_closed(f) &&
 	    shutdown(s, SHUT_WR))
@@ -363,7 +381,9 @@ static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 	if (setsockopt(s, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w)))
 		return -errno;
 	tcpm_rcv_ssthresh(s, e->rcv_wnd);
-	tcpm_queue(s, TCPM_QUEUE_NONE);
+	/* The send queue stays selected: repair mode off next, and on again
+	 * (a poke) selects none
+	 */
 	return 0;
 }
 
@@ -532,10 +552,11 @@ int tcp_migrate_target_check(const struct mig_stream_in *s, char *why,
 unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
 			    uint8_t **buf)
 {
-	unsigned done = 0, k = 0, us_sock, us_on;
+	unsigned done = 0, k = 0, pos, failed = 0, us_sock, us_on, us_wait = 0;
+	struct repair_pipe rp;
 	uint64_t t = now_ns();
+	int *fds, *on;
 	uint32_t i;
-	int *fds;
 
 	tcp_migrate_target_drop(c);
 	if (!s->count)
@@ -556,44 +577,41 @@ unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
 
 	for (i = 0; i < tcpm_park.n; i++) {
 		const struct mig_flow_in *f = &tcpm_park.flows[i];
-		int family = mig_addr_is_v4(&f->b.side[tcpm_host(f)].oaddr) ?
-			     AF_INET : AF_INET6;
 
 		tcpm_park.p[i] = (struct tcpm_parked){ TCPM_NO_FLOW, 0, f };
 		fds[i] = -1;
 		if (f->skip)
 			continue;
-		fds[i] = socket(family, SOCK_STREAM | SOCK_NONBLOCK |
+		fds[i] = socket(tcpm_family_of(f), SOCK_STREAM | SOCK_NONBLOCK |
 				SOCK_CLOEXEC, IPPROTO_TCP);
 	}
 
 	us_sock = tcpm_lap(&t);
-	/* Repair on for all of them at once: compact the list for it */
-	{
-		int *on = calloc(tcpm_park.n, sizeof(*on));
-
-		for (i = 0; on && i < tcpm_park.n; i++)
-			if (fds[i] >= 0)
-				on[k++] = fds[i];
-		if (!on || repair_set(c, on, k, REPAIR_ON)) {
-			warn("Migration: can't turn TCP_REPAIR on for the new "
-			     "sockets, resetting %u connections", k);
-			for (i = 0; i < tcpm_park.n; i++) {
-				if (fds[i] >= 0)
-					close(fds[i]);
-				fds[i] = -1;
-			}
-		}
-		free(on);
-	}
+	/* Repair on, a chunk at a time: each chunk is restored while the
+	 * helper takes the next one (struct repair_pipe)
+	 */
+	on = calloc(tcpm_park.n, sizeof(*on));
+	for (i = 0; on && i < tcpm_park.n; i++)
+		if (fds[i] >= 0)
+			on[k++] = fds[i];
+	repair_pipe_start(c, &rp, on, on ? k : 0, REPAIR_ON, TCPM_PIPE_CHUNK);
 	us_on = tcpm_lap(&t);
 
-	for (i = 0; i < tcpm_park.n; i++) {
+	for (i = 0, pos = 0; i < tcpm_park.n; i++) {
 		struct tcpm_parked *p = &tcpm_park.p[i];
+		uint64_t w = now_ns();
+		bool ok;
 		int rc;
 
 		if (fds[i] < 0)
 			continue;
+		ok = on && repair_pipe_ready(c, &rp, pos++);
+		us_wait += tcpm_lap(&w);
+		if (!ok) {
+			close(fds[i]);	/* not connected: silent */
+			failed++;
+			continue;
+		}
 		rc = tcpm_restore_conn(fds[i], p->f);
 		if (!rc)
 			rc = tcpm_flow_new(fds[i], p->f, &p->idx, &p->gen);
@@ -605,9 +623,15 @@ unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
 		}
 		done++;
 	}
+	repair_pipe_ready(c, &rp, k);	/* all answered: nothing in flight */
+	free(on);
+	if (failed)
+		warn("Migration: can't turn TCP_REPAIR on for %u of the new "
+		     "sockets, resetting their connections", failed);
 	free(fds);
 	debug("Migration: %u connection(s) parked: %u us sockets, %u us "
-	      "repair on, %u us restored", done, us_sock, us_on, tcpm_lap(&t));
+	      "repair on and restored (%u us of it waiting for repair on)",
+	      done, us_sock, us_on + tcpm_lap(&t), us_wait);
 	return done;
 }
 
@@ -728,21 +752,26 @@ static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
 unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 				    void (*before_off)(struct ctx *c))
 {
-	unsigned i, k = 0, q = 0, done = 0, poked = 0, *idx;
-	unsigned us_queues, us_hear, us_off;
+	unsigned i, k = 0, q = 0, done = 0, poked = 0, *idx, *at;
+	unsigned us_queues, us_hear, us_off, us_wait = 0;
+	bool *cap, off_failed = false, warned = false;
+	int *fds, *quiet, *live;
+	struct repair_pipe rp;
 	uint64_t t = now_ns();
-	int *fds, *quiet;
-	bool *cap;
 
 	*reset = 0;
 	if (!tcpm_park.n)
 		return 0;
 	fds = calloc(tcpm_park.n, sizeof(*fds));
+	live = calloc(tcpm_park.n, sizeof(*live));
 	quiet = calloc(tcpm_park.n, sizeof(*quiet));
 	idx = calloc(tcpm_park.n, sizeof(*idx));
 	cap = calloc(tcpm_park.n, sizeof(*cap));
-	if (!fds || !quiet || !idx || !cap) {
+	at = calloc(tcpm_park.n, sizeof(*at));
+	if (!fds || !live || !quiet || !idx || !cap || !at) {
 		free(fds);
+		free(at);
+		free(live);
 		free(quiet);
 		free(idx);
 		free(cap);
@@ -769,10 +798,12 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 			tcpm_park_close(conn);
 			continue;
 		}
-		if (tcpm_closed(p->f))
+		if (tcpm_closed(p->f)) {
 			quiet[q++] = conn->sock;
-		else
+		} else {
+			at[i] = k;	/* its place in the pipe, below */
 			fds[k++] = conn->sock;
+		}
 	}
 
 	/* Ready to hear the peers before any probe goes out: with a fabric
@@ -784,24 +815,32 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 	 * all there
 	 */
 	us_queues = tcpm_lap(&t);
-	for (i = 0; i < k; i++)
-		tcpm_deaf(fds[i], false);	/* the helper's filter: at "off" */
+	for (i = 0; i < tcpm_park.n; i++) {
+		const struct tcpm_parked *p = &tcpm_park.p[i];
+		struct tcp_conn *conn = tcpm_parked_conn(p);
+
+		/* No filter here: the helper attaches none to a new socket */
+		if (conn && !tcpm_closed(p->f))
+			tcpm_deaf(conn->sock, tcpm_family_of(p->f), false);
+	}
 	if (before_off)
 		before_off(c);
 	us_hear = tcpm_lap(&t);
 
-	/* Repair off for all at once: the window probes go out. Not for
-	 * those that closed cleanly: their peers may have no socket left
+	/* Repair off, without the window probe for those that closed
+	 * cleanly (their peers may have no socket left), then for the others,
+	 * whose probes go out: a chunk at a time, each chunk going live here
+	 * while the helper takes the next one
 	 */
-	if ((k && repair_set(c, fds, k, REPAIR_OFF)) ||
-	    (q && repair_set(c, quiet, q, REPAIR_OFF_NO_WP)))
-		warn("Migration: can't clear TCP_REPAIR on restored "
-		     "connections: those left in repair mode are reset");
+	if (q && repair_set(c, quiet, q, REPAIR_OFF_NO_WP))
+		off_failed = true;
+	repair_pipe_start(c, &rp, fds, k, REPAIR_OFF, TCPM_PIPE_CHUNK);
 	us_off = tcpm_lap(&t);
 
 	for (i = 0; i < tcpm_park.n; i++) {
 		struct tcpm_parked *p = &tcpm_park.p[i];
 		struct tcp_conn *conn = tcpm_parked_conn(p);
+		bool failed = off_failed;
 		int rc;
 
 		if (!conn) {
@@ -809,7 +848,20 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 			(*reset)++;
 			continue;
 		}
-		if (tcpm_in_repair(conn->sock)) {
+		if (!tcpm_closed(p->f)) {
+			uint64_t w = now_ns();
+
+			failed = !repair_pipe_ready(c, &rp, at[i]);
+			us_wait += tcpm_lap(&w);
+		}
+		if (failed && !warned) {
+			warn("Migration: can't clear TCP_REPAIR on restored "
+			     "connections: those left in repair mode are "
+			     "reset");
+			warned = true;
+		}
+		/* The helper's answer checked them all, unless it failed */
+		if (failed && tcpm_in_repair(conn->sock)) {
 			tcpm_park_close(conn);
 			tcpm_reset_guest(c, p->f);
 			(*reset)++;
@@ -825,18 +877,22 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 		}
 		done++;
 		if (!tcpm_closed(p->f)) {
-			fds[poked] = conn->sock;
+			live[poked] = conn->sock;
 			cap[poked] = p->f->e.snd_wnd;
 			idx[poked++] = p->idx;
 		}
 		tcp_ack_now(c, conn);
 		tcp_data_to_guest(c, conn);
 	}
-	tcpm_poke_start(fds, idx, cap, poked);
+	repair_pipe_ready(c, &rp, k);	/* all answered: nothing in flight */
+	tcpm_poke_start(live, idx, cap, poked);
 	debug("Migration: %u connection(s) released: %u us queues, %u us "
-	      "hearing and announced, %u us repair off, %u us live", done,
-	      us_queues, us_hear, us_off, tcpm_lap(&t));
+	      "hearing and announced, %u us repair off and live (%u us of "
+	      "it waiting for repair off)", done, us_queues, us_hear,
+	      us_off + tcpm_lap(&t), us_wait);
 	free(fds);
+	free(at);
+	free(live);
 	free(quiet);
 	free(idx);
 	free(cap);

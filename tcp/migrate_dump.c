@@ -50,23 +50,46 @@ static bool tcpm_movable(uint8_t st)
 	       st == MIG_TCP_CLOSE_WAIT;
 }
 
+/**
+ * struct tcpm_info - what the dump takes from a held socket's TCP_INFO,
+ *		      read once (tcpm_sock_state())
+ * @state:	the kernel's state (tcpi_state)
+ * @options:	tcpi_options
+ * @snd_ws:	send window scale
+ * @rcv_ws:	receive window scale
+ * @scales:	the kernel gave the scales (tcpi_flags7 is in its layout)
+ */
+struct tcpm_info {
+	uint8_t state;
+	uint8_t options;
+	uint8_t snd_ws;
+	uint8_t rcv_ws;
+	bool scales;
+};
+
 /*
  * What the kernel says of a held socket: its state as the stream will
- * carry it, and whether the peer's FIN is in it. A socket in CLOSE
- * without an error closed cleanly from FIN_WAIT2 or LAST_ACK (see the top
- * of migrate.c): FIN_WAIT2 with the peer's FIN. Return: the state, or
+ * carry it, and whether the peer's FIN is in it; @si is what the dump
+ * needs of the same TCP_INFO. A socket in CLOSE without an error closed
+ * cleanly from FIN_WAIT2 or LAST_ACK (see the top of migrate.c):
+ * FIN_WAIT2 with the peer's FIN. Return: the state, or
  * MIG_TCP_SKIP if the socket can't be moved (reset, timed out, unknown)
  */
-static uint8_t tcpm_sock_state(int s, bool *fin_rcvd)
+static uint8_t tcpm_sock_state(int s, bool *fin_rcvd, struct tcpm_info *si)
 {
 	struct tcp_info_k ti;
 	socklen_t sl;
 	int err = 0, n;
 
 	*fin_rcvd = false;
+	memset(si, 0, sizeof(*si));
 	n = tcp_info_get(s, &ti);
 	if (n < 0 || !TCP_INFO_HAS(n, tcpi_state))
 		return MIG_TCP_SKIP;
+	/* Window scales in byte 6 */
+	*si = (struct tcpm_info){ ti.tcpi_state, ti.tcpi_options,
+				  ti.tcpi_snd_wscale, ti.tcpi_rcv_wscale,
+				  TCP_INFO_HAS(n, tcpi_flags7) };
 	if (ti.tcpi_state == TCPM_TCP_CLOSE) {
 		sl = sizeof(err);
 		if (getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &sl) || err)
@@ -281,37 +304,36 @@ static int tcpm_peek_rcvq(int s, uint8_t *buf, uint32_t len)
 /*
  * Dump one held socket (repair mode) of @conn into @e and its queues
  * (malloc'd, the caller frees them), @st being its state as
- * tcpm_sock_state() gave it. Never-sent data still waiting in our memory
- * (TCP_F_TAIL: a migration came before it drained) goes at the end of the
- * send queue, as never sent, and its FIN with it. Return: 0 or -errno
+ * tcpm_sock_state() gave it, with @si. Never-sent data still waiting in
+ * our memory (TCP_F_TAIL: a migration came before it drained) goes at the
+ * end of the send queue, as never sent, and its FIN with it. Return: 0 or
+ * -errno
  */
 static int tcpm_dump(const struct tcp_conn *conn, uint8_t st,
-		     struct mig_tcp_ext *e, uint8_t **sndq, uint8_t **rcvq)
+		     const struct tcpm_info *si, struct mig_tcp_ext *e,
+		     uint8_t **sndq, uint8_t **rcvq)
 {
 	const struct tcpm_tail *tail = tcpm_tail_of(conn);
 	uint32_t seq, mss, more = tail ? tail->len - tail->off : 0;
 	int s = conn->sock, v, rc;
-	struct tcp_info_k ti;
 	struct tcpm_window w;
 
 	memset(e, 0, sizeof(*e));
 	*sndq = *rcvq = NULL;
-	if ((rc = tcp_info_get(s, &ti)) < 0)
-		return rc;
-	if (!TCP_INFO_HAS(rc, tcpi_flags7))	/* window scales in byte 6 */
+	if (!si->scales)
 		return -EIO;
 	e->tcpi_state = st;
-	e->tcpi_options = ti.tcpi_options;
-	e->snd_ws = ti.tcpi_snd_wscale;
-	e->rcv_ws = ti.tcpi_rcv_wscale;
+	e->tcpi_options = si->options;
+	e->snd_ws = si->snd_ws;
+	e->rcv_ws = si->rcv_ws;
 	if ((rc = tcpm_get_u32(s, TCP_MAXSEG, &mss)))
 		return rc;
 	e->mss = mss;
-	if (ti.tcpi_options & TCPI_OPT_TIMESTAMPS) {
+	if (si->options & TCPI_OPT_TIMESTAMPS) {
 		if ((rc = tcpm_get_u32(s, TCP_TIMESTAMP, &e->timestamp)))
 			return rc;
 		tcpm_ts_freeze(conn, e->timestamp,
-			       ti.tcpi_options & TCPM_TCPI_OPT_USEC_TS);
+			       si->options & TCPM_TCPI_OPT_USEC_TS);
 	}
 	if ((rc = tcpm_get_window(s, &w)))
 		return rc;
@@ -321,7 +343,7 @@ static int tcpm_dump(const struct tcp_conn *conn, uint8_t st,
 	e->max_window = w.max_window;
 	e->rcv_wnd = w.rcv_wnd;
 	e->rcv_wup = w.rcv_wup;
-	if (tcpm_fin_rcvd(st) || ti.tcpi_state == TCPM_TCP_CLOSE) {
+	if (tcpm_fin_rcvd(st) || si->state == TCPM_TCP_CLOSE) {
 		e->rcv_wup--;
 		e->rcv_wnd++;
 	}
@@ -343,7 +365,7 @@ static int tcpm_dump(const struct tcp_conn *conn, uint8_t st,
 	 * FIN, as upstream writes it: the target queues the FIN again at
 	 * seq_snd - 1
 	 */
-	if (tcpm_fin_sent(ti.tcpi_state) && e->sndq) {
+	if (tcpm_fin_sent(si->state) && e->sndq) {
 		e->sndq--;
 		if (e->notsent)
 			e->notsent--;
@@ -442,6 +464,7 @@ void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 {
 	unsigned i, span = flow_span(), n = 0, k, nowed, owed = 0;
 	const struct tcp_rst_owed *ow;
+	struct tcpm_info *si;
 	uint64_t t = now_ns();
 	unsigned us_basic;
 	uint8_t *st;
@@ -457,9 +480,11 @@ void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 		     owed);
 	st = calloc(n ? n : 1, sizeof(*st));
 	fin = calloc(n ? n : 1, sizeof(*fin));
-	if (!st || !fin) {
+	si = calloc(n ? n : 1, sizeof(*si));
+	if (!st || !fin || !si) {
 		free(st);
 		free(fin);
+		free(si);
 		b->err = -ENOMEM;
 		return;
 	}
@@ -471,7 +496,7 @@ void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 
 		if (!tcpm_is_held(conn))
 			continue;
-		st[k] = tcpm_sock_state(conn->sock, &fin[k]);
+		st[k] = tcpm_sock_state(conn->sock, &fin[k], &si[k]);
 		if (st[k] == MIG_TCP_SKIP)
 			warn("TCP flow %u: the connection is gone (reset or "
 			     "timed out), the target will reset it", i);
@@ -495,7 +520,8 @@ void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 		if (!tcpm_is_held(conn))
 			continue;
 		if (st[k] != MIG_TCP_SKIP) {
-			rc = tcpm_dump(conn, st[k], &e, &sndq, &rcvq);
+			rc = tcpm_dump(conn, st[k], &si[k], &e, &sndq,
+				       &rcvq);
 			if (rc)
 				warn("TCP flow %u: can't dump the socket (%s), "
 				     "the target will reset it", i,
@@ -515,6 +541,7 @@ void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 	}
 	free(st);
 	free(fin);
+	free(si);
 	tcpm_write_owed(c, b, true);
 	debug("Migration: %u connection(s) dumped: %u us states and basic "
 	      "records, %u us sockets", n, us_basic, tcpm_lap(&t));

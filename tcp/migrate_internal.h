@@ -33,6 +33,13 @@ struct tcpm_window {
 /* Linux TCP states we look at beyond the migrated ones (tcpi_state) */
 #define TCPM_TCP_CLOSE	7
 
+/* Sockets per helper request where the daemon works on one chunk while
+ * the helper takes the next (struct repair_pipe, migrate/repair.h): small
+ * enough for the two to overlap, large enough that the round trips, some
+ * tens of microseconds each, don't count
+ */
+#define TCPM_PIPE_CHUNK	128
+
 /* Largest piece written into a queue in one call (halved on ENOBUFS) */
 #define TCPM_CHUNK	(64 * 1024)
 #define TCPM_CHUNK_MIN	1024
@@ -75,7 +82,7 @@ void tcpm_rto_cap(int s, bool on);
 int tcpm_filter_attach(int s);
 bool tcpm_filtered(int s);
 void tcpm_filter_detach(int s);
-int tcpm_deaf(int s, bool on);
+int tcpm_deaf(int s, int family, bool on);
 int tcpm_queue(int s, int q);
 int tcpm_get_u32(int s, int opt, uint32_t *v);
 int tcpm_get_window(int s, struct tcpm_window *w);

@@ -13,14 +13,15 @@
  *     so that a peer's SYN is sent again until it reaches the target. A
  *     connection accepted here could only be reset.
  *  1. every ESTABLISHED connection is taken out of the loop, and made
- *     deaf: a socket filter that drops every incoming segment (by us, or,
- *     on kernels that want CAP_NET_ADMIN for that, by passt-repair with
- *     TCP_REPAIR; SO_GET_FILTER tells which one we have), and IP_MINTTL
- *     (IPV6_MINHOPCOUNT) 255, which any process may set and which drops
- *     every segment that crossed a router or came from a host with the
- *     usual initial TTL. From then on the kernel neither ACKs what the
- *     peer sends (a socket in repair mode would) nor answers it with a
- *     RST: the peer retransmits until the fabric delivers to the target.
+ *     deaf: IP_MINTTL (IPV6_MINHOPCOUNT) 255, which any process may set
+ *     and which drops every segment that crossed a router or came from a
+ *     host with the usual initial TTL, and, with repair mode (step 2), a
+ *     socket filter that drops every incoming segment (by passt-repair,
+ *     which attaches it to a deaf socket with TCP_REPAIR, or by us where
+ *     it didn't and the kernel lets us; SO_GET_FILTER tells). From then
+ *     on the kernel neither ACKs what the peer sends (a socket in repair
+ *     mode would) nor answers it with a RST: the peer retransmits until
+ *     the fabric delivers to the target.
  *     The flow is marked TCP_F_MIGRATED. An event already queued for it
  *     is ignored (tcp.c).
  *  2. TCP_REPAIR goes on for all of them (migrate/repair.c). A socket that
@@ -210,24 +211,24 @@ static bool tcpm_ack_owed(int s)
 	struct tcp_info_k ti;
 	struct tcpm_window w;
 	uint32_t rcv_nxt;
-	bool owed;
-	int n = tcp_info_get(s, &ti);
+	int n;
 
-	if (n < 0 || !TCP_INFO_HAS(n, tcpi_state) ||
-	    ti.tcpi_state != TCP_ESTABLISHED)
-		return false;
-	if (tcpm_queue(s, TCPM_QUEUE_RECV))
-		return true;
 	/* The queue stays selected: the dump selects its own, and repair
 	 * mode on again (tcpm_flush_acks()) selects none
 	 */
-	owed = tcpm_get_u32(s, TCP_QUEUE_SEQ, &rcv_nxt) ||
-	       tcpm_get_window(s, &w) || w.rcv_wup != rcv_nxt;
-	return owed;
+	if (!tcpm_queue(s, TCPM_QUEUE_RECV) &&
+	    !tcpm_get_u32(s, TCP_QUEUE_SEQ, &rcv_nxt) &&
+	    !tcpm_get_window(s, &w) && w.rcv_wup == rcv_nxt)
+		return false;
+	/* The state last, for the few that may owe one */
+	n = tcp_info_get(s, &ti);
+	return n >= 0 && TCP_INFO_HAS(n, tcpi_state) &&
+	       ti.tcpi_state == TCP_ESTABLISHED;
 }
 
 /*
- * Held sockets in repair mode may still owe their peer a delayed ACK, and
+ * Held sockets in repair mode (@fds, those tcpm_ack_owed() found owing in
+ * a first look) may still owe their peer a delayed ACK, and
  * the kernel's timer sends it (pure ACKs don't look at repair mode) up to
  * 200 ms later: from the source, after the migration, advancing the peer's
  * snd_una. So those sockets leave repair mode once and go back in it:
@@ -244,14 +245,16 @@ static bool tcpm_ack_owed(int s)
 static int tcpm_flush_acks(struct ctx *c, int *fds, unsigned n,
 			   bool refilter)
 {
-	unsigned i, k, round;
+	unsigned i, k = n, round;
 	int rc;
 
 	for (round = 0; round < 3; round++) {
-		for (i = 0, k = 0; i < n; i++) {
+		for (i = 0, k = 0; round && i < n; i++) {
 			if (tcpm_ack_owed(fds[i]))
 				fds[k++] = fds[i];
 		}
+		if (!round)
+			k = n;
 		if (!k)
 			return 0;
 		debug("Migration: %u held connection(s) owe an ACK, clearing "
@@ -318,7 +321,7 @@ static unsigned tcpm_held_fds(int *fds, unsigned max)
 static void tcpm_unhold(struct ctx *c, struct tcp_conn *conn)
 {
 	tcpm_filter_detach(conn->sock);
-	tcpm_deaf(conn->sock, false);
+	tcpm_deaf(conn->sock, AF_UNSPEC, false);
 	if (tcp_peek_offset_ok) {
 		int po = (int)(conn->seq_to_guest - conn->seq_acked);
 
@@ -460,10 +463,10 @@ void tcp_migrate_listen(struct ctx *c, bool on)
 		ref = FWD_REF(sockaddr_port(&sa), sa.sa.sa_family);
 		if (on) {
 			tcpm_filter_detach(fds[i]);
-			tcpm_deaf(fds[i], false);
+			tcpm_deaf(fds[i], sa.sa.sa_family, false);
 		} else {
 			tcpm_filter_attach(fds[i]);
-			tcpm_deaf(fds[i], true);
+			tcpm_deaf(fds[i], sa.sa.sa_family, true);
 		}
 		loop_mod(c, fds[i], on ? EPOLLIN : 0,
 			 loop_ref(REF_TCP_LISTEN, ref, (uint32_t)fds[i]));
@@ -501,9 +504,11 @@ bool tcp_migrate_listen_paused(void)
  */
 int tcp_migrate_source_hold(struct ctx *c)
 {
-	unsigned i, span = flow_span(), n, held = 0, unfiltered = 0;
+	unsigned i, span = flow_span(), n, held = 0, unfiltered = 0, nowed = 0;
 	unsigned us_prep, us_on, us_flush;
-	int *fds, rc, attach_err = 0, one = 1;
+	int *fds, *owed, rc, attach_err = 0, one = 1;
+	bool helper_filter = false;
+	struct repair_pipe rp;
 	uint64_t t = now_ns();
 
 	/* Restored here by the last migration, poked still: no more */
@@ -517,14 +522,8 @@ int tcp_migrate_source_hold(struct ctx *c)
 		/* The queue must start at seq_acked: ACKed bytes go first */
 		if (tcp_sock_sync(c, conn))
 			continue;
-		/* Some kernels want CAP_NET_ADMIN for any socket filter:
-		 * then our passt-repair attaches it with TCP_REPAIR (checked
-		 * below), and the TTL limit works anyway. Refused once, it
-		 * will be for the others too
-		 */
-		if (!attach_err && (rc = tcpm_filter_attach(conn->sock)))
-			attach_err = -rc;
-		tcpm_deaf(conn->sock, true);
+		/* The drop-all filter comes with repair mode (below) */
+		tcpm_deaf(conn->sock, AF_UNSPEC, true);
 		/* A delayed ACK still owed, sent now, while the socket may
 		 * send it (deaf, nothing new arrives after it): the kernel
 		 * does that for a socket whose receive queue is empty (the
@@ -553,36 +552,71 @@ int tcp_migrate_source_hold(struct ctx *c)
 
 	us_prep = tcpm_lap(&t);
 	fds = calloc(held, sizeof(*fds));
-	if (!fds) {
+	owed = calloc(held, sizeof(*owed));
+	if (!fds || !owed) {
+		free(fds);
+		free(owed);
 		rc = -ENOMEM;
 		goto rollback;
 	}
 	n = tcpm_held_fds(fds, held);
-	rc = repair_set(c, fds, n, REPAIR_ON);
-	us_on = tcpm_lap(&t);
-	if (!rc) {
-		rc = tcpm_flush_acks(c, fds, n, !attach_err);
-		n = tcpm_held_fds(fds, held);
+	/* Repair on, a chunk at a time: the ACKs owed are looked for in each
+	 * chunk while the helper takes the next one (struct repair_pipe)
+	 */
+	rc = 0;
+	repair_pipe_start(c, &rp, fds, n, REPAIR_ON, TCPM_PIPE_CHUNK);
+	for (i = 0; i < n; i++) {
+		if (!repair_pipe_ready(c, &rp, i)) {
+			rc = -EIO;
+			break;
+		}
+		if (tcpm_ack_owed(fds[i]))
+			owed[nowed++] = fds[i];
 	}
+	repair_pipe_ready(c, &rp, n);	/* all answered: nothing in flight */
+	/* Our passt-repair attaches the drop-all filter to each deaf socket
+	 * it puts in repair mode, on all or on none (upstream's never does):
+	 * the last one tells. Where it didn't, we attach ours, if the kernel
+	 * lets us (some want CAP_NET_ADMIN for any socket filter: refused
+	 * once, it will be for the others too). Not before: a filter is a
+	 * program the kernel compiles for each socket, milliseconds at a
+	 * thousand, twice if the helper then replaces it; and nothing is
+	 * lost meanwhile: the sockets are deaf by their TTL limit, and
+	 * whatever still arrives before the dump goes with the state
+	 */
+	if (!rc && n) {
+		helper_filter = tcpm_filtered(fds[n - 1]);
+		for (i = 0; !helper_filter && !attach_err && i < n; i++) {
+			if ((rc = tcpm_filter_attach(fds[i])))
+				attach_err = -rc;
+		}
+		rc = 0;
+	}
+	us_on = tcpm_lap(&t);
+	if (!rc && nowed)
+		rc = tcpm_flush_acks(c, owed, nowed,
+				     !helper_filter && !attach_err);
 	us_flush = tcpm_lap(&t);
 	if (rc) {
 		/* Some may be in repair mode: take them out silently */
 		repair_set(c, fds, n, REPAIR_OFF_NO_WP);
 		free(fds);
+		free(owed);
 		goto rollback;
 	}
-	/* Who attached the filter: we did, on each, unless refused, which
-	 * stops us at the first one refused (the last has none of ours
-	 * then); the helper does it on all or on none (upstream's never
-	 * does). So the last one tells: not a look at each in the downtime
+	/* Without the helper's, we attached ours on each, unless refused,
+	 * which stopped us at the first one refused (the last has none of
+	 * ours then). So the last one tells: not a look at each
 	 */
 	if (attach_err && n && !tcpm_filtered(fds[n - 1]))
 		unfiltered = n;
 	free(fds);
+	free(owed);
 	tcpm_shut_window();
 	debug("Migration: held %u connection(s): %u us out of the loop and "
-	      "deaf, %u us repair on, %u us ACKs owed, %u us windows shut",
-	      held, us_prep, us_on, us_flush, tcpm_lap(&t));
+	      "deaf, %u us repair on (%u ACK(s) owed), %u us ACKs owed, %u us "
+	      "windows shut", held, us_prep, us_on, nowed, us_flush,
+	      tcpm_lap(&t));
 	if (unfiltered) {
 		info("Migration: holding %u of %u connection(s) without the "
 		     "drop-all filter (%s%s), deaf by their TTL limit alone",
@@ -590,9 +624,9 @@ int tcp_migrate_source_hold(struct ctx *c)
 		     attach_err ? strerror(attach_err) : "not attached",
 		     attach_err ? ", and the repair helper didn't attach it"
 				: "");
-	} else if (attach_err) {
+	} else if (helper_filter) {
 		info("Migration: the repair helper attached the drop-all "
-		     "filter (we can't: %s)", strerror(attach_err));
+		     "filter");
 	}
 	return (int)held;
 

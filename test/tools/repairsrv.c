@@ -2,7 +2,7 @@
 /*
  * repairsrv.c - the daemon's side of the passt-repair protocol, for tests.
  *
- * Usage: repairsrv [-n N] [-t SECS] [-d MS] [-w FILE] [-m MODE] PATH
+ * Usage: repairsrv [-n N] [-t SECS] [-d MS] [-w FILE] [-m MODE] [-b] PATH
  *
  * Listens on the UNIX socket PATH (mode 0666, so that an unprivileged
  * helper can connect too), optionally waiting -d MS milliseconds between
@@ -31,6 +31,15 @@
  *   pipe       command 1 with a pipe: expect the close
  *   expect-fail  ON for all N sockets in one batch (N <= 253): expect the
  *              close (a helper without CAP_NET_ADMIN), no socket in repair
+ *   filter     the drop-all filter: of N sockets (N <= 252, even), the
+ *              first of each connected pair made deaf (IP_MINTTL 255), its
+ *              peer sending with TTL 255, which that limit lets through;
+ *              ON for all in one batch: each deaf socket must have a
+ *              filter, the others none, and what its peer sends must be
+ *              dropped: retransmitted, never queued. With -b, the filter
+ *              must be the helper's shared eBPF program (SO_GET_FILTER
+ *              can't read it back: EACCES). Then OFF: no filter left, and
+ *              the peer's data arrives
  *
  * With -w FILE, repairsrv keeps the connection open once MODE is done
  * (saying "repairsrv: waiting") until FILE exists, so that a test can look
@@ -54,6 +63,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -67,7 +77,7 @@
 #define MAX_BATCH 253
 #define MAX_SOCKS 2048
 #define USAGE "usage: repairsrv [-n N] [-t SECS] [-d MS] [-w FILE] " \
-	      "[-m MODE] PATH"
+	      "[-m MODE] [-b] PATH"
 
 static int timeout_ms = 10000;
 
@@ -205,6 +215,132 @@ static void no_filter(int fd, const char *what)
 		    what, (unsigned)len);
 }
 
+/*
+ * filter_kind() - the filter on @fd: 0 none, 1 classic, 2 eBPF (which
+ * SO_GET_FILTER can't read back)
+ */
+static int filter_kind(int fd, const char *what)
+{
+	socklen_t len = 0;
+
+	if (!getsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, NULL, &len))
+		return len ? 1 : 0;
+	if (errno == EACCES)
+		return 2;
+	die(1, "%s: SO_GET_FILTER: %s", what, strerror(errno));
+	return -1;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* sockopt_int() - an integer socket option of @fd */
+static int sockopt_int(int fd, int level, int opt)
+{
+	socklen_t len = sizeof(int);
+	int v = 0;
+
+	if (getsockopt(fd, level, opt, &v, &len))
+		die(2, "getsockopt(%d, %d): %s", level, opt, strerror(errno));
+	return v;
+}
+
+/*
+ * run_filter() - the drop-all filter on deaf sockets (see "filter" at the
+ * top); @bpf: it must be the shared eBPF program
+ */
+static void run_filter(int s, int *fds, int n, int bpf)
+{
+	int deaf[MAX_BATCH], peer[MAX_BATCH], ttl = 255, i, r, v;
+	struct tcp_info ti;
+	socklen_t sl;
+	long end;
+
+	if (n % 2 || n > MAX_BATCH - 1)
+		die(2, "filter: an even N, at most %d", MAX_BATCH - 1);
+	make_socks(fds, n);
+	for (i = 0; i < n; i += 2) {
+		if (setsockopt(fds[i], IPPROTO_IP, IP_MINTTL, &ttl,
+			       sizeof(ttl)) ||
+		    setsockopt(fds[i + 1], IPPROTO_IP, IP_TTL, &ttl,
+			       sizeof(ttl)))
+			die(2, "IP_MINTTL, IP_TTL: %s", strerror(errno));
+	}
+	send_cmd(s, 1, fds, n);
+	if ((r = recv_echo(s)) != 1)
+		die(1, "filter: ON: reply %d", r);
+	check_all(fds, n, 1, "filter: ON");
+	for (i = 0; i < n; i++) {
+		int k = filter_kind(fds[i], "filter: ON");
+
+		if (i % 2 && k)
+			die(1, "filter: socket %d, not deaf, has a filter", i);
+		if (!(i % 2) && (!k || (bpf && k != 2)))
+			die(1, "filter: deaf socket %d has %s", i,
+			    !k ? "no filter" : "a classic filter, not the "
+						"shared eBPF program");
+		if (i % 2)
+			peer[i / 2] = fds[i];
+		else
+			deaf[i / 2] = fds[i];
+	}
+	/* The peers leave repair mode to send */
+	send_cmd(s, 0, peer, n / 2);
+	if ((r = recv_echo(s)) != 0)
+		die(1, "filter: OFF for the peers: reply %d", r);
+	check_all(peer, n / 2, 0, "filter: OFF for the peers");
+
+	/* The peers send: each segment must reach the socket (TTL 255) and
+	 * be dropped by the filter: sent again, and never queued
+	 */
+	for (i = 0; i < n; i += 2) {
+		if (send(fds[i + 1], "x", 1, MSG_DONTWAIT) != 1)
+			die(2, "filter: send: %s", strerror(errno));
+	}
+	end = now_ms() + timeout_ms;
+	for (i = 0; i < n; i += 2) {
+		do {
+			sl = sizeof(ti);
+			if (getsockopt(fds[i + 1], IPPROTO_TCP, TCP_INFO, &ti,
+				       &sl))
+				die(2, "TCP_INFO: %s", strerror(errno));
+			if (now_ms() > end)
+				die(1, "filter: peer %d never sent again", i);
+			if (!ti.tcpi_total_retrans)
+				poll(NULL, 0, 20);
+		} while (!ti.tcpi_total_retrans);
+		if ((v = sockopt_int(fds[i], SOL_SOCKET, SO_ERROR)) ||
+		    ioctl(fds[i], FIONREAD, &v) || v)
+			die(1, "filter: socket %d took %d byte(s) its filter "
+			    "should have dropped", i, v);
+	}
+	fprintf(stderr, "repairsrv: filter: %d deaf socket(s) with %s "
+		"filter, dropping\n", n / 2, bpf ? "the eBPF" : "a");
+
+	send_cmd(s, 0, deaf, n / 2);
+	if ((r = recv_echo(s)) != 0)
+		die(1, "filter: OFF: reply %d", r);
+	check_all(fds, n, 0, "filter: OFF");
+	for (i = 0; i < n; i++)
+		no_filter(fds[i], "filter: OFF");
+	for (i = 0; i < n; i += 2) {
+		do {
+			if (ioctl(fds[i], FIONREAD, &v))
+				die(2, "FIONREAD: %s", strerror(errno));
+			if (now_ms() > end + timeout_ms)
+				die(1, "filter: socket %d: nothing after OFF",
+				    i);
+			if (!v)
+				poll(NULL, 0, 20);
+		} while (!v);
+	}
+}
+
 /* expect_close() - the helper must close without echoing */
 static void expect_close(int s, const char *what)
 {
@@ -244,10 +380,10 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	const char *mode = "cycle", *wait_file = NULL;
-	int n = 600, delay = 0, opt, l, s;
+	int n = 600, delay = 0, opt, l, s, bpf = 0;
 	static int fds[MAX_SOCKS];
 
-	while ((opt = getopt(argc, argv, "n:t:d:w:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:d:w:m:b")) != -1) {
 		switch (opt) {
 		case 'n':
 			n = atoi(optarg);
@@ -260,6 +396,9 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			mode = optarg;
+			break;
+		case 'b':
+			bpf = 1;
 			break;
 		case 'w':
 			wait_file = optarg;
@@ -301,6 +440,8 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "cycle")) {
 		make_socks(fds, n);
 		run_cycle(s, fds, n);
+	} else if (!strcmp(mode, "filter")) {
+		run_filter(s, fds, n, bpf);
 	} else if (!strcmp(mode, "reset")) {
 		struct pollfd p = { .fd = s, .events = POLLIN };
 

@@ -8,7 +8,10 @@
 # unknown command, no descriptors) end the helper with an error, and so
 # does a descriptor that isn't a TCP socket (UDP, UNIX, a pipe), before
 # anything is done to any socket of the request (TCP, UDP, TCP: neither
-# TCP socket gets repair mode or the drop filter); a close or a reset from
+# TCP socket gets repair mode or the drop filter); the drop filter goes on
+# deaf sockets only (IP_MINTTL 255), drops what reaches them, is the
+# helper's one eBPF program when it could load it, and goes at "off"
+# (repairsrv -m filter); a close or a reset from
 # the server ends it with status 0; without CAP_NET_ADMIN it fails with
 # EPERM; a running helper has no_new_privs, a seccomp filter, and
 # CAP_NET_ADMIN only once connected (CAP_DAC_OVERRIDE too before that, to
@@ -122,6 +125,21 @@ srv_wait_ok cycle
 expect_ok cycle
 grep -q 'command -1: 600 sockets, 4 batches, ok' "$T/cycle.srv.err" ||
 	fail "cycle: $(cat "$T/cycle.srv.err")"
+
+# ---- the drop-all filter: on deaf sockets only (IP_MINTTL 255), dropping
+# what their peers send with TTL 255; the shared eBPF program where the
+# helper could load it (CAP_BPF or CAP_SYS_ADMIN at its start); gone at OFF
+capeff=$((0x$(status_field $$ CapEff)))
+bpf="" kind=a
+[ $(((capeff >> 39) & 1 | (capeff >> 21) & 1)) -eq 0 ] ||
+	bpf=-b kind="the eBPF"
+# shellcheck disable=SC2086
+srv_start filter -m filter -n 200 $bpf "$S/f.repair"
+helper_run filter "$S/f.repair"
+srv_wait_ok filter
+expect_ok filter
+grep -q "filter: 100 deaf socket(s) with $kind filter, dropping" \
+	"$T/filter.srv.err" || fail "filter: $(cat "$T/filter.srv.err")"
 
 # ---- the server resets the connection (echo left unread): status 0
 srv_start reset -m reset "$S/r.repair"
