@@ -347,8 +347,9 @@ mig_daemon_start() {
 # mig_daemon_stop PID: SIGTERM, then wait (SIGKILL after 5 s); no checks:
 # a migration source may have exited by itself already
 mig_daemon_stop() {
+	alive "$1" || return 0
 	kill -TERM "$1" 2>/dev/null || return 0
-	wait_for "! alive $1" 5 || kill -KILL "$1" 2>/dev/null
+	wait_for "! alive $1" 5 || kill_own KILL "$1"
 	wait "$1" 2>/dev/null || :
 }
 
@@ -797,7 +798,7 @@ mig_streams_verify() {
 		trap 'kill $! 2>/dev/null; exit 0' TERM
 		sleep "${MIG_VERIFY_TIMEOUT:-60}" &
 		wait $!
-		kill -KILL $_mvpids
+		kill_own KILL $_mvpids
 	) >/dev/null 2>&1 &
 	_mvwd=$!
 	: >"$T/verify.st"
@@ -933,8 +934,8 @@ mig_cap_start() {
 
 # mig_cap_stop PID: stop a capture, wait for it to flush
 mig_cap_stop() {
-	kill -INT "$1" 2>/dev/null || :
-	wait_for "! alive $1" 10 || kill -KILL "$1" 2>/dev/null
+	kill_own INT "$1"
+	wait_for "! alive $1" 10 || kill_own KILL "$1"
 	wait "$1" 2>/dev/null || :
 }
 
@@ -987,8 +988,9 @@ mig_rx_now() {
 # mig_stop PID: SIGTERM to a daemon of ours, wait up to 30 s (a sanitizer
 # build on a loaded machine is slow to exit), then SIGKILL; no checks
 mig_stop() {
+	alive "$1" || return 0
 	kill -TERM "$1" 2>/dev/null || return 0
-	wait_for "! alive $1" 30 >/dev/null 2>&1 || kill -KILL "$1" 2>/dev/null || :
+	wait_for "! alive $1" 30 >/dev/null 2>&1 || kill_own KILL "$1"
 	wait "$1" 2>/dev/null || :
 }
 

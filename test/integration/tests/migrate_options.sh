@@ -64,7 +64,7 @@ wait_for "[ \$(mig_rsts $SRC) -gt $rst0 ]" 15 ||
 log "1: --migrate-no-linger: sockets closed at once, SRC sent $(($(mig_rsts "$SRC") - rst0)) RST(s) to the peer (the old behaviour)"
 alive "$a_pid" || fail "1: the --migrate-no-linger source exited"
 mig_fabric_to dst
-eval "kill \$SL_nl \$SC_nl" 2>/dev/null || :
+eval "kill_own TERM \$SL_nl \$SC_nl"
 mig_stop "$a_pid"
 wait "$a_pid" 2>/dev/null || :
 sanitizer_check "$a_log"
