@@ -232,13 +232,39 @@ mig_setup() {
 	mig_fabric_to src
 	mkfifo "$MIG_FIFO" "$T/fabric.fifo"
 	: >"$MIG_DONE"
-	# MIG_CAPTURE_ALL=1: every TCP segment through the fabric, the whole
-	# test long ($T/fabric-all.pcap, with PT_KEEP=1), to look into one
+	# MIG_CAPTURE_ALL=1: every TCP segment through the fabric (both
+	# pods' links) and on the guest's side (tap0), the whole test long
+	# ($T/fabric-all.pcap, $T/guest-all.pcap; keep them with PT_KEEP=1
+	# or PT_KEEP=fail), to look into one
 	if [ "${MIG_CAPTURE_ALL:-0}" = 1 ]; then
-		ip netns exec "$FABRIC" tcpdump -U -n -s 96 -i any \
-			-w "$T/fabric-all.pcap" tcp >"$T/fabric-all.log" 2>&1 &
-		track $!
+		for _n in fabric guest; do
+			_cns=$FABRIC
+			[ "$_n" = fabric ] || _cns=$GUEST
+			ip netns exec "$_cns" tcpdump -U -n -s 128 -i any \
+				-w "$T/$_n-all.pcap" tcp >"$T/$_n-all.cap" 2>&1 &
+			track $!
+			wait_for "grep -q 'listening on' '$T/$_n-all.cap'" 30 ||
+				fail "tcpdump in $_cns: $(cat "$T/$_n-all.cap")"
+		done
 	fi
+	# MIG_SS_EVERY=MS: every MS ms, "ss -tinH state all" of the guest,
+	# both pods and the fabric, into $T/ss-all.txt, the whole test long
+	[ -z "${MIG_SS_EVERY:-}" ] || mig_ss_sample "$MIG_SS_EVERY"
+}
+
+# mig_ss_sample MS: the sampler of MIG_SS_EVERY (in the background)
+mig_ss_sample() {
+	(
+		_mss=$(awk "BEGIN { print $1 / 1000 }")
+		while :; do
+			for _n in "$GUEST" "$SRC" "$DST" "$FABRIC"; do
+				echo "@$(date +%T.%N) $_n"
+				ip netns exec "$_n" ss -tinH state all 2>&1
+			done
+			sleep "$_mss"
+		done
+	) >>"$T/ss-all.txt" 2>&1 &
+	track $!
 }
 
 # mig_peer_ttl TTL: the peer's namespace (FABRIC) sends with TTL (and IPv6
