@@ -1097,3 +1097,127 @@ mig_trace_wait() {
 	wait_for "[ \$(mig_trace_moved '$1' '$2' '$3' | awk '\$3 >= 0' |
 		  wc -l) -ge $4 ]" "$5"
 }
+
+# ---- the streams' progress watchdog (issue 54) ----
+#
+# A stream through a migration pauses for the cut-over (the device
+# stopped, the state moved, the fabric switched: about a second) and for
+# nothing else. mig_watch fails the test when one gets nothing for
+# MIG_STALL_MS (default 3000: the longest cut-over these tests make, W=1 s,
+# plus the sender's retransmission timer), and says where it stopped.
+
+MIG_STALL_MS=${MIG_STALL_MS:-3000}
+MIG_T0=$(now_ms)
+
+# mig_guest_daemon PID LOG: the daemon that runs the guest from now on
+# (mig_stalled has it log its connections)
+mig_guest_daemon() {
+	echo "$1 $2" >"$T/guest.daemon.tmp"
+	mv "$T/guest.daemon.tmp" "$T/guest.daemon"
+}
+
+# mig_stalled WHAT: where the streams stand when they stopped (WHAT says
+# when), into $T/stall.log: the guest's, the pods' and the fabric's
+# sockets (ss -tinm), and the daemon that runs the guest (mig_guest_daemon)
+# logs its connections (SIGUSR1: at debug level, MIG_DAEMON_OPTS=--debug,
+# each one's window and flight)
+mig_stalled() {
+	{
+		echo "==== streams stopped ($1) at $(date +%T.%N)"
+		for _sn in "$GUEST" "$SRC" "$DST" "$FABRIC"; do
+			echo "== ss -tinm in $_sn"
+			ip netns exec "$_sn" ss -tinm
+		done
+	} >>"$T/stall.log" 2>&1
+	[ -s "$T/guest.daemon" ] || return 0
+	read -r _gp _gl <"$T/guest.daemon"
+	_sz=$(stat -c %s "$_gl")
+	kill_own USR1 "$_gp"
+	wait_for "[ \$(stat -c %s '$_gl') -gt $_sz ]" 5 || :
+}
+
+# mig_sender_sock NAME: what the sending socket of stream NAME waits for
+# (the guest's for an upload, the peer's for a download)
+mig_sender_sock() {
+	eval "_gsp=\$PORT_$1"
+	if [ "$(mig_tx "$1")" = c ]; then
+		ip netns exec "$GUEST" ss -tin "dport = :$_gsp"
+	else
+		ip netns exec "$FABRIC" ss -tin "sport = :$_gsp"
+	fi 2>/dev/null |
+		grep -oE '(rto|backoff|unacked|lost|snd_wnd|notsent|lastsnd|lastack):[0-9.]+' |
+		tr '\n' ' '
+}
+
+# mig_watch NAME...: in the background, until they end (or mig_watch_stop),
+# how much of each stream its receiver has, every 100 ms. Each one's
+# longest pause goes to $T/pause.NAME ("MS AT_MS", AT_MS from the test's
+# start), every pause of a second or more to $T/pauses.log; a pause over
+# MIG_STALL_MS is recorded (mig_stalled), described in $T/stall.msg, and
+# the test fails with it (SIGUSR2 to its shell, trapped here). Sets
+# MIG_WATCH_PID
+mig_watch() {
+	trap 'fail "a stream stopped: $(cat "$T/stall.msg")"' USR2
+	mig_watch_run "$$" "$@" &
+	MIG_WATCH_PID=$!
+	track "$MIG_WATCH_PID"
+}
+
+# mig_watch_stop: the watchdog ends (the streams it watched may stop now)
+mig_watch_stop() {
+	kill_own TERM "$MIG_WATCH_PID"
+	bg_wait "$MIG_WATCH_PID" 5 || :
+}
+
+# mig_watch_run SHELL NAME...: mig_watch's loop; SHELL is the test's
+mig_watch_run() {
+	local n l r e now p sh=$1
+	local -A rx since longest side
+	shift
+	for n in "$@"; do
+		side[$n]=$(mig_rx "$n")
+	done
+	while :; do
+		now=$(($(date +%s%N) / 1000000))
+		e=0
+		for n in "$@"; do
+			l=
+			read -r l <"$T/$n.${side[$n]}.prog" 2>/dev/null || :
+			case $l in
+			*end=running*) ;;
+			'') e=1; continue ;;	# not yet started
+			*) continue ;;		# ended
+			esac
+			e=1
+			r=${l#rx=}
+			r=${r%% *}
+			if [ "$r" != "${rx[$n]:-}" ]; then
+				p=$((now - ${since[$n]:-$now}))
+				[ "$p" -lt 1000 ] ||
+					echo "$n: $p ms from $((since[$n] - MIG_T0)) ms" >>"$T/pauses.log"
+				rx[$n]=$r since[$n]=$now
+				continue
+			fi
+			p=$((now - since[$n]))
+			if [ "$p" -gt "${longest[$n]:-0}" ]; then
+				longest[$n]=$p
+				echo "$p $((since[$n] - MIG_T0))" >"$T/pause.$n"
+			fi
+			[ "$p" -gt "$MIG_STALL_MS" ] || continue
+			mig_stalled "$n got nothing for $p ms"
+			echo "$n got nothing for $p ms, from $((since[$n] - MIG_T0)) ms on, at rx=$r; sender: $(cat "$T/$n.$(mig_tx "$n").prog"), its socket: $(mig_sender_sock "$n"); stall.log: where it stands" >"$T/stall.msg"
+			kill -USR2 "$sh"
+			return
+		done
+		[ "$e" = 1 ] || return 0
+		sleep 0.1
+	done
+}
+
+# mig_pauses NAME...: each stream's longest pause so far
+mig_pauses() {
+	for _pn in "$@"; do
+		read -r _pm _pa <"$T/pause.$_pn" 2>/dev/null || _pm=0 _pa=-
+		printf ' %s %s ms (at %s ms)' "$_pn" "$_pm" "$_pa"
+	done
+}

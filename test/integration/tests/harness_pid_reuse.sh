@@ -31,12 +31,15 @@ set -eu
 sleep 60 &
 old=$!
 track "$old"
+# Its start time (clock ticks after boot: the 22nd field)
+read -r l <"/proc/$old/stat"
+read -r -a f <<<"${l##*) }"
+t0=${f[19]}
 kill "$old"
 wait "$old" || :
 # Start times count in clock ticks (10 ms): let one go by, so that the
 # newcomer starts later than old did, as any process does that gets a pid
 # once the counter came round (builtins only: no process may start yet)
-read -r t0 <"$T/pids.d/$old"
 while :; do
 	read -r up _ </proc/uptime
 	[ "${up/./}" -le $((t0 + 2)) ] || break
