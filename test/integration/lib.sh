@@ -304,8 +304,17 @@ setup_ns() {
 		fail "set-up: HOST can't reach $PEER6"
 }
 
+# sock_listening NS PATH: a UNIX socket listens at PATH, in namespace NS.
+# The daemon binds its socket, then listens: in between (a moment, or much
+# longer on a loaded machine) the file is there, and a connect() is
+# refused. Clients retry (QEMU, vu-front -r, passt-repair); a test that
+# connects once waits for this first
+sock_listening() {
+	ip netns exec "$1" ss -xlH src "$2" 2>/dev/null | grep -q .
+}
+
 # passt_start [OPTION...]: start the daemon in HOST in the foreground,
-# with our socket and pid file, and wait for its socket
+# with our socket and pid file, and wait until its socket listens
 passt_start() {
 	# Not through ns(): $! must be the daemon (ip netns exec execs it),
 	# not a subshell running a function
@@ -318,7 +327,7 @@ passt_start() {
 		${PT_PASST_OPTS:-} >"$T/passt.out" 2>"$PASST_ERR" &
 	PASST_PID=$!
 	track "$PASST_PID"
-	if ! wait_for "[ -S '$SOCK' ] || ! alive $PASST_PID" 10 ||
+	if ! wait_for "sock_listening $HOST '$SOCK' || ! alive $PASST_PID" 10 ||
 	   ! alive "$PASST_PID"; then
 		fail "daemon did not start (pid $PASST_PID): $(cat "$PASST_ERR")"
 	fi
