@@ -375,12 +375,7 @@ config() {
 
 # killall_tracked: what a failed configuration left running
 killall_tracked() {
-	local k_p
-	[ -f "$T/pids" ] || return 0
-	while read -r k_p; do
-		alive "$k_p" && kill -KILL "$k_p" 2>/dev/null
-	done <"$T/pids"
-	: >"$T/pids"
+	kill_tracked
 	rm -f "$SOCK" "$PIDFILE"
 }
 

@@ -16,7 +16,10 @@
 #   -b LIMITS  each round runs once for every value in LIMITS, with
 #              net.core.wmem_max and rmem_max set to it (212992 is
 #              Debian's default, the machine's 4194304); the values found
-#              at the start are put back at the end, however it ends
+#              at the start are put back at the end, however it ends. The
+#              migration tests set these limits themselves (212992 unless
+#              told otherwise): they are told LIMIT (MIG_WMEM_MAX and
+#              MIG_RMEM_MAX)
 #
 # Every round's output goes to a directory (printed first), with the logs
 # the runners keep for failed tests. The last lines are a table: each test
@@ -28,7 +31,11 @@
 # TCP transfers' progress watchdog, test/integration/lib.sh: 1000 to catch
 # any stall over a second), PT_PASST_OPTS=--trace (the daemon's trace in
 # its log), PT_KEEP=fail (keep a failed test's directory: the daemon's
-# whole log, stall.log).
+# whole log, stall.log). The migration tests' (migrate-lib.sh):
+# MIG_DAEMON_OPTS=--debug (every daemon's log at debug level),
+# MIG_CAPTURE_ALL=1 (every TCP segment on the guest's and the fabric's
+# side, in pcap files), MIG_SS_EVERY=MS (every namespace's sockets, ss
+# -tin, every MS ms).
 #
 # Not in make check: N rounds take N times as long (make flakes N=10).
 set -eu
@@ -99,9 +106,13 @@ for r in $(seq "$N"); do
 			[ "$suite" = "$s" ] ||
 				tests=$(echo "${s#*:}" | tr , ' ')
 			out=$OUT/$r-$lim-$suite.out
+			mig=
+			[ "$lim" = - ] ||
+				mig="MIG_WMEM_MAX=$lim MIG_RMEM_MAX=$lim"
 			set -m
-			make -s -C "$TOP" --no-print-directory "$suite" \
-				TESTS="$tests" >"$out" 2>&1 </dev/null &
+			# shellcheck disable=SC2086 # the assignments, if any
+			env $mig make -s -C "$TOP" --no-print-directory \
+				"$suite" TESTS="$tests" >"$out" 2>&1 </dev/null &
 			run=$!
 			set +m
 			wait "$run" || :

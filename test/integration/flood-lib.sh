@@ -138,7 +138,7 @@ flood_bounds() {
 # check) takes a while on a busy machine
 flood_stop() {
 	_t=$(now_ms)
-	kill -TERM "$PASST_PID" 2>/dev/null || :
+	kill_own TERM "$PASST_PID"
 	wait_for "! alive $PASST_PID" 60 || fail "daemon ignores SIGTERM"
 	log "daemon exited $(($(now_ms) - _t)) ms after SIGTERM"
 	passt_stop

@@ -107,16 +107,76 @@ wait_for() {
 	done
 }
 
-# alive PID: true if the process exists and is not a zombie
-alive() {
-	[ -r "/proc/$1/stat" ] || return 1
-	_st=$(sed 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
-	[ -n "$_st" ] && [ "$_st" != Z ]
+# A pid names a process only until it ends and is reaped: then the kernel
+# gives it to a later process, once its counter comes round (pid_max is
+# 32768 on these machines, and test suites running side by side fork
+# thousands of processes a minute). So a pid kept in a list is checked
+# before it is signalled: track records each process with its start time,
+# and alive, kill_tracked and the clean-up take a pid for the process
+# tracked with it only while the start time still matches. Without that,
+# a test's clean-up SIGKILLed whatever had come to use a pid of one of its
+# long-gone helpers: other tests' daemons, peers, front-ends, and the
+# test scripts themselves (issue 54: failures with no daemon warning, a
+# "Killed" line and a log cut short, status 137). What is left is the
+# instant between the check and the kill.
+
+# pid_stat PID: PID_STATE (state letter) and PID_START (start time, clock
+# ticks after boot) of process PID; returns 1 if there is none
+pid_stat() {
+	local _l _f
+	read -r _l 2>/dev/null <"/proc/$1/stat" || return 1
+	# The name, in parentheses, may hold spaces and parentheses itself
+	read -r -a _f <<<"${_l##*) }"
+	PID_STATE=${_f[0]:-} PID_START=${_f[19]:-}
+	[ -n "$PID_START" ]
 }
 
-# track PID: remember a process to kill at clean-up
+# alive PID: true if the process exists and is not a zombie, and, if PID
+# was tracked, is still the process tracked with it
+alive() {
+	local _t
+	pid_stat "$1" || return 1
+	[ "$PID_STATE" != Z ] || return 1
+	[ -e "$T/pids.d/$1" ] || return 0
+	read -r _t <"$T/pids.d/$1" || return 1
+	[ "$_t" = "$PID_START" ]
+}
+
+# track PID: remember a process (and its start time: "-" if it is gone
+# already) to kill at clean-up
 track() {
-	echo "$1" >>"$T/pids"
+	mkdir -p "$T/pids.d"
+	if pid_stat "$1"; then
+		echo "$PID_START" >"$T/pids.d/$1"
+	else
+		echo - >"$T/pids.d/$1"
+	fi
+}
+
+# kill_tracked: SIGKILL to every tracked process that still runs (alive),
+# and reap it if it is our child; the list is emptied
+kill_tracked() {
+	local _f _p
+	for _f in "$T"/pids.d/*; do
+		[ -e "$_f" ] || continue
+		_p=${_f##*/}
+		if alive "$_p"; then
+			# wait reaps our own children quietly ("Killed"
+			# otherwise)
+			{ kill -KILL "$_p" && wait "$_p"; } 2>/dev/null
+		fi
+		rm -f "$_f"
+	done
+}
+
+# kill_own SIGNAL PID...: SIGNAL to each PID that is still the process
+# started with it (alive), to none that a later process took
+kill_own() {
+	local _s=$1 _p
+	shift
+	for _p in "$@"; do
+		! alive "$_p" || kill "-$_s" "$_p" 2>/dev/null || :
+	done
 }
 
 # sanitizer_check FILE...: fail if a sanitizer reported anything
@@ -135,13 +195,7 @@ cleanup() {
 	_rc=$?
 	_cmd=${1:-}
 	set +e
-	if [ -f "$T/pids" ]; then
-		while read -r _pid; do
-			alive "$_pid" || continue
-			# wait reaps our own children quietly ("Killed" otherwise)
-			{ kill -KILL "$_pid" && wait "$_pid"; } 2>/dev/null
-		done <"$T/pids"
-	fi
+	kill_tracked
 	for _n in "$GUEST" "$HOST" "$ROUTER"; do
 		for _pid in $(ip netns pids "$_n" 2>/dev/null); do
 			kill -KILL "$_pid" 2>/dev/null
@@ -250,8 +304,17 @@ setup_ns() {
 		fail "set-up: HOST can't reach $PEER6"
 }
 
+# sock_listening NS PATH: a UNIX socket listens at PATH, in namespace NS.
+# The daemon binds its socket, then listens: in between (a moment, or much
+# longer on a loaded machine) the file is there, and a connect() is
+# refused. Clients retry (QEMU, vu-front -r, passt-repair); a test that
+# connects once waits for this first
+sock_listening() {
+	ip netns exec "$1" ss -xlH src "$2" 2>/dev/null | grep -q .
+}
+
 # passt_start [OPTION...]: start the daemon in HOST in the foreground,
-# with our socket and pid file, and wait for its socket
+# with our socket and pid file, and wait until its socket listens
 passt_start() {
 	# Not through ns(): $! must be the daemon (ip netns exec execs it),
 	# not a subshell running a function
@@ -264,7 +327,7 @@ passt_start() {
 		${PT_PASST_OPTS:-} >"$T/passt.out" 2>"$PASST_ERR" &
 	PASST_PID=$!
 	track "$PASST_PID"
-	if ! wait_for "[ -S '$SOCK' ] || ! alive $PASST_PID" 10 ||
+	if ! wait_for "sock_listening $HOST '$SOCK' || ! alive $PASST_PID" 10 ||
 	   ! alive "$PASST_PID"; then
 		fail "daemon did not start (pid $PASST_PID): $(cat "$PASST_ERR")"
 	fi
@@ -272,7 +335,7 @@ passt_start() {
 
 # passt_stop: SIGTERM, wait for the exit, check status, files, sanitizers
 passt_stop() {
-	kill -TERM "$PASST_PID" 2>/dev/null || :
+	kill_own TERM "$PASST_PID"
 	wait_for "! alive $PASST_PID" 10 || fail "daemon ignores SIGTERM"
 	_st=0
 	wait "$PASST_PID" || _st=$?
@@ -309,7 +372,7 @@ bridge_start() {
 
 # bridge_stop: SIGTERM to tapbridge, wait until it and tap0 are gone
 bridge_stop() {
-	kill -TERM "$BRIDGE_PID" 2>/dev/null || :
+	kill_own TERM "$BRIDGE_PID"
 	wait_for "! alive $BRIDGE_PID" 10 || fail "tapbridge ignores SIGTERM"
 	wait "$BRIDGE_PID" || :
 	wait_for "! ip -n $GUEST link show tap0" 5 || fail "tap0 still there"

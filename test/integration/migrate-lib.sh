@@ -232,13 +232,39 @@ mig_setup() {
 	mig_fabric_to src
 	mkfifo "$MIG_FIFO" "$T/fabric.fifo"
 	: >"$MIG_DONE"
-	# MIG_CAPTURE_ALL=1: every TCP segment through the fabric, the whole
-	# test long ($T/fabric-all.pcap, with PT_KEEP=1), to look into one
+	# MIG_CAPTURE_ALL=1: every TCP segment through the fabric (both
+	# pods' links) and on the guest's side (tap0), the whole test long
+	# ($T/fabric-all.pcap, $T/guest-all.pcap; keep them with PT_KEEP=1
+	# or PT_KEEP=fail), to look into one
 	if [ "${MIG_CAPTURE_ALL:-0}" = 1 ]; then
-		ip netns exec "$FABRIC" tcpdump -U -n -s 96 -i any \
-			-w "$T/fabric-all.pcap" tcp >"$T/fabric-all.log" 2>&1 &
-		track $!
+		for _n in fabric guest; do
+			_cns=$FABRIC
+			[ "$_n" = fabric ] || _cns=$GUEST
+			ip netns exec "$_cns" tcpdump -U -n -s 128 -i any \
+				-w "$T/$_n-all.pcap" tcp >"$T/$_n-all.cap" 2>&1 &
+			track $!
+			wait_for "grep -q 'listening on' '$T/$_n-all.cap'" 30 ||
+				fail "tcpdump in $_cns: $(cat "$T/$_n-all.cap")"
+		done
 	fi
+	# MIG_SS_EVERY=MS: every MS ms, "ss -tinH state all" of the guest,
+	# both pods and the fabric, into $T/ss-all.txt, the whole test long
+	[ -z "${MIG_SS_EVERY:-}" ] || mig_ss_sample "$MIG_SS_EVERY"
+}
+
+# mig_ss_sample MS: the sampler of MIG_SS_EVERY (in the background)
+mig_ss_sample() {
+	(
+		_mss=$(awk "BEGIN { print $1 / 1000 }")
+		while :; do
+			for _n in "$GUEST" "$SRC" "$DST" "$FABRIC"; do
+				echo "@$(date +%T.%N) $_n"
+				ip netns exec "$_n" ss -tinH state all 2>&1
+			done
+			sleep "$_mss"
+		done
+	) >>"$T/ss-all.txt" 2>&1 &
+	track $!
 }
 
 # mig_peer_ttl TTL: the peer's namespace (FABRIC) sends with TTL (and IPv6
@@ -313,7 +339,7 @@ mig_pod_bin() {
 MIG_DIRECT=${MIG_DIRECT:-0}
 
 # mig_daemon_start NS SOCK [OPTION...]: the daemon in pod NS in vhost-user
-# mode on SOCK (PASST_SRC or PASST_DST), waits for the socket. Sets
+# mode on SOCK (PASST_SRC or PASST_DST), waits until it listens. Sets
 # MIG_DPID (its pid) and MIG_DLOG (its stderr); the pid file is SOCK.pid
 mig_daemon_start() {
 	_ns=$1 _sock=$2
@@ -338,7 +364,7 @@ mig_daemon_start() {
 		MIG_DPID=$!
 	fi
 	track "$MIG_DPID"
-	if ! wait_for "[ -S '$_sock' ] || ! alive $MIG_DPID" 10 ||
+	if ! wait_for "sock_listening $_ns '$_sock' || ! alive $MIG_DPID" 10 ||
 	   ! alive "$MIG_DPID"; then
 		fail "daemon in $_ns did not start: $(tail -n 5 "$MIG_DLOG")"
 	fi
@@ -347,8 +373,9 @@ mig_daemon_start() {
 # mig_daemon_stop PID: SIGTERM, then wait (SIGKILL after 5 s); no checks:
 # a migration source may have exited by itself already
 mig_daemon_stop() {
+	alive "$1" || return 0
 	kill -TERM "$1" 2>/dev/null || return 0
-	wait_for "! alive $1" 5 || kill -KILL "$1" 2>/dev/null
+	wait_for "! alive $1" 5 || kill_own KILL "$1"
 	wait "$1" 2>/dev/null || :
 }
 
@@ -462,6 +489,8 @@ mig_migrate_switch() {
 	*) fail "mig_migrate_switch: src or dst, not $2" ;;
 	esac
 	rm -f "$T/migrate.switched" "$T/fabric.msg" "$MIG_HOOK"
+	# The cut-over, until the fabric switched: mig_watch doesn't count it
+	: >"$T/cutover"
 	if [ "$3" -eq 0 ]; then
 		printf '%s\n' "route replace $ADDR4/32 dev $_if" \
 			"route replace $ADDR6/128 dev $_if" >"$T/fabric.msg"
@@ -483,7 +512,7 @@ mig_migrate_switch() {
 		EOF
 	fi
 	if ! mig_migrate "$1"; then
-		rm -f "$MIG_HOOK" "$T/fabric.msg"
+		rm -f "$MIG_HOOK" "$T/fabric.msg" "$T/cutover"
 		[ "$3" -ne 0 ] || kill "$_ipb" 2>/dev/null || :
 		return 1
 	fi
@@ -499,7 +528,7 @@ mig_migrate_switch() {
 		MIG_SWITCH_AT=$(($(cat "$T/migrate.switched") / 1000000))
 		MIG_SWITCH_MS="$((MIG_SWITCH_AT - $(mig_field at_ms))) ms"
 	fi
-	rm -f "$MIG_HOOK" "$T/fabric.msg"
+	rm -f "$MIG_HOOK" "$T/fabric.msg" "$T/cutover"
 	[ "$(ip -n "$FABRIC" route get "$ADDR4" | sed -n 's/.* dev \([a-z0-9]*\).*/\1/p')" = "$_if" ] ||
 		fail "fabric still routes $ADDR4 elsewhere: $(ip -n "$FABRIC" route get "$ADDR4")"
 	MIG_FABRIC=$2
@@ -797,7 +826,7 @@ mig_streams_verify() {
 		trap 'kill $! 2>/dev/null; exit 0' TERM
 		sleep "${MIG_VERIFY_TIMEOUT:-60}" &
 		wait $!
-		kill -KILL $_mvpids
+		kill_own KILL $_mvpids
 	) >/dev/null 2>&1 &
 	_mvwd=$!
 	: >"$T/verify.st"
@@ -933,8 +962,8 @@ mig_cap_start() {
 
 # mig_cap_stop PID: stop a capture, wait for it to flush
 mig_cap_stop() {
-	kill -INT "$1" 2>/dev/null || :
-	wait_for "! alive $1" 10 || kill -KILL "$1" 2>/dev/null
+	kill_own INT "$1"
+	wait_for "! alive $1" 10 || kill_own KILL "$1"
 	wait "$1" 2>/dev/null || :
 }
 
@@ -987,8 +1016,9 @@ mig_rx_now() {
 # mig_stop PID: SIGTERM to a daemon of ours, wait up to 30 s (a sanitizer
 # build on a loaded machine is slow to exit), then SIGKILL; no checks
 mig_stop() {
+	alive "$1" || return 0
 	kill -TERM "$1" 2>/dev/null || return 0
-	wait_for "! alive $1" 30 >/dev/null 2>&1 || kill -KILL "$1" 2>/dev/null || :
+	wait_for "! alive $1" 30 >/dev/null 2>&1 || kill_own KILL "$1"
 	wait "$1" 2>/dev/null || :
 }
 
@@ -1068,4 +1098,134 @@ mig_trace_moved() {
 mig_trace_wait() {
 	wait_for "[ \$(mig_trace_moved '$1' '$2' '$3' | awk '\$3 >= 0' |
 		  wc -l) -ge $4 ]" "$5"
+}
+
+# ---- the streams' progress watchdog (issue 54) ----
+#
+# A stream through a migration pauses for the cut-over (the device
+# stopped, the state moved, the fabric switched W ms after the target
+# started: a second or two on a loaded machine, where the switch itself
+# comes late) and for nothing else. mig_watch doesn't count the cut-over
+# (mig_migrate_switch, until the switch) and fails the test when a stream
+# gets nothing for MIG_STALL_MS otherwise (default 3000: after a switch,
+# the sender's retransmission timer, backed off during the cut-over, may
+# take a while), and says where it stopped.
+
+MIG_STALL_MS=${MIG_STALL_MS:-3000}
+MIG_T0=$(now_ms)
+
+# mig_guest_daemon PID LOG: the daemon that runs the guest from now on
+# (mig_stalled has it log its connections)
+mig_guest_daemon() {
+	echo "$1 $2" >"$T/guest.daemon.tmp"
+	mv "$T/guest.daemon.tmp" "$T/guest.daemon"
+}
+
+# mig_stalled WHAT: where the streams stand when they stopped (WHAT says
+# when), into $T/stall.log: the guest's, the pods' and the fabric's
+# sockets (ss -tinm), and the daemon that runs the guest (mig_guest_daemon)
+# logs its connections (SIGUSR1: at debug level, MIG_DAEMON_OPTS=--debug,
+# each one's window and flight)
+mig_stalled() {
+	{
+		echo "==== streams stopped ($1) at $(date +%T.%N)"
+		for _sn in "$GUEST" "$SRC" "$DST" "$FABRIC"; do
+			echo "== ss -tinm in $_sn"
+			ip netns exec "$_sn" ss -tinm
+		done
+	} >>"$T/stall.log" 2>&1
+	[ -s "$T/guest.daemon" ] || return 0
+	read -r _gp _gl <"$T/guest.daemon"
+	_sz=$(stat -c %s "$_gl")
+	kill_own USR1 "$_gp"
+	wait_for "[ \$(stat -c %s '$_gl') -gt $_sz ]" 5 || :
+}
+
+# mig_sender_sock NAME: what the sending socket of stream NAME waits for
+# (the guest's for an upload, the peer's for a download)
+mig_sender_sock() {
+	eval "_gsp=\$PORT_$1"
+	if [ "$(mig_tx "$1")" = c ]; then
+		ip netns exec "$GUEST" ss -tin "dport = :$_gsp"
+	else
+		ip netns exec "$FABRIC" ss -tin "sport = :$_gsp"
+	fi 2>/dev/null |
+		grep -oE '(rto|backoff|unacked|lost|snd_wnd|notsent|lastsnd|lastack):[0-9.]+' |
+		tr '\n' ' '
+}
+
+# mig_watch NAME...: in the background, until they end (or mig_watch_stop),
+# how much of each stream its receiver has, every 100 ms. Each one's
+# longest pause goes to $T/pause.NAME ("MS AT_MS", AT_MS from the test's
+# start), every pause of a second or more to $T/pauses.log, a cut-over
+# (mig_migrate_switch) not counted; a pause over MIG_STALL_MS is recorded
+# (mig_stalled), described in $T/stall.msg, and the test fails with it
+# (SIGUSR2 to its shell, trapped here). Sets MIG_WATCH_PID
+mig_watch() {
+	trap 'fail "a stream stopped: $(cat "$T/stall.msg")"' USR2
+	mig_watch_run "$$" "$@" &
+	MIG_WATCH_PID=$!
+	track "$MIG_WATCH_PID"
+}
+
+# mig_watch_stop: the watchdog ends (the streams it watched may stop now)
+mig_watch_stop() {
+	kill_own TERM "$MIG_WATCH_PID"
+	bg_wait "$MIG_WATCH_PID" 5 || :
+}
+
+# mig_watch_run SHELL NAME...: mig_watch's loop; SHELL is the test's
+mig_watch_run() {
+	local n l r e now p sh=$1
+	local -A rx since longest side
+	shift
+	for n in "$@"; do
+		side[$n]=$(mig_rx "$n")
+	done
+	while :; do
+		now=$(($(date +%s%N) / 1000000))
+		e=0
+		for n in "$@"; do
+			# A cut-over: a pause, if any, starts when it ends
+			[ ! -e "$T/cutover" ] || [ -z "${since[$n]:-}" ] ||
+				since[$n]=$now
+			l=
+			read -r l <"$T/$n.${side[$n]}.prog" 2>/dev/null || :
+			case $l in
+			*end=running*) ;;
+			'') e=1; continue ;;	# not yet started
+			*) continue ;;		# ended
+			esac
+			e=1
+			r=${l#rx=}
+			r=${r%% *}
+			if [ "$r" != "${rx[$n]:-}" ]; then
+				p=$((now - ${since[$n]:-$now}))
+				[ "$p" -lt 1000 ] ||
+					echo "$n: $p ms from $((since[$n] - MIG_T0)) ms" >>"$T/pauses.log"
+				rx[$n]=$r since[$n]=$now
+				continue
+			fi
+			p=$((now - since[$n]))
+			if [ "$p" -gt "${longest[$n]:-0}" ]; then
+				longest[$n]=$p
+				echo "$p $((since[$n] - MIG_T0))" >"$T/pause.$n"
+			fi
+			[ "$p" -gt "$MIG_STALL_MS" ] || continue
+			mig_stalled "$n got nothing for $p ms"
+			echo "$n got nothing for $p ms, from $((since[$n] - MIG_T0)) ms on, at rx=$r; sender: $(cat "$T/$n.$(mig_tx "$n").prog"), its socket: $(mig_sender_sock "$n"); stall.log: where it stands" >"$T/stall.msg"
+			kill -USR2 "$sh"
+			return
+		done
+		[ "$e" = 1 ] || return 0
+		sleep 0.1
+	done
+}
+
+# mig_pauses NAME...: each stream's longest pause so far
+mig_pauses() {
+	for _pn in "$@"; do
+		read -r _pm _pa <"$T/pause.$_pn" 2>/dev/null || _pm=0 _pa=-
+		printf ' %s %s ms (at %s ms)' "$_pn" "$_pm" "$_pa"
+	done
 }

@@ -22,7 +22,9 @@
 #       to -l FILE) with --migrate-linger-timeout 2: it ends its linger
 #       by itself after about 2 s ("Linger: ended (timeout)"), and its
 #       pid file, socket and SOCK.repair are removed.
-# No RST from any pod; at the end every byte verified.
+# No RST from any pod; at the end every byte verified. And the streams
+# never stop but for a cut-over: one that gets nothing for MIG_STALL_MS
+# (3 s) fails the test at once, with where it stopped (mig_watch).
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -59,6 +61,8 @@ mig_stream down down4 7101 --rate 512 -t 300
 mig_stream up up6 7102 --rate 512 -t 300
 mig_all_flowing 65536 15 down up ||
 	fail "streams not flowing: $MIG_LAGGING"
+mig_guest_daemon "$a_pid" "$a_log"
+mig_watch down up
 rst0_src=$(mig_rsts "$SRC")
 rst0_dst=$(mig_rsts "$DST")
 
@@ -67,6 +71,7 @@ mig_pod_daemon dst target
 b_sock=$D_SOCK b_pid=$D_PID b_log=$D_LOG
 mig_repair_ready src "$a_sock"
 mig_migrate_switch "$b_sock" dst 1000 || fail "migration (a): $MIG_RESULT"
+mig_guest_daemon "$b_pid" "$b_log"
 grep -q 'Linger: holding 2 migrated' "$a_log" ||
 	fail "(a) the source doesn't linger with 2 connections: $(grep -E 'Linger|Migration' "$a_log")"
 mig_cap_start "$SRC" eth0 end-a out
@@ -100,6 +105,7 @@ MIG_DAEMONIZE=1 mig_pod_daemon src target --migrate-linger-timeout 2 \
 c_sock=$D_SOCK c_pid=$D_PID c_log=$T/c.log
 mig_repair_ready dst "$b_sock"
 mig_migrate_switch "$c_sock" src 0 || fail "migration (b): $MIG_RESULT"
+mig_guest_daemon "$c_pid" "$c_log"
 grep -q 'Linger: holding 2 migrated' "$b_log" ||
 	fail "(b) the source doesn't linger: $(grep -E 'Linger|Migration' "$b_log")"
 kill -TERM "$b_pid"
@@ -115,9 +121,10 @@ mig_all_flowing 32768 20 down up ||
 
 # (c) --migrate-linger-timeout 2, daemonized
 mig_pod_daemon dst target
-d_sock=$D_SOCK d_pid=$D_PID
+d_sock=$D_SOCK d_pid=$D_PID d_log=$D_LOG
 mig_repair_ready src "$c_sock"
 mig_migrate_switch "$d_sock" dst 0 || fail "migration (c): $MIG_RESULT"
+mig_guest_daemon "$d_pid" "$d_log"
 t0=$(now_ms)
 wait_for "! alive $c_pid" 15 || fail "(c) the source still runs 15 s on"
 took=$(($(now_ms) - t0))
@@ -130,6 +137,8 @@ wait_for "[ ! -e '$c_sock.pid' ]" 5 || :
 files_gone "$c_sock"
 
 mig_all_flowing 32768 20 down up || fail "(c) streams stop: $MIG_LAGGING"
+mig_watch_stop
+log "longest pauses:$(mig_pauses down up)"
 mig_streams_verify down up
 rst_src=$(($(mig_rsts "$SRC") - rst0_src))
 rst_dst=$(($(mig_rsts "$DST") - rst0_dst))

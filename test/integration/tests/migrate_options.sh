@@ -21,7 +21,9 @@
 #      front-end disconnects after the migration; it lingers and ends on
 #      SIGUSR2 with status 0.
 # A second stream ("ex", guest -> peer, IPv6) runs through migrations 2
-# and 3 and must arrive byte for byte.
+# and 3 and must arrive byte for byte. Neither stream may stop but for a
+# cut-over (nl until migration 1): one that gets nothing for MIG_STALL_MS
+# (3 s) fails the test at once, with where it stopped (mig_watch).
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -46,6 +48,8 @@ guest_up
 mig_repair_ready src "$a_sock"
 mig_stream nl down4 7201 --rate 512 -t 300
 mig_all_flowing 32768 15 nl || fail "stream nl not flowing: $MIG_LAGGING"
+mig_guest_daemon "$a_pid" "$a_log"
+mig_watch nl
 
 mig_pod_daemon dst target --migrate-exit
 b_sock=$D_SOCK b_pid=$D_PID b_log=$D_LOG
@@ -53,6 +57,9 @@ grep -q -- '--migrate-exit is deprecated' "$b_log" ||
 	fail "no deprecation warning for --migrate-exit: $(head -n 5 "$b_log")"
 mig_repair_ready src "$a_sock"
 rst0=$(mig_rsts "$SRC")
+# nl is given up with the migration (see the top)
+mig_watch_stop
+log "1: nl's longest pause before the migration:$(mig_pauses nl)"
 mig_migrate "$b_sock" || fail "migration 1: $MIG_RESULT"
 wait_for "! ns $SRC ss -tnH state all '( dport = :7201 )' | grep -q ." 5 ||
 	fail "1: migrated sockets still in SRC: $(ns "$SRC" ss -tnH '( dport = :7201 )')"
@@ -64,7 +71,7 @@ wait_for "[ \$(mig_rsts $SRC) -gt $rst0 ]" 15 ||
 log "1: --migrate-no-linger: sockets closed at once, SRC sent $(($(mig_rsts "$SRC") - rst0)) RST(s) to the peer (the old behaviour)"
 alive "$a_pid" || fail "1: the --migrate-no-linger source exited"
 mig_fabric_to dst
-eval "kill \$SL_nl \$SC_nl" 2>/dev/null || :
+eval "kill_own TERM \$SL_nl \$SC_nl"
 mig_stop "$a_pid"
 wait "$a_pid" 2>/dev/null || :
 sanitizer_check "$a_log"
@@ -72,12 +79,15 @@ sanitizer_check "$a_log"
 # 2. --migrate-exit
 mig_stream ex up6 7202 --rate 512 -t 300
 mig_all_flowing 32768 15 ex || fail "stream ex not flowing: $MIG_LAGGING"
+mig_guest_daemon "$b_pid" "$b_log"
+mig_watch ex
 mig_pod_daemon src target --one-off
 c_sock=$D_SOCK c_pid=$D_PID c_log=$D_LOG
 mig_repair_ready dst "$b_sock"
 rst0_dst=$(mig_rsts "$DST")
 mig_pod_link dst down
 mig_migrate_switch "$c_sock" src 0 || fail "migration 2: $MIG_RESULT"
+mig_guest_daemon "$c_pid" "$c_log"
 mig_exit_wait "$b_pid" 10 || fail "2: the --migrate-exit source still runs"
 log "2: --migrate-exit: the source exited with status $MIG_EXIT_ST, $MIG_EXIT_MS ms after the migration"
 [ "$MIG_EXIT_ST" = 0 ] || fail "2: exit status $MIG_EXIT_ST"
@@ -89,9 +99,10 @@ mig_all_flowing 32768 20 ex || fail "2: stream ex stops: $MIG_LAGGING"
 
 # 3. --one-off, as a source: the front-end's disconnection doesn't end it
 mig_pod_daemon dst target
-d_sock=$D_SOCK d_pid=$D_PID
+d_sock=$D_SOCK d_pid=$D_PID d_log=$D_LOG
 mig_repair_ready src "$c_sock"
 mig_migrate_switch "$d_sock" dst 0 || fail "migration 3: $MIG_RESULT"
+mig_guest_daemon "$d_pid" "$d_log"
 wait_for "grep -q 'front-end disconnected after migrating away' '$c_log' ||
 	  ! alive $c_pid" 10 ||
 	fail "3: the front-end's disconnection isn't logged: $(tail -n 5 "$c_log")"
@@ -108,6 +119,8 @@ mig_exit_wait "$c_pid" 10 || fail "3: the source ignored SIGUSR2"
 sanitizer_check "$c_log"
 
 mig_all_flowing 32768 20 ex || fail "3: stream ex stops: $MIG_LAGGING"
+mig_watch_stop
+log "ex's longest pause:$(mig_pauses ex)"
 mig_streams_verify ex
 rst_dst=$(($(mig_rsts "$DST") - rst0_dst))
 # Not asserted: the streams are what must survive (checked above)

@@ -55,9 +55,7 @@ need busybox tc
 MIG_ROUNDS=${MIG_ROUNDS:-6}
 MIG_EACH=${MIG_EACH:-3}
 MIG_W=${MIG_W:-500}
-MIG_STALL_MS=${MIG_STALL_MS:-3000}
-
-t_start=$(now_ms)
+t_start=$MIG_T0
 phase() {
 	log "[$(($(now_ms) - t_start)) ms] $*"
 }
@@ -65,8 +63,17 @@ phase() {
 # ended NAME SIDE: the end of side SIDE of stream NAME is known, not running
 ended() {
 	case $(mig_prog "$1" "$2" end) in
-	running | none) return 1 ;;
+	running) return 1 ;;
+	# No progress: not started yet, or failed first (connect() refused)
+	none) grep -qs '^sockio: ' "$T/$1.$2.err" || return 1 ;;
 	esac
+}
+
+# last_words NAME: what each end of stream NAME said last (its error)
+last_words() {
+	printf '; guest said: %s; peer said: %s' \
+		"$(tail -n 1 "$T/$1.c.err" 2>/dev/null)" \
+		"$(tail -n 1 "$T/$1.l.err" 2>/dev/null)"
 }
 
 # batch R: the short connections of round R; their names in BATCH
@@ -111,119 +118,37 @@ batch() {
 	done
 }
 
-# stalled WHAT: where the uploads stand when they stopped (WHAT says
-# when), into $T/stall.log: the guest's, the pods' and the fabric's
-# sockets (ss -tinm), and the daemon that runs the guest ($T/guest.daemon:
-# its pid and log) logs its connections (SIGUSR1: at debug level,
-# MIG_DAEMON_OPTS=--debug, each one's window and flight)
-stalled() {
-	{
-		echo "==== uploads stopped ($1) at $(date +%T.%N)"
-		for _sn in "$GUEST" "$SRC" "$DST" "$FABRIC"; do
-			echo "== ss -tinm in $_sn"
-			ip netns exec "$_sn" ss -tinm
-		done
-	} >>"$T/stall.log" 2>&1
-	read -r _gp _gl <"$T/guest.daemon"
-	_sz=$(stat -c %s "$_gl")
-	kill -USR1 "$_gp" 2>/dev/null || :
-	wait_for "[ \$(stat -c %s '$_gl') -gt $_sz ]" 5 || :
-}
-
-# guest_daemon PID LOG: the daemon that runs the guest from now on
-guest_daemon() {
-	echo "$1 $2" >"$T/guest.daemon.tmp"
-	mv "$T/guest.daemon.tmp" "$T/guest.daemon"
-}
-
-# watch_uploads: in the background, until both uploads end, how much of
-# each the peer has, every 100 ms. Each one's longest pause goes to
-# $T/pause.NAME ("MS AT_MS", AT_MS from the test's start), every pause of
-# a second or more to $T/pauses.log; a pause over MIG_STALL_MS is
-# recorded (stalled), described in $T/stall.msg, and the script told
-# (SIGUSR2: it fails with it)
-watch_uploads() {
-	local n l r e now p
-	local -A rx since longest
-	while :; do
-		now=$(($(date +%s%N) / 1000000))
-		e=0
-		for n in u4 u6; do
-			l=
-			read -r l <"$T/$n.l.prog" 2>/dev/null || :
-			case $l in
-			*end=running*) ;;
-			'') e=1; continue ;;	# not yet started
-			*) continue ;;		# ended
-			esac
-			e=1
-			r=${l#rx=}
-			r=${r%% *}
-			if [ "$r" != "${rx[$n]:-}" ]; then
-				p=$((now - ${since[$n]:-$now}))
-				[ "$p" -lt 1000 ] ||
-					echo "$n: $p ms from $((since[$n] - t_start)) ms" >>"$T/pauses.log"
-				rx[$n]=$r since[$n]=$now
-				continue
-			fi
-			p=$((now - since[$n]))
-			if [ "$p" -gt "${longest[$n]:-0}" ]; then
-				longest[$n]=$p
-				echo "$p $((since[$n] - t_start))" >"$T/pause.$n"
-			fi
-			[ "$p" -gt "$MIG_STALL_MS" ] || continue
-			stalled "$n got nothing for $p ms"
-			echo "$n got nothing for $p ms, from $((since[$n] - t_start)) ms on, at rx=$r; guest: $(cat "$T/$n.c.prog"), its socket: $(guest_sock "$n"); stall.log: where it stands" >"$T/stall.msg"
-			kill -USR2 $$
-			return
-		done
-		[ "$e" = 1 ] || return 0
-		sleep 0.1
-	done
-}
-
-# guest_sock NAME: what the guest's socket of upload NAME waits for
-guest_sock() {
-	eval "_gsp=\$PORT_$1"
-	ip netns exec "$GUEST" ss -tin "dport = :$_gsp" 2>/dev/null |
-		grep -oE '(rto|backoff|unacked|lost|snd_wnd|notsent|lastsnd|lastack):[0-9.]+' |
-		tr '\n' ' '
-}
-
 # pauses: each upload's longest pause so far
 pauses() {
-	for _pn in u4 u6; do
-		read -r _pm _pa <"$T/pause.$_pn" 2>/dev/null || _pm=0 _pa=-
-		printf ' %s %s ms (at %s ms)' "$_pn" "$_pm" "$_pa"
-	done
+	mig_pauses u4 u6
 }
 
 # check_batch R: every connection of round R in its true state
 check_batch() {
 	for _n in $BATCH; do
 		wait_for "ended $_n c && ended $_n l" 40 ||
-			fail "round $1: $_n still open: guest $(cat "$T/$_n.c.prog" 2>/dev/null), peer $(cat "$T/$_n.l.prog" 2>/dev/null)"
+			fail "round $1: $_n still open: guest $(cat "$T/$_n.c.prog" 2>/dev/null), peer $(cat "$T/$_n.l.prog" 2>/dev/null)$(last_words "$_n")"
 		eval "_b=\${BYTES_$_n:-65536}"
 		_ge=$(mig_prog "$_n" c end) _pe=$(mig_prog "$_n" l end)
 		_gr=$(mig_prog "$_n" c rx) _pr=$(mig_prog "$_n" l rx)
 		case $_n in
 		f*)
 			[ "$_ge" = eof ] && [ "$_gr" = "$_b" ] ||
-				fail "round $1: $_n (peer's FIN): guest end=$_ge rx=$_gr of $_b"
+				fail "round $1: $_n (peer's FIN): guest end=$_ge rx=$_gr of $_b$(last_words "$_n")"
 			;;
 		r*)
 			[ "$_ge" = rst ] && [ "$_pe" = rst-sent ] ||
-				fail "round $1: $_n (peer's RST): guest end=$_ge rx=$_gr, peer end=$_pe"
+				fail "round $1: $_n (peer's RST): guest end=$_ge rx=$_gr, peer end=$_pe$(last_words "$_n")"
 			;;
 		h*)
 			[ "$_ge" = eof ] && [ "$_gr" = "$_b" ] && [ "$_pe" = eof ] &&
 			[ "$_pr" = 32768 ] ||
-				fail "round $1: $_n (guest's FIN first): guest end=$_ge rx=$_gr of $_b, peer end=$_pe rx=$_pr of 32768"
+				fail "round $1: $_n (guest's FIN first): guest end=$_ge rx=$_gr of $_b, peer end=$_pe rx=$_pr of 32768$(last_words "$_n")"
 			;;
 		o*)
 			[ "$_ge" = eof ] && [ "$_gr" = 65536 ] && [ "$_pe" = eof ] &&
 			[ "$_pr" = 65536 ] ||
-				fail "round $1: $_n (opened at the switch-over): guest end=$_ge rx=$_gr, peer end=$_pe rx=$_pr"
+				fail "round $1: $_n (opened at the switch-over): guest end=$_ge rx=$_gr, peer end=$_pe rx=$_pr$(last_words "$_n")"
 			;;
 		esac
 	done
@@ -236,15 +161,13 @@ for p in "$SRC" "$DST"; do
 done
 mig_guest_start --migrate-linger-timeout 600
 cur=src cur_sock=$D_SOCK cur_pid=$D_PID cur_log=$D_LOG
-guest_daemon "$cur_pid" "$cur_log"
+mig_guest_daemon "$cur_pid" "$cur_log"
 # They run all along: their timeout grows with the rounds
 mig_stream u4 up4 7501 --rate 1024 -t $((120 + MIG_ROUNDS * 30))
 mig_stream u6 up6 7502 --rate 1024 -t $((120 + MIG_ROUNDS * 30))
 mig_all_flowing 65536 20 u4 u6 || fail "uploads not flowing: $MIG_LAGGING"
 phase "uploads flowing"
-trap 'fail "an upload stopped: $(cat "$T/stall.msg")"' USR2
-watch_uploads &
-track $!
+mig_watch u4 u6
 
 summary=
 round=1
@@ -257,16 +180,15 @@ while [ "$round" -le "$MIG_ROUNDS" ]; do
 	to_sock=$D_SOCK to_pid=$D_PID to_log=$D_LOG
 	mig_repair_ready "$cur" "$cur_sock"
 
-	[ -z "${DBG_CAP:-}" ] || { mig_cap_start "$FABRIC" fd cd$round inout; mig_cap_start "$FABRIC" fs cs$round inout; }
 	batch "$round"
 	# The first of them end about now: migrate
 	wait_for "ended f${round}0 l" 10 || :
 	mig_migrate_switch "$to_sock" "$to" "$MIG_W" ||
 		fail "round $round: migration $cur -> $to: $MIG_RESULT"
-	guest_daemon "$to_pid" "$to_log"
+	mig_guest_daemon "$to_pid" "$to_log"
 	check_batch "$round"
 	mig_all_flowing 16384 30 u4 u6 || {
-		stalled "round $round"
+		mig_stalled "round $round"
 		fail "round $round: uploads stopped: $MIG_LAGGING"
 	}
 	moved=$(grep -o 'target, [0-9]* of [0-9]* connection(s) restored' "$to_log" | tail -n 1)
