@@ -118,7 +118,69 @@ void *noret(void)
 struct __attribute__((packed)) st { int a; };
 static const struct st tab[] = { { 1 }, };
 int (*fp)(int) = 0;
+
+static int long_nodoc(int x)
+{
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	return x;
+}
+
+static int short_nodoc(int x)
+{
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	return x;
+}
+
+/**
+ * long_doc() - documented, as long as long_nodoc()
+ * @x:	x
+ *
+ * Return: x + 12
+ */
+static int long_doc(int x)
+{
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	return x;
+}
 C
+
+# the same long static function, in a file on the to-do list, and a listed
+# file with nothing left to do
+sed -n '/^static int long_nodoc/,/^}/p' "$dir/t.c" > "$dir/todo.c"
+printf '# comment\ntodo.c\ndone.c\n' > "$dir/todo"
+printf 'static void done(void)\n{\n}\n' > "$dir/done.c"
 
 cat > "$dir/expected" <<'E'
 t.c:46: right(): kernel-doc names wrong()
@@ -132,6 +194,7 @@ t.c:85: sdoc(): @x not documented
 t.c:85: sdoc(): @y documented, not a parameter
 t.c:92: nosum(): kernel-doc does not start with "nosum() - summary"
 t.c:99: noret(): returns a value, no "Return:" line
+t.c:108: long_nodoc(): static, 16 lines, no kernel-doc block
 E
 
 lint="$(cd "$(dirname "$0")" && pwd)/kerneldoc.sh"
@@ -146,4 +209,13 @@ if ! diff -u expected out; then
 	echo "kerneldoc-test: reports differ from the expected ones"
 	exit 1
 fi
+KERNELDOC_TODO=todo "$lint" todo.c done.c > out
+rc=$?
+echo "done.c: in todo, no long static function lacks kernel-doc: take it off" \
+	> expected
+if [ $rc -ne 1 ] || ! diff -u expected out; then
+	echo "kerneldoc-test: the to-do list is not applied as documented"
+	exit 1
+fi
+
 echo "kerneldoc-test: ok"

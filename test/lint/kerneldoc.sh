@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# kerneldoc.sh - every non-static function definition carries a kernel-doc
-# block, and every kernel-doc block names its function and its parameters
+# kerneldoc.sh - every non-static function definition, and every static one
+# over 15 lines, carries a kernel-doc block, and every kernel-doc block names
+# its function and its parameters
 #
 # Usage: test/lint/kerneldoc.sh [PATH...]
 #
@@ -26,6 +27,9 @@
 #
 # Reported, one line each (file:line: function(): problem):
 #  - a non-static function with no kernel-doc block right before it;
+#  - a static function longer than 15 lines, counted from the first line
+#    of its definition to its closing brace, with no kernel-doc block
+#    right before it (short static helpers may go without);
 #  - a block (static function or not) whose first line doesn't name the
 #    function as "name() - summary";
 #  - a parameter without an "@param:" line, and an "@name:" line for no
@@ -42,13 +46,21 @@
 # this tree's kernel-style C; it isn't a C parser (no K&R definitions, no
 # functions returning function pointers).
 #
+# Without PATH, the files listed in test/lint/kerneldoc-static-todo (one
+# path a line, "#" comments) are spared the rule on long static functions
+# while their blocks are being written; a listed file that no longer needs
+# sparing is reported, so the list only shrinks. KERNELDOC_TODO names
+# another list (kerneldoc-test.sh uses it with PATHs).
+#
 # Exit status: 0 if nothing is reported, 1 otherwise, 2 on bad usage.
 
 set -u
 
+todo=${KERNELDOC_TODO:-/dev/null}
 if [ $# -eq 0 ]; then
 	cd "$(dirname "$0")/../.." || exit 2
 	set -- *.c conf tap local stream vhost net fwd tcp udp icmp migrate
+	todo=${KERNELDOC_TODO:-test/lint/kerneldoc-static-todo}
 fi
 
 files=()
@@ -66,7 +78,7 @@ for p in "$@"; do
 done
 [ ${#files[@]} -eq 0 ] && exit 0
 
-exec awk '
+exec awk -v MAX_UNDOC=15 -v TODO="$todo" '
 function reset_decl() {
 	decl = ""
 	decl_line = 0
@@ -202,6 +214,11 @@ function check_def(text, line,    s, i, j, c, d, name, plist, np, params,
 		drop_doc()
 		if (!static_fn)
 			report(line, name, "no kernel-doc block")
+		else {
+			# judged at its closing brace, by its length
+			undoc_name = name
+			undoc_line = line
+		}
 		return
 	}
 
@@ -254,7 +271,14 @@ function check_def(text, line,    s, i, j, c, d, name, plist, np, params,
 	delete have_p
 }
 
+BEGIN {
+	while ((getline t < TODO) > 0)
+		if (t !~ /^[ \t]*(#|$)/)
+			todo[t] = 0
+}
+
 FNR == 1 {
+	undoc_name = ""
 	depth = 0
 	state = ""	# "", "comment", "str", "chr"
 	reset_decl()
@@ -327,11 +351,23 @@ FNR == 1 {
 		if (depth > 0) {
 			if (c == "{")
 				depth++
-			else if (c == "}" && --depth == 0)
+			else if (c == "}" && --depth == 0) {
 				reset_decl()
+				if (undoc_name != "" &&
+				    FNR - undoc_line + 1 > MAX_UNDOC &&
+				    FILENAME in todo)
+					todo[FILENAME]++
+				else if (undoc_name != "" &&
+				    FNR - undoc_line + 1 > MAX_UNDOC)
+					report(undoc_line, undoc_name,
+					       "static, " (FNR - undoc_line + 1) \
+					       " lines, no kernel-doc block")
+				undoc_name = ""
+			}
 			continue
 		}
 		if (c == "{") {
+			undoc_name = ""
 			check_def(decl, decl_line)
 			depth = 1
 			drop_doc()
@@ -359,6 +395,12 @@ FNR == 1 {
 
 END {
 	drop_doc()
+	for (t in todo)
+		if (!todo[t]) {
+			printf "%s: in %s, no long static function " \
+			       "lacks kernel-doc: take it off\n", t, TODO
+			bad++
+		}
 	exit bad ? 1 : 0
 }
 ' "${files[@]}"
