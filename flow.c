@@ -480,7 +480,13 @@ void flow_key_set(struct flow_key *k, enum flow_type type, int family,
 		v2 = ROTL64(v2, 32); \
 	} while (0)
 
-/* SipHash-2-4 of a key whose length is a multiple of 8 bytes */
+/**
+ * flow_siphash() - SipHash-2-4 of a key whose length is a multiple of 8 bytes
+ * @data:	key to hash
+ * @len:	length of @data in bytes, a multiple of 8
+ *
+ * Return: the 64-bit hash, keyed by the flow table's secret
+ */
 static uint64_t flow_siphash(const void *data, size_t len)
 {
 	uint64_t v0 = ft.hash_k0 ^ 0x736f6d6570736575ULL;

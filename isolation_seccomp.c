@@ -473,7 +473,15 @@ int isolation_profile_count(enum iso_profile p)
 	return n;
 }
 
-/* Add @r to @f, syscall @nr, with its comparisons; @dirfd for ISO_DIRFD */
+/**
+ * iso_rule_add() - add one rule to a filter, with its comparisons
+ * @f:		the filter
+ * @r:		the rule
+ * @nr:		the syscall's number on this architecture
+ * @dirfd:	descriptor compared for ISO_DIRFD arguments
+ *
+ * Return: 0 or a negative error code from libseccomp
+ */
 static int iso_rule_add(scmp_filter_ctx f, const struct iso_rule *r, int nr,
 			int dirfd)
 {
@@ -494,7 +502,12 @@ static int iso_rule_add(scmp_filter_ctx f, const struct iso_rule *r, int nr,
 	return seccomp_rule_add_array(f, SCMP_ACT_ALLOW, nr, n, a);
 }
 
-/* Build the filter for @p; NULL on failure */
+/**
+ * iso_filter() - build the seccomp filter for a profile
+ * @p:		the profile
+ *
+ * Return: the filter, NULL on failure
+ */
 static scmp_filter_ctx iso_filter(enum iso_profile p)
 {
 	scmp_filter_ctx f = seccomp_init(sigsys_action());
