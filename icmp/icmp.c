@@ -133,7 +133,13 @@ static void icmp_warn_not_permitted(void)
 	     (unsigned)getgid());
 }
 
-/* Open, and bind as configured, a ping socket. Return: fd or -errno */
+/**
+ * icmp_sock_open() - open, and bind as configured, a ping socket
+ * @c:		execution context
+ * @family:	AF_INET or AF_INET6
+ *
+ * Return: the socket, or -errno
+ */
 static int icmp_sock_open(const struct ctx *c, int family)
 {
 	int proto = family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6;
@@ -204,7 +210,13 @@ static void icmp_flow_used(union flow *flow)
 	flow_lru_touch(flow);
 }
 
-/* New flow for @key, with its socket registered. Return: flow or NULL */
+/**
+ * icmp_flow_new() - new flow for an echo request, with its socket registered
+ * @c:		execution context
+ * @key:	the flow's key
+ *
+ * Return: the flow, or NULL
+ */
 static union flow *icmp_flow_new(struct ctx *c, const struct flow_key *key)
 {
 	union flow *flow;
@@ -327,7 +339,13 @@ void icmp_input(struct ctx *c, const struct pkt *p)
 		debug_rl("ICMP: echo request not sent: %s", strerror(errno));
 }
 
-/* Send one rewritten reply of @flow to the guest */
+/**
+ * icmp_reply_to_guest() - send one rewritten reply of a flow to the guest
+ * @c:		execution context
+ * @flow:	the flow
+ * @msg:	the reply, its identifier rewritten
+ * @len:	length of @msg in bytes
+ */
 static void icmp_reply_to_guest(struct ctx *c, const union flow *flow,
 				const uint8_t *msg, size_t len)
 {
