@@ -181,8 +181,13 @@ static bool tcp_sock_connected(int s)
 	       state == TCP_ESTABLISHED;
 }
 
-/* Take the oldest entry off the list; reset it if the remote still hasn't
- * answered, or else send the guest the SYN-ACK it is due.
+/**
+ * tcp_half_open_pop() - take the oldest entry off the half-open list
+ * @c:		execution context
+ *
+ * Resets it if the remote still hasn't answered, or else sends the guest the
+ * SYN-ACK it is due.
+ *
  * Return: true if a connection was reset
  */
 static bool tcp_half_open_pop(struct ctx *c)

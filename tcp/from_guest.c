@@ -328,9 +328,17 @@ static void tcp_window_check(const struct tcp_conn *conn)
 		coalesce_window_limited();
 }
 
-/*
- * tcp_write() - write guest data to the socket, ACK (later) what it took,
- * and what it refused inside our windows, if that can be kept
+/**
+ * tcp_write() - write guest data to the socket
+ * @c:		execution context
+ * @conn:	connection
+ * @iov:	the segment's payload
+ * @niov:	number of entries in @iov
+ * @len:	length of the payload in bytes
+ *
+ * ACKs (later) what the socket took, and what it refused inside our windows, if
+ * that can be kept.
+ *
  * Return: 0, or -1 if the connection was reset and is gone
  */
 static int tcp_write(struct ctx *c, struct tcp_conn *conn,
@@ -400,11 +408,17 @@ int tcp_flush_pending(struct ctx *c)
 	return tcp_write(c, conn, tcp_pend.iov, tcp_pend.niov, tcp_pend.len);
 }
 
-/*
- * tcp_payload_iov() - the payload of a guest segment as iovecs, from byte
- * @skip on: its contiguous start @head, then the frame's further pieces
- * (demux_input_part()), up to the IP packet's end. @iov takes at most
- * 1 + @p->ntail entries. Return: number of entries used
+/**
+ * tcp_payload_iov() - the payload of a guest segment as iovecs
+ * @iov:	filled in, at most 1 + @p->ntail entries
+ * @head:	contiguous start of the payload
+ * @p:		parsed frame of the segment
+ * @skip:	bytes of the payload to leave out at its start
+ *
+ * From byte @skip on: its contiguous start @head, then the frame's further
+ * pieces (demux_input_part()), up to the IP packet's end.
+ *
+ * Return: number of entries used
  */
 static unsigned tcp_payload_iov(struct iovec *iov, struct pview head,
 				const struct pkt *p, size_t skip)

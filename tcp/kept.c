@@ -98,7 +98,14 @@ static struct tcp_kept *tcp_kept_slot(const struct tcp_conn *conn)
 	return NULL;
 }
 
-/* Gather @len bytes of @iov from byte @skip on into @dst */
+/**
+ * tcp_kept_gather() - gather bytes of an iovec array into a buffer
+ * @dst:	the buffer
+ * @iov:	the iovec array
+ * @niov:	number of entries in @iov
+ * @skip:	bytes of @iov to leave out at its start
+ * @len:	bytes to gather
+ */
 static void tcp_kept_gather(uint8_t *dst, const struct iovec *iov,
 			    unsigned niov, size_t skip, size_t len)
 {
@@ -119,8 +126,17 @@ static void tcp_kept_gather(uint8_t *dst, const struct iovec *iov,
 	}
 }
 
-/* Kept data as a migration tail (vhost-user): a new one holds what the
- * old one had left and the new bytes. Return: as tcp_kept_add()
+/**
+ * tcp_kept_add_tail() - kept data as a migration tail (vhost-user)
+ * @conn:	connection
+ * @iov:	the data to keep
+ * @niov:	number of entries in @iov
+ * @skip:	bytes of @iov to leave out at its start
+ * @len:	bytes to keep
+ *
+ * A new tail holds what the old one had left and the new bytes.
+ *
+ * Return: as tcp_kept_add()
  */
 static ssize_t tcp_kept_add_tail(struct tcp_conn *conn,
 				 const struct iovec *iov, unsigned niov,

@@ -221,11 +221,17 @@ static void tcp_sock_discard(struct ctx *c, struct tcp_conn *conn)
 	conn->acked_unread = 0;
 }
 
-/*
- * tcp_peek_skip() - without SO_PEEK_OFF, a peek starts at the queue's head:
- * what was sent already (@inflight bytes) is peeked again, into a scratch
- * area. Trim *@wnd so that it fits the TCP_DISCARD_IOV scratch pieces, and
- * unless that leaves no window, point the first pieces of @iov at them.
+/**
+ * tcp_peek_skip() - scratch pieces for a peek that starts at the queue's head
+ * @iov:	the first pieces pointed at the scratch area, unless no window
+ *		is left
+ * @inflight:	bytes sent already, peeked again
+ * @wnd:	window, trimmed so that it fits the TCP_DISCARD_IOV scratch
+ *		pieces
+ *
+ * Without SO_PEEK_OFF, a peek starts at the queue's head: what was sent already
+ * is peeked again, into a scratch area.
+ *
  * Return: number of scratch pieces in @iov
  */
 static unsigned tcp_peek_skip(struct iovec *iov, uint32_t inflight,
@@ -450,9 +456,12 @@ void tcp_block(struct tcp_conn *conn)
 	tcp_blocked_any = true;
 }
 
-/* Connections that waited for room to the guest check themselves whether
- * their segments fit now, if there's a fair amount of room; a window
- * update that found none goes again first
+/**
+ * tcp_resume_blocked() - let connections waiting for room to the guest retry
+ * @c:		execution context
+ *
+ * Each checks whether its segments fit now, if there's a fair amount of room; a
+ * window update that found none goes again first.
  */
 static void tcp_resume_blocked(struct ctx *c)
 {
