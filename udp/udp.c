@@ -144,9 +144,16 @@ int udp_flow_key(const struct pkt *p, struct flow_key *k, struct pview *payload)
 	return 0;
 }
 
-/* Sources no guest datagram may carry, and destinations we don't
- * translate even where the host would route them (fwd_nat_outbound()
- * refuses the others: unspecified, multicast, limited broadcast)
+/**
+ * udp_addrs_refused() - addresses a datagram from the guest may not carry
+ * @c:		execution context
+ * @p:		parsed frame of the datagram
+ *
+ * Sources no guest datagram may carry, and destinations we don't translate even
+ * where the host would route them (fwd_nat_outbound() refuses the others:
+ * unspecified, multicast, limited broadcast).
+ *
+ * Return: true if the datagram is to be dropped
  */
 static bool udp_addrs_refused(const struct ctx *c, const struct pkt *p)
 {
@@ -203,7 +210,13 @@ static void udp_flow_used(struct udp_flow *uf)
 	flow_lru_touch((union flow *)uf);
 }
 
-/* A flow table entry for key @k, no sockets yet. Return: flow or NULL */
+/**
+ * udp_flow_alloc() - a flow table entry for a key, no sockets yet
+ * @c:		execution context
+ * @k:		the flow's key
+ *
+ * Return: the flow, or NULL
+ */
 static struct udp_flow *udp_flow_alloc(struct ctx *c, const struct flow_key *k)
 {
 	struct udp_flow *uf;
@@ -231,7 +244,13 @@ static struct udp_flow *udp_flow_alloc(struct ctx *c, const struct flow_key *k)
 	return uf;
 }
 
-/* New guest-initiated flow with a connected socket. Return: flow or NULL */
+/**
+ * udp_flow_new_outbound() - new guest-initiated flow with a connected socket
+ * @c:		execution context
+ * @k:		the flow's key
+ *
+ * Return: the flow, or NULL
+ */
 static struct udp_flow *udp_flow_new_outbound(struct ctx *c,
 					      const struct flow_key *k)
 {
@@ -350,8 +369,15 @@ void udp_input(struct ctx *c, const struct pkt *p)
 			 strerror(errno));
 }
 
-/* Read up to UDP_BATCH datagrams into the frames, payload at @hdr + 8;
- * with @names, their sources into udp_peers. Return: count, or -errno
+/**
+ * udp_recv_batch() - read up to UDP_BATCH datagrams into the frames
+ * @s:		socket to read from
+ * @hdr:	room for the headers before the UDP header in each frame
+ * @names:	note their sources into udp_peers
+ *
+ * The payload goes at @hdr + 8.
+ *
+ * Return: count, or -errno
  */
 static int udp_recv_batch(int s, size_t hdr, bool names)
 {
@@ -374,7 +400,12 @@ static int udp_recv_batch(int s, size_t hdr, bool names)
 	return n < 0 ? -errno : n;
 }
 
-/* Send datagram @i of the last batch to the guest along @uf */
+/**
+ * udp_frame_to_guest() - send a datagram of the last batch to the guest
+ * @c:		execution context
+ * @uf:		the flow
+ * @i:		index of the datagram in the batch
+ */
 static void udp_frame_to_guest(struct ctx *c, const struct udp_flow *uf, int i)
 {
 	const struct flow_key *k = &uf->f.key;
@@ -392,7 +423,11 @@ static void udp_frame_to_guest(struct ctx *c, const struct udp_flow *uf, int i)
 			 udp_idx(uf), strerror(-rc));
 }
 
-/* Datagrams on a flow's own socket: replies from its remote */
+/**
+ * udp_flow_recv() - datagrams on a flow's own socket: replies from its remote
+ * @c:		execution context
+ * @uf:		the flow
+ */
 static void udp_flow_recv(struct ctx *c, struct udp_flow *uf)
 {
 	size_t hdr = tap_hdr_len(uf->f.key.family);
@@ -425,7 +460,15 @@ static void udp_flow_recv(struct ctx *c, struct udp_flow *uf)
 	}
 }
 
-/* Flow for a datagram that arrived at a forwarded port, new if needed */
+/**
+ * udp_flow_inbound() - flow, new if needed, for a datagram to a forwarded port
+ * @c:		execution context
+ * @k:		the flow's key
+ * @lsock:	the listening socket it arrived at
+ * @peer:	its source
+ *
+ * Return: the flow, NULL if none can be had or the key is another protocol's
+ */
 static struct udp_flow *udp_flow_inbound(struct ctx *c,
 					 const struct flow_key *k, int lsock,
 					 const union sockaddr_inany *peer)
@@ -457,7 +500,11 @@ static struct udp_flow *udp_flow_inbound(struct ctx *c,
 	return uf;
 }
 
-/* Datagrams on the listening socket of a forwarded port */
+/**
+ * udp_listen_recv() - datagrams on the listening socket of a forwarded port
+ * @c:		execution context
+ * @ref:	epoll reference of the listening socket
+ */
 static void udp_listen_recv(struct ctx *c, union epoll_ref ref)
 {
 	uint16_t port = FWD_REF_PORT(ref.idx);
