@@ -266,8 +266,7 @@ lsm:
 	test/lsm/run.sh
 
 # kernel-doc on every non-static function of the daemon and on every static
-# one over 15 lines (files in test/lint/kerneldoc-static-todo spared that
-# rule until written), and blocks that match their functions
+# one over 15 lines, and blocks that match their functions
 # (test/lint/kerneldoc-test.sh checks the checker)
 lint: cppcheck
 	test/lint/kerneldoc-test.sh

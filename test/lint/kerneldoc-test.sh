@@ -176,12 +176,6 @@ static int long_doc(int x)
 }
 C
 
-# the same long static function, in a file on the to-do list, and a listed
-# file with nothing left to do
-sed -n '/^static int long_nodoc/,/^}/p' "$dir/t.c" > "$dir/todo.c"
-printf '# comment\ntodo.c\ndone.c\n' > "$dir/todo"
-printf 'static void done(void)\n{\n}\n' > "$dir/done.c"
-
 cat > "$dir/expected" <<'E'
 t.c:46: right(): kernel-doc names wrong()
 t.c:56: params(): @b not documented
@@ -209,13 +203,4 @@ if ! diff -u expected out; then
 	echo "kerneldoc-test: reports differ from the expected ones"
 	exit 1
 fi
-KERNELDOC_TODO=todo "$lint" todo.c done.c > out
-rc=$?
-echo "done.c: in todo, no long static function lacks kernel-doc: take it off" \
-	> expected
-if [ $rc -ne 1 ] || ! diff -u expected out; then
-	echo "kerneldoc-test: the to-do list is not applied as documented"
-	exit 1
-fi
-
 echo "kerneldoc-test: ok"

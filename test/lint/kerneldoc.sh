@@ -46,21 +46,13 @@
 # this tree's kernel-style C; it isn't a C parser (no K&R definitions, no
 # functions returning function pointers).
 #
-# Without PATH, the files listed in test/lint/kerneldoc-static-todo (one
-# path a line, "#" comments) are spared the rule on long static functions
-# while their blocks are being written; a listed file that no longer needs
-# sparing is reported, so the list only shrinks. KERNELDOC_TODO names
-# another list (kerneldoc-test.sh uses it with PATHs).
-#
 # Exit status: 0 if nothing is reported, 1 otherwise, 2 on bad usage.
 
 set -u
 
-todo=${KERNELDOC_TODO:-/dev/null}
 if [ $# -eq 0 ]; then
 	cd "$(dirname "$0")/../.." || exit 2
 	set -- *.c conf tap local stream vhost net fwd tcp udp icmp migrate
-	todo=${KERNELDOC_TODO:-test/lint/kerneldoc-static-todo}
 fi
 
 files=()
@@ -78,7 +70,7 @@ for p in "$@"; do
 done
 [ ${#files[@]} -eq 0 ] && exit 0
 
-exec awk -v MAX_UNDOC=15 -v TODO="$todo" '
+exec awk -v MAX_UNDOC=15 '
 function reset_decl() {
 	decl = ""
 	decl_line = 0
@@ -271,12 +263,6 @@ function check_def(text, line,    s, i, j, c, d, name, plist, np, params,
 	delete have_p
 }
 
-BEGIN {
-	while ((getline t < TODO) > 0)
-		if (t !~ /^[ \t]*(#|$)/)
-			todo[t] = 0
-}
-
 FNR == 1 {
 	undoc_name = ""
 	depth = 0
@@ -354,10 +340,6 @@ FNR == 1 {
 			else if (c == "}" && --depth == 0) {
 				reset_decl()
 				if (undoc_name != "" &&
-				    FNR - undoc_line + 1 > MAX_UNDOC &&
-				    FILENAME in todo)
-					todo[FILENAME]++
-				else if (undoc_name != "" &&
 				    FNR - undoc_line + 1 > MAX_UNDOC)
 					report(undoc_line, undoc_name,
 					       "static, " (FNR - undoc_line + 1) \
@@ -395,12 +377,6 @@ FNR == 1 {
 
 END {
 	drop_doc()
-	for (t in todo)
-		if (!todo[t]) {
-			printf "%s: in %s, no long static function " \
-			       "lacks kernel-doc: take it off\n", t, TODO
-			bad++
-		}
 	exit bad ? 1 : 0
 }
 ' "${files[@]}"
