@@ -274,9 +274,8 @@ int flow_reclaim_dgram(struct ctx *c, uint64_t now, uint64_t min_idle)
 	if (now < last || now - last < min_idle)
 		return -EBUSY;
 
-	debug_rl("flow %u (%s) reclaimed for a new flow, idle %llu ms",
-		 flow_idx(flow), flow->f.type == FLOW_UDP ? "UDP" : "ICMP",
-		 (unsigned long long)(now - last));
+	flow_dbg_rl(flow, "reclaimed for a new flow, idle %llu ms",
+		    (unsigned long long)(now - last));
 	/* What udp.c and icmp.c do to close one: the socket, then the flow
 	 * (a UDP flow on a forwarded port's socket owns none)
 	 */
@@ -336,6 +335,26 @@ void flow_defer_free(void)
 	for (i = 0; i < ft.closed_n; i++)
 		flow_free(&ft.tab[ft.closed[i]]);
 	ft.closed_n = 0;
+}
+
+/**
+ * flow_type_name() - name of a flow type, for log messages
+ * @type:	the type
+ *
+ * Return: "TCP", "UDP", "ICMP", or "free" for FLOW_NONE and anything else
+ */
+const char *flow_type_name(enum flow_type type)
+{
+	switch (type) {
+	case FLOW_TCP:
+		return "TCP";
+	case FLOW_UDP:
+		return "UDP";
+	case FLOW_ICMP:
+		return "ICMP";
+	default:
+		return "free";
+	}
 }
 
 /**

@@ -256,8 +256,7 @@ static union flow *icmp_flow_new(struct ctx *c, const struct flow_key *key)
 	if (flow_hash_insert(flow))
 		goto fail; /* cannot happen: looked up before */
 
-	debug_rl("ICMP: flow %u opened, identifier %u", flow_idx(flow),
-	      key->gport);
+	flow_dbg_rl(flow, "opened, identifier %u", key->gport);
 	return flow;
 
 fail:
@@ -392,7 +391,7 @@ void icmp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
 			/* A pending ICMP error, e.g. unreachable: go on */
-			trace("ICMP: flow %u: %s", ref.idx, strerror(errno));
+			flow_trace(flow, "%s", strerror(errno));
 			continue;
 		}
 		if (icmp_reply_rewrite(flow->f.key.family, icmp_buf, (size_t)n,
@@ -425,7 +424,7 @@ void icmp_timer(struct ctx *c, uint64_t now)
 			continue;
 		if (now > flow->icmp.last_ms &&
 		    now - flow->icmp.last_ms >= ICMP_IDLE_MS) {
-			debug_rl("ICMP: flow %u closed after idle timeout", i);
+			flow_dbg_rl(flow, "closed after idle timeout");
 			icmp_flow_close(c, flow);
 		}
 	}

@@ -160,8 +160,7 @@ static bool tcp_is_half_open(const struct tcp_conn *conn)
 /* Reset a half-open connection: the guest gets a RST for its SYN */
 static void tcp_half_open_reset(struct ctx *c, struct tcp_conn *conn)
 {
-	debug_rl("TCP flow %u: oldest half-open connection reset for a new "
-		 "one", tcp_idx(conn));
+	flow_dbg_rl(conn, "oldest half-open connection reset for a new one");
 	tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, 0);
 	tcp_close(c, conn, true);
 }
@@ -324,7 +323,7 @@ void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 		tcp_connect_failed(c, conn, e);
 		return;
 	}
-	trace("TCP flow %u: connecting", tcp_idx(conn));
+	flow_trace(conn, "connecting");
 }
 
 /**
@@ -336,7 +335,7 @@ void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
  */
 void tcp_connect_failed(struct ctx *c, struct tcp_conn *conn, int e)
 {
-	debug_rl("TCP flow %u: connect: %s", tcp_idx(conn), strerror(e));
+	flow_dbg_rl(conn, "connect: %s", strerror(e));
 	if (e == EHOSTUNREACH || e == ENETUNREACH || e == EACCES ||
 	    e == EPERM)
 		local_unreach(c, conn->f.key.family, IPPROTO_TCP,

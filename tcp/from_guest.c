@@ -380,8 +380,8 @@ static int tcp_write(struct ctx *c, struct tcp_conn *conn,
 		if ((size_t)(n + kept) < len)
 			conn->flags |= TCP_F_REFUSED;
 		conn->wnd_span = 0;
-		trace("TCP flow %u: socket took %zi of %zu bytes, %zi kept",
-		      tcp_idx(conn), n, len, kept);
+		flow_trace(conn, "socket took %zi of %zu bytes, %zi kept", n,
+			   len, kept);
 		tcp_out_wait(c, conn);
 	}
 	tcp_window_check(conn);
@@ -546,8 +546,8 @@ void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 			skip = conn->seq_from_guest - seq;
 		else if (seq != conn->seq_from_guest || (conn->flags &
 							 TCP_F_GUEST_FIN)) {
-			trace("TCP flow %u: segment %u+%u, expected %u",
-			      tcp_idx(conn), seq, plen, conn->seq_from_guest);
+			flow_trace(conn, "segment %u+%u, expected %u", seq,
+				   plen, conn->seq_from_guest);
 			tcp_ack_now(c, conn);	/* duplicate or gap */
 			return;
 		}

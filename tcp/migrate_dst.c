@@ -732,9 +732,8 @@ static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
 		if ((rc = tcpm_tail_add(conn, f->sndq + sent + n,
 					e->notsent - (uint32_t)n, fin)))
 			return rc;
-		debug("TCP flow %u: %zi of %u never-sent bytes in the socket, "
-		      "the rest as it drains", flow_idx((union flow *)conn),
-		      n, e->notsent);
+		flow_dbg(conn, "%zi of %u never-sent bytes in the socket, the "
+			 "rest as it drains", n, e->notsent);
 	} else if (fin && shutdown(conn->sock, SHUT_WR)) {
 		return -errno;
 	}

@@ -508,12 +508,12 @@ void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 			continue;
 		st[k] = tcpm_sock_state(conn->sock, &fin[k]);
 		if (st[k] == MIG_TCP_SKIP)
-			warn("TCP flow %u: the connection is gone (reset or "
-			     "timed out), the target will reset it", i);
+			flow_warn(conn, "the connection is gone (reset or "
+				  "timed out), the target will reset it");
 		else if (fin[k])
 			conn->flags |= TCP_F_SOCK_EOF;
 		if (tcpm_basic(c, conn, fin[k], &basic)) {
-			warn("TCP flow %u: addresses unknown", i);
+			flow_warn(conn, "addresses unknown");
 			b->err = -EINVAL;
 		}
 		mig_put_basic(b, &basic);
@@ -532,9 +532,9 @@ void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 		if (st[k] != MIG_TCP_SKIP) {
 			rc = tcpm_dump(conn, st[k], &e, &sndq, &rcvq);
 			if (rc)
-				warn("TCP flow %u: can't dump the socket (%s), "
-				     "the target will reset it", i,
-				     strerror(-rc));
+				flow_warn(conn, "can't dump the socket (%s), "
+					  "the target will reset it",
+					  strerror(-rc));
 		}
 		if (rc) {
 			free(sndq);

@@ -130,8 +130,7 @@ int tcp_migrate_tail(struct tcp_conn *conn)
 	fin = t->fin;
 	tcpm_tail_free(t);
 	conn->flags &= ~TCP_F_TAIL;
-	debug("TCP flow %u: the migrated data is all in the socket",
-	      flow_idx((union flow *)conn));
+	flow_dbg(conn, "the migrated data is all in the socket");
 	if (fin && shutdown(conn->sock, SHUT_WR))
 		return -errno;
 	return 1;

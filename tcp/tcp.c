@@ -327,8 +327,8 @@ static void tcp_conn_free(struct tcp_conn *conn)
 void tcp_desync(struct ctx *c, struct tcp_conn *conn,
 		const char *what, int e)
 {
-	warn_rl("TCP flow %u: %s failed (%s), resetting the connection",
-		tcp_idx(conn), what, e ? strerror(e) : "short");
+	flow_warn_rl(conn, "%s failed (%s), resetting the connection", what,
+		     e ? strerror(e) : "short");
 	tcp_rst(c, conn);
 }
 
@@ -462,7 +462,7 @@ static void tcp_established(struct tcp_conn *conn)
 	conn->f.state = TCP_ST_ESTABLISHED;
 	conn->retries = 0;
 	conn->timer = 0;
-	trace("TCP flow %u: established", tcp_idx(conn));
+	flow_trace(conn, "established");
 }
 
 /**
@@ -521,7 +521,7 @@ void tcp_input(struct ctx *c, const struct pkt *p)
 		if (conn->f.state == TCP_ST_SYN_TO_GUEST ||
 		    (SEQ_GE(seq, conn->seq_from_guest) &&
 		     SEQ_LT(seq, conn->seq_from_guest + 65536U * 16))) {
-			trace("TCP flow %u: RST from guest", tcp_idx(conn));
+			flow_trace(conn, "RST from guest");
 			/* Both FINs done, the socket still sending what we
 			 * ACKed to the guest: that is the peer's, whatever
 			 * the guest's socket says now (a closed one answers
@@ -614,8 +614,7 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 	if (events & (EPOLLERR | EPOLLHUP)) {
 		getsockopt(conn->sock, SOL_SOCKET, SO_ERROR, &e, &sl);
 		if (e || (events & EPOLLERR)) {
-			trace("TCP flow %u: socket error %s", tcp_idx(conn),
-			      strerror(e));
+			flow_trace(conn, "socket error %s", strerror(e));
 			tcp_rst(c, conn);
 			return;
 		}
@@ -671,19 +670,19 @@ void tcp_log_conns(void)
 
 		if (!conn)
 			continue;
-		debug("TCP flow %u: state %u flags 0x%x; from guest: next %u, "
-		      "window left %d of %u (ratio %u/65536), offered now %u; "
-		      "to guest: %u in flight, window %u, %u ACKed unread; "
-		      "timer %lld ms, retries %u", i, conn->f.state,
-		      conn->flags, conn->seq_from_guest,
-		      (int32_t)(conn->wnd_edge - conn->seq_from_guest),
-		      conn->wnd_span, conn->wnd_ratio,
-		      conn->sock >= 0 ? (unsigned)tcp_wnd_offered(conn) <<
-					conn->ws_ours : 0,
-		      conn->seq_to_guest - conn->seq_acked, conn->wnd_guest,
-		      conn->acked_unread,
-		      conn->timer ? (long long)(conn->timer - now) : 0LL,
-		      conn->retries);
+		flow_dbg(conn, "state %u flags 0x%x; from guest: next %u, "
+			 "window left %d of %u (ratio %u/65536), offered now "
+			 "%u; to guest: %u in flight, window %u, %u ACKed "
+			 "unread; timer %lld ms, retries %u", conn->f.state,
+			 conn->flags, conn->seq_from_guest,
+			 (int32_t)(conn->wnd_edge - conn->seq_from_guest),
+			 conn->wnd_span, conn->wnd_ratio,
+			 conn->sock >= 0 ? (unsigned)tcp_wnd_offered(conn) <<
+					   conn->ws_ours : 0,
+			 conn->seq_to_guest - conn->seq_acked, conn->wnd_guest,
+			 conn->acked_unread,
+			 conn->timer ? (long long)(conn->timer - now) : 0LL,
+			 conn->retries);
 	}
 }
 
@@ -702,7 +701,7 @@ void tcp_timer(struct ctx *c, uint64_t now)
 		if (!conn || (conn->flags & TCP_F_MIGRATED))
 			continue;
 		if ((uint32_t)now - conn->last_ms > TCP_IDLE_MS) {
-			debug_rl("TCP flow %u: idle, reset", i);
+			flow_dbg_rl(conn, "idle, reset");
 			tcp_rst(c, conn);
 			continue;
 		}
@@ -738,8 +737,7 @@ void tcp_timer(struct ctx *c, uint64_t now)
 				continue;
 			}
 			if (++conn->retries > TCP_MAX_RETRIES) {
-				debug_rl("TCP flow %u: guest not ACKing, reset",
-				      i);
+				flow_dbg_rl(conn, "guest not ACKing, reset");
 				tcp_rst(c, conn);
 				continue;
 			}

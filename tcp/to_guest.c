@@ -314,8 +314,7 @@ static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 	if (n < 0) {
 		tap_seg_done(c);
 		if (errno != EAGAIN && errno != EWOULDBLOCK) {
-			debug_rl("TCP flow %u: recv: %s", tcp_idx(conn),
-			      strerror(errno));
+			flow_dbg_rl(conn, "recv: %s", strerror(errno));
 			tcp_rst(c, conn);
 			return -1;
 		}

@@ -103,11 +103,6 @@ static struct udp_flow *udp_flow_at(unsigned idx)
 	return flow ? &flow->udp : NULL;
 }
 
-static unsigned udp_idx(const struct udp_flow *uf)
-{
-	return flow_idx((const union flow *)uf);
-}
-
 /* Key address in its family's own format (IPv4 is stored IPv4-mapped) */
 static const void *udp_key_addr(const struct flow_key *k,
 				const struct in6_addr *a)
@@ -182,7 +177,7 @@ static void udp_flow_close(struct ctx *c, struct udp_flow *uf)
 		close(uf->sock);
 		uf->sock = -1;
 	}
-	debug_rl("UDP flow %u closed", udp_idx(uf));
+	flow_dbg_rl(uf, "closed");
 	flow_close((union flow *)uf);
 }
 
@@ -197,8 +192,7 @@ static void udp_report_unreach(struct ctx *c, const struct udp_flow *uf, int e)
 {
 	const struct flow_key *k = &uf->f.key;
 
-	debug_rl("UDP flow %u: %s, telling the guest", udp_idx(uf),
-		 strerror(e));
+	flow_dbg_rl(uf, "%s, telling the guest", strerror(e));
 	local_unreach(c, k->family, IPPROTO_UDP, udp_key_addr(k, &k->gaddr),
 		      k->gport, udp_key_addr(k, &k->raddr), k->rport, 0, e);
 }
@@ -295,8 +289,8 @@ static struct udp_flow *udp_flow_new_outbound(struct ctx *c,
 		goto fail;
 	}
 	uf->sock = s;
-	debug_rl("UDP flow %u opened, guest port %u to port %u", flow_idx(flow),
-	      k->gport, k->rport);
+	flow_dbg_rl(flow, "opened, guest port %u to port %u", k->gport,
+		    k->rport);
 	return uf;
 
 fail:
@@ -365,8 +359,7 @@ void udp_input(struct ctx *c, const struct pkt *p)
 		n = udp_send_once(uf, data, payload.len);
 	}
 	if (n < 0)
-		debug_rl("UDP flow %u: datagram dropped: %s", udp_idx(uf),
-			 strerror(errno));
+		flow_dbg_rl(uf, "datagram dropped: %s", strerror(errno));
 }
 
 /**
@@ -419,8 +412,7 @@ static void udp_frame_to_guest(struct ctx *c, const struct udp_flow *uf, int i)
 			 udp_key_addr(k, &k->gaddr), IPPROTO_UDP, frame,
 			 UDP_HDR_LEN + plen);
 	if (rc)
-		debug_rl("UDP flow %u: datagram to guest dropped: %s",
-			 udp_idx(uf), strerror(-rc));
+		flow_dbg_rl(uf, "datagram to guest dropped: %s", strerror(-rc));
 }
 
 /**
@@ -442,8 +434,7 @@ static void udp_flow_recv(struct ctx *c, struct udp_flow *uf)
 			if (udp_errno_unreach(-n))
 				udp_report_unreach(c, uf, -n);
 			else
-				debug_rl("UDP flow %u: recv: %s", udp_idx(uf),
-					 strerror(-n));
+				flow_dbg_rl(uf, "recv: %s", strerror(-n));
 			continue;
 		}
 
@@ -495,8 +486,7 @@ static struct udp_flow *udp_flow_inbound(struct ctx *c,
 		flow_close(flow);
 		return NULL;
 	}
-	debug_rl("UDP flow %u opened, inbound to guest port %u", flow_idx(flow),
-	      k->gport);
+	flow_dbg_rl(flow, "opened, inbound to guest port %u", k->gport);
 	return uf;
 }
 
@@ -580,8 +570,7 @@ void udp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 			if (udp_errno_unreach(e))
 				udp_report_unreach(c, uf, e);
 			else
-				debug_rl("UDP flow %u: %s", ref.idx,
-					 strerror(e));
+				flow_dbg_rl(uf, "%s", strerror(e));
 		}
 	}
 	if (events & EPOLLIN)
