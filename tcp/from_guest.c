@@ -53,7 +53,6 @@
 #include "net/packet.h"
 #include "tap/coalesce.h"
 #include "tap/tap.h"
-#include "tcp/migrate.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
 #include "util.h"

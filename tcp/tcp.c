@@ -81,7 +81,6 @@
 #include "loop.h"
 #include "net/packet.h"
 #include "tap/tap.h"
-#include "tcp/migrate.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
