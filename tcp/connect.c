@@ -35,7 +35,6 @@
 #include "net/packet.h"
 #include "local/local.h"
 #include "tap/tap.h"
-#include "tcp/migrate.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
@@ -363,6 +362,30 @@ void tcp_connect_done(struct ctx *c, struct tcp_conn *conn)
 	tcp_timer_arm(conn, now_ms());
 }
 
+/* Listeners of forwarded ports taking nothing, during a migration */
+static bool tcp_listen_off;
+
+/**
+ * tcp_listen_pause() - forwarded ports stop taking connections, or take
+ *			them again
+ * @paused:	true from a migration's SAVE on (tcp_migrate_listen(), which
+ *		also silences the listening sockets), false again after
+ */
+void tcp_listen_pause(bool paused)
+{
+	tcp_listen_off = paused;
+}
+
+/**
+ * tcp_listen_paused() - do forwarded ports take no connections now?
+ *
+ * Return: true while tcp_listen_pause() says so
+ */
+bool tcp_listen_paused(void)
+{
+	return tcp_listen_off;
+}
+
 /**
  * tcp_listen_handler() - a peer connects to a forwarded port
  * @c:		execution context
@@ -373,7 +396,7 @@ void tcp_listen_handler(struct ctx *c, union epoll_ref ref)
 	int i;
 
 	/* Queued before a migration stopped the listeners (migrate_src.c) */
-	if (tcp_migrate_listen_paused())
+	if (tcp_listen_paused())
 		return;
 	for (i = 0; i < 32; i++) {
 		union sockaddr_inany peer;

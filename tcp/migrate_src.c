@@ -76,9 +76,6 @@
 #include "tcp/tcp_info.h"
 #include "util.h"
 
-/* Listeners of forwarded ports taking nothing (see the top of the file) */
-static bool tcpm_listen_paused;
-
 /**
  * struct tcpm_wnd - source: what the hold changes in a held socket and a
  *		     resume puts back: its send window (see
@@ -469,9 +466,9 @@ void tcp_migrate_listen(struct ctx *c, bool on)
 	const int *fds;
 	unsigned i, n = fwd_tcp_listeners(&fds), drained = 0;
 
-	if (tcpm_listen_paused == !on)
+	if (tcp_listen_paused() == !on)
 		return;
-	tcpm_listen_paused = !on;
+	tcp_listen_pause(!on);
 	for (i = 0; i < n; i++) {
 		union sockaddr_inany sa = { .sa.sa_family = AF_UNSPEC };
 		socklen_t sl = sizeof(sa);
@@ -508,7 +505,7 @@ void tcp_migrate_listen(struct ctx *c, bool on)
  */
 bool tcp_migrate_listen_paused(void)
 {
-	return tcpm_listen_paused;
+	return tcp_listen_paused();
 }
 
 /**

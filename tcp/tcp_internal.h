@@ -78,6 +78,8 @@ void tcp_rst_unknown(struct ctx *c, const struct pkt *p, uint16_t sport,
 void tcp_parse_syn_opts(struct pview opts, uint16_t *mss, int *ws);
 uint16_t tcp_mss_link(const struct ctx *c, int family);
 void tcp_sock_tune(int s);
+void tcp_listen_pause(bool paused);
+bool tcp_listen_paused(void);
 void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 			 const struct flow_key *k, uint32_t seq,
 			 struct pview opts);
