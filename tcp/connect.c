@@ -35,6 +35,7 @@
 #include "net/packet.h"
 #include "local/local.h"
 #include "tap/tap.h"
+#include "tcp/conn.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"

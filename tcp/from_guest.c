@@ -53,6 +53,7 @@
 #include "net/packet.h"
 #include "tap/coalesce.h"
 #include "tap/tap.h"
+#include "tcp/conn.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
 #include "util.h"

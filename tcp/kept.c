@@ -54,6 +54,7 @@
 #include "ctx.h"
 #include "flow.h"
 #include "log.h"
+#include "tcp/conn.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
 #include "tcp/tcp_conn.h"

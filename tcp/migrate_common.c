@@ -47,7 +47,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 
 #include "ctx.h"
@@ -209,22 +208,6 @@ bool tcpm_fin_rcvd(uint8_t st)
 {
 	return st == MIG_TCP_CLOSE_WAIT || st == MIG_TCP_LAST_ACK ||
 	       st == MIG_TCP_CLOSING;
-}
-
-/**
- * tcpm_events() - the events of a connection's socket in the loop (see
- *		   tcp.c)
- * @conn:	connection
- *
- * Return: epoll events
- */
-uint32_t tcpm_events(const struct tcp_conn *conn)
-{
-	uint32_t ev = EPOLLIN | EPOLLRDHUP | EPOLLET;
-
-	if (conn->flags & (TCP_F_OUT_WAIT | TCP_F_TAIL))
-		ev |= EPOLLOUT;
-	return ev;
 }
 
 /**

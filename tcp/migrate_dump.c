@@ -30,6 +30,7 @@
 #include "fwd/fwd.h"
 #include "log.h"
 #include "migrate/format.h"
+#include "tcp/conn.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
 #include "tcp/tcp_internal.h"

@@ -80,7 +80,6 @@ int tcpm_queue(int s, int q);
 int tcpm_get_u32(int s, int opt, uint32_t *v);
 int tcpm_get_window(int s, struct tcpm_window *w);
 bool tcpm_fin_rcvd(uint8_t st);
-uint32_t tcpm_events(const struct tcp_conn *conn);
 bool tcpm_in_repair(int s);
 ssize_t tcpm_fill(int s, const uint8_t *p, uint32_t len);
 unsigned tcpm_lap(uint64_t *t);

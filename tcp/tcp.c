@@ -52,8 +52,8 @@
  * guest is 0, its FIN waits, and EPOLLOUT drives tcp_kept_write().
  *
  * Timers (checked every loop tick): retransmission to the guest (RTO
- * starting at TCP_RTO_MS, doubling, TCP_MAX_RETRIES then reset), the
- * handshake deadlines, and an idle timeout. A full connection table makes
+ * starting at TCP_RTO_MS, doubling: conn.c; TCP_MAX_RETRIES then reset),
+ * the handshake deadlines, and an idle timeout. A full connection table makes
  * us refuse new connections with RST (logged, rate-limited); half-open
  * connections and descriptors are reclaimed as connect.c says.
  *
@@ -81,6 +81,7 @@
 #include "loop.h"
 #include "net/packet.h"
 #include "tap/tap.h"
+#include "tcp/conn.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
@@ -89,7 +90,6 @@
 
 #define TCP_OPT_SYN_LEN 8	/* MSS (4) + NOP + window scale (3) */
 
-#define TCP_RTO_MS 1000			/* initial retransmission timeout */
 #define TCP_MAX_RETRIES 7		/* then reset both sides */
 #define TCP_SYN_RETRIES 4		/* SYN to guest, then give up */
 #define TCP_IDLE_MS (2 * 3600 * 1000ULL)
@@ -98,93 +98,6 @@
 
 /* One frame for control segments (SYN, ACK, FIN, RST) */
 static uint8_t tcp_ctl_frame[128];
-
-/**
- * tcp_conn_at() - the connection at a flow index, for whoever kept the
- *		   index across calls (pending ACKs, migration's lists)
- * @idx:	flow table index, may be out of range
- *
- * Return: the connection, NULL if the entry isn't a live TCP flow: free,
- *	   closing (closed in this round), or reused by another protocol
- */
-struct tcp_conn *tcp_conn_at(unsigned idx)
-{
-	union flow *flow = flow_live(idx, FLOW_TCP);
-
-	return flow ? &flow->tcp : NULL;
-}
-
-/**
- * tcp_idx() - flow index of a connection
- * @conn:	connection
- *
- * Return: its index in the flow table
- */
-unsigned tcp_idx(const struct tcp_conn *conn)
-{
-	return flow_idx((const union flow *)conn);
-}
-
-/**
- * tcp_gaddr() - the guest-side address of a connection, in the family's
- *		 own format (struct in_addr or struct in6_addr)
- * @conn:	connection
- *
- * Return: pointer into the flow key
- */
-const void *tcp_gaddr(const struct tcp_conn *conn)
-{
-	const struct in6_addr *a = &conn->f.key.gaddr;
-
-	return conn->f.key.family == AF_INET ? (const void *)&a->s6_addr[12]
-					     : (const void *)a;
-}
-
-/**
- * tcp_raddr() - the remote address of a connection, as tcp_gaddr()
- * @conn:	connection
- *
- * Return: pointer into the flow key
- */
-const void *tcp_raddr(const struct tcp_conn *conn)
-{
-	const struct in6_addr *a = &conn->f.key.raddr;
-
-	return conn->f.key.family == AF_INET ? (const void *)&a->s6_addr[12]
-					     : (const void *)a;
-}
-
-/**
- * tcp_conn_events() - set the socket's events from the flags: EPOLLOUT
- *		       while the guest waits for room or data kept, or a
- *		       migration's, does (TCP_F_TAIL), EPOLLIN unless its
- *		       ACKs drive our reads (TCP_F_QUIET)
- * @c:		execution context
- * @conn:	connection
- */
-void tcp_conn_events(struct ctx *c, struct tcp_conn *conn)
-{
-	uint32_t ev = EPOLLRDHUP | EPOLLET;
-
-	if (!(conn->flags & TCP_F_QUIET))
-		ev |= EPOLLIN;
-	if (conn->flags & (TCP_F_OUT_WAIT | TCP_F_TAIL))
-		ev |= EPOLLOUT;
-	loop_mod(c, conn->sock, ev, flow_ref((union flow *)conn, REF_TCP));
-}
-
-/**
- * tcp_out_wait() - wake us when the socket has room again
- * @c:		execution context
- * @conn:	connection
- */
-void tcp_out_wait(struct ctx *c, struct tcp_conn *conn)
-{
-	if (conn->flags & TCP_F_OUT_WAIT)
-		return;
-	conn->flags |= TCP_F_OUT_WAIT;
-	tcp_conn_events(c, conn);
-}
 
 /**
  * tcp_fill_hdr() - the 20-byte header of a segment to the guest
@@ -370,16 +283,6 @@ void tcp_rst(struct ctx *c, struct tcp_conn *conn)
 	    tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, conn->seq_to_guest))
 		tcp_rst_owe(conn);
 	tcp_close(c, conn, true);
-}
-
-/**
- * tcp_timer_arm() - retransmission timer: TCP_RTO_MS, doubled per retry
- * @conn:	connection
- * @now:	current time, ms
- */
-void tcp_timer_arm(struct tcp_conn *conn, uint64_t now)
-{
-	conn->timer = now + ((uint64_t)TCP_RTO_MS << MIN(conn->retries, 6));
 }
 
 /**

@@ -3,7 +3,8 @@
  * tcp_internal.h - what the files of tcp/ share with each other, and
  * nobody else: tcp.c (state machine, control segments, timers), connect.c
  * (set-up), to_guest.c and from_guest.c (the two directions of data),
- * rst_owed.c, and the migration files.
+ * rst_owed.c, and the migration files. The layers below them have their
+ * own headers: conn.h (the connection, its events, its timer).
  */
 #ifndef TCP_TCP_INTERNAL_H
 #define TCP_TCP_INTERNAL_H
@@ -53,12 +54,6 @@ struct tcp_rst_owed {
 };
 
 /* tcp.c: the state machine, control segments, closing, timers */
-struct tcp_conn *tcp_conn_at(unsigned idx);
-unsigned tcp_idx(const struct tcp_conn *conn);
-const void *tcp_gaddr(const struct tcp_conn *conn);
-const void *tcp_raddr(const struct tcp_conn *conn);
-void tcp_conn_events(struct ctx *c, struct tcp_conn *conn);
-void tcp_out_wait(struct ctx *c, struct tcp_conn *conn);
 void tcp_fill_hdr(uint8_t *th, struct tcp_conn *conn, uint32_t seq,
 		  uint8_t flags, uint16_t wnd, size_t hlen);
 int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
@@ -68,7 +63,6 @@ void tcp_desync(struct ctx *c, struct tcp_conn *conn, const char *what,
 		int e);
 void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst);
 void tcp_rst(struct ctx *c, struct tcp_conn *conn);
-void tcp_timer_arm(struct tcp_conn *conn, uint64_t now);
 bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn);
 void tcp_rst_unknown(struct ctx *c, const struct pkt *p, uint16_t sport,
 		     uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags,

@@ -63,6 +63,7 @@
 #include "flow.h"
 #include "log.h"
 #include "tap/tap.h"
+#include "tcp/conn.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
