@@ -35,6 +35,7 @@
 #include "tcp/migrate_internal.h"
 #include "tcp/tcp_internal.h"
 #include "tcp/tcp_info.h"
+#include "tcp/window.h"
 #include "util.h"
 
 /* Is our FIN in the send queue's sequence space? */

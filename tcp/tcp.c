@@ -85,6 +85,7 @@
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
+#include "tcp/window.h"
 #include "uring.h"
 #include "util.h"
 

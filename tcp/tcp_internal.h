@@ -4,7 +4,8 @@
  * nobody else: tcp.c (state machine, control segments, timers), connect.c
  * (set-up), to_guest.c and from_guest.c (the two directions of data),
  * rst_owed.c, and the migration files. The layers below them have their
- * own headers: conn.h (the connection, its events, its timer).
+ * own headers: conn.h (the connection, its events, its timer), window.h
+ * (the window we offer the guest).
  */
 #ifndef TCP_TCP_INTERNAL_H
 #define TCP_TCP_INTERNAL_H
@@ -89,11 +90,7 @@ int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn);
 int tcp_rewind(struct ctx *c, struct tcp_conn *conn);
 void tcp_block(struct tcp_conn *conn);
 
-/* from_guest.c: guest -> socket, and the window we offer */
-uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low, bool *idle,
-		       uint16_t *ratio);
-uint16_t tcp_wnd_offered(const struct tcp_conn *conn);
-uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn);
+/* from_guest.c: guest -> socket */
 void tcp_window_update(struct ctx *c, struct tcp_conn *conn);
 void tcp_pend_forget(const struct tcp_conn *conn);
 void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
