@@ -36,6 +36,7 @@
 #include "local/local.h"
 #include "tap/tap.h"
 #include "tcp/conn.h"
+#include "tcp/seg.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"

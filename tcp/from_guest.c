@@ -36,6 +36,7 @@
 #include "net/packet.h"
 #include "tap/tap.h"
 #include "tcp/conn.h"
+#include "tcp/seg.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
 #include "tcp/window.h"
@@ -67,42 +68,6 @@ void tcp_pend_forget(const struct tcp_conn *conn)
 {
 	if (tcp_pend.idx == (int)tcp_idx(conn))
 		tcp_pend.idx = -1;
-}
-
-/**
- * tcp_window_update() - the socket has room again: tell the guest, and if
- *			 we refused data we didn't keep, have it retransmitted
- *			 now rather than after its RTO: three duplicate ACKs
- *			 after the update trigger its fast retransmit (with
- *			 four segments or more outstanding, for Linux)
- * @c:		execution context
- * @conn:	connection
- *
- * An update that finds no room to the guest (its ring full) goes again
- * once there is (TCP_F_WND_DUE): the guest, after a window below one of
- * its segments, sends nothing until it hears of more, and its persist
- * timer, backed off by a long zero window (a migration's tail), may take
- * many seconds to ask.
- */
-void tcp_window_update(struct ctx *c, struct tcp_conn *conn)
-{
-	int i;
-
-	conn->wnd_span = 0;		/* measure the new room */
-	conn->flags &= ~TCP_F_ACK_DUE;
-	if (tcp_send_ctl(c, conn, TCP_ACK, conn->seq_to_guest) < 0) {
-		conn->flags |= TCP_F_WND_DUE;
-		tcp_block(conn);
-		return;
-	}
-	if (!(conn->flags & TCP_F_REFUSED))
-		return;
-	conn->flags &= ~TCP_F_REFUSED;
-	/* Duplicates: the same window, or the guest doesn't count them */
-	tcp_wnd_repeat(true);
-	for (i = 0; i < 3; i++)
-		tcp_ack_now(c, conn);
-	tcp_wnd_repeat(false);
 }
 
 /* Ask for an ACK at the end of this loop round (coalesces many) */

@@ -84,6 +84,7 @@
 #include "tcp/conn.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
+#include "tcp/seg.h"
 #include "tcp/tcp_internal.h"
 #include "util.h"
 

@@ -73,6 +73,7 @@
 #include "tcp/conn.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
+#include "tcp/seg.h"
 #include "tcp/tcp_internal.h"
 #include "tcp/tcp_info.h"
 #include "util.h"

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tcp_internal.h - what the files of tcp/ share with each other, and
- * nobody else: tcp.c (state machine, control segments, timers), connect.c
+ * nobody else: tcp.c (state machine, closing, timers), connect.c
  * (set-up), to_guest.c and from_guest.c (the two directions of data),
  * rst_owed.c, and the migration files. The layers below them have their
  * own headers: conn.h (the connection, its events, its timer), window.h
- * (the window we offer the guest).
+ * (the window we offer the guest), seg.h (control segments, end-of-round
+ * marks).
  */
 #ifndef TCP_TCP_INTERNAL_H
 #define TCP_TCP_INTERNAL_H
@@ -54,20 +55,12 @@ struct tcp_rst_owed {
 	uint64_t at;
 };
 
-/* tcp.c: the state machine, control segments, closing, timers */
-void tcp_fill_hdr(uint8_t *th, struct tcp_conn *conn, uint32_t seq,
-		  uint8_t flags, uint16_t wnd, size_t hlen);
-int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
-		 uint32_t seq);
-void tcp_ack_now(struct ctx *c, struct tcp_conn *conn);
+/* tcp.c: the state machine, closing, timers */
 void tcp_desync(struct ctx *c, struct tcp_conn *conn, const char *what,
 		int e);
 void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst);
 void tcp_rst(struct ctx *c, struct tcp_conn *conn);
 bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn);
-void tcp_rst_unknown(struct ctx *c, const struct pkt *p, uint16_t sport,
-		     uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags,
-		     size_t plen);
 
 /* connect.c: set-up, half-open connections, listeners */
 void tcp_parse_syn_opts(struct pview opts, uint16_t *mss, int *ws);
@@ -83,15 +76,12 @@ void tcp_connect_done(struct ctx *c, struct tcp_conn *conn);
 
 /* to_guest.c: socket -> guest, and the end of the round */
 void tcp_quiet(struct ctx *c, struct tcp_conn *conn);
-bool tcp_defer(struct tcp_conn *conn);
 int tcp_data_later(struct ctx *c, struct tcp_conn *conn);
 int tcp_sock_sync(struct ctx *c, struct tcp_conn *conn);
 int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn);
 int tcp_rewind(struct ctx *c, struct tcp_conn *conn);
-void tcp_block(struct tcp_conn *conn);
 
 /* from_guest.c: guest -> socket */
-void tcp_window_update(struct ctx *c, struct tcp_conn *conn);
 void tcp_pend_forget(const struct tcp_conn *conn);
 void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 			   uint32_t seq, uint32_t ack, uint8_t flags,

@@ -64,6 +64,7 @@
 #include "log.h"
 #include "tap/tap.h"
 #include "tcp/conn.h"
+#include "tcp/seg.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
@@ -72,7 +73,6 @@
 #include "util.h"
 
 #define TCP_BATCH 64			/* segments per socket read */
-#define TCP_DEFER_MAX 1024		/* connections with a pending ACK */
 #define TCP_RESUME_ROOM (16 * 1024)	/* retry blocked ones past this room */
 #define TCP_QUIET_ON 3			/* no input events from this many
 					 * frames in flight */
@@ -81,10 +81,6 @@
 					 * socket with more for the guest (a
 					 * quarter of tcp_rmem's max, if less) */
 #define TCP_RMEM_PATH "/proc/sys/net/ipv4/tcp_rmem"
-
-static uint32_t defer_list[TCP_DEFER_MAX];
-static unsigned defer_count;
-static bool tcp_blocked_any;		/* some connection waits for room */
 
 /* Without SO_PEEK_OFF, bytes sent already are peeked again, into here */
 static uint8_t tcp_discard[65536];
@@ -119,23 +115,6 @@ void tcp_quiet(struct ctx *c, struct tcp_conn *conn)
 		return;
 	conn->flags ^= TCP_F_QUIET;
 	tcp_conn_events(c, conn);
-}
-
-/**
- * tcp_defer() - put @conn on the end-of-round list
- * @conn:	connection
- *
- * Return: false if the list is full
- */
-bool tcp_defer(struct tcp_conn *conn)
-{
-	if (conn->flags & TCP_F_DEFERRED)
-		return true;
-	if (defer_count == TCP_DEFER_MAX)
-		return false;
-	conn->flags |= TCP_F_DEFERRED;
-	defer_list[defer_count++] = tcp_idx(conn);
-	return true;
 }
 
 /**
@@ -447,17 +426,6 @@ int tcp_rewind(struct ctx *c, struct tcp_conn *conn)
 }
 
 /**
- * tcp_block() - what @conn sends the guest found no room: try again at the
- *		 end of a round with room (tcp_resume_blocked())
- * @conn:	connection
- */
-void tcp_block(struct tcp_conn *conn)
-{
-	conn->flags |= TCP_F_BLOCKED;
-	tcp_blocked_any = true;
-}
-
-/**
  * tcp_resume_blocked() - let connections waiting for room to the guest retry
  * @c:		execution context
  *
@@ -468,9 +436,9 @@ static void tcp_resume_blocked(struct ctx *c)
 {
 	unsigned i, span;
 
-	if (!tcp_blocked_any || tap_tx_room(c) < TCP_RESUME_ROOM)
+	if (!tcp_blocked(false) || tap_tx_room(c) < TCP_RESUME_ROOM)
 		return;
-	tcp_blocked_any = false;
+	tcp_blocked(true);
 	span = flow_span();
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
@@ -497,11 +465,10 @@ static void tcp_resume_blocked(struct ctx *c)
  */
 void tcp_defer_handler(struct ctx *c)
 {
+	struct tcp_conn *conn;
 	unsigned i;
 
-	for (i = 0; i < defer_count; i++) {
-		struct tcp_conn *conn = tcp_conn_at(defer_list[i]);
-
+	for (i = 0; tcp_deferred(i, &conn); i++) {
 		if (!conn)
 			continue;
 		conn->flags &= ~TCP_F_DEFERRED;
@@ -521,15 +488,13 @@ void tcp_defer_handler(struct ctx *c)
 	 */
 	tcp_rst_owed_flush(c);
 	tcp_resume_blocked(c);
-	if (tap_rx_kicks(c, tcp_blocked_any))
+	if (tap_rx_kicks(c, tcp_blocked(false)))
 		tcp_resume_blocked(c);
 
 	/* Last, when no socket can be closed any more in this round: the
 	 * ACKed bytes go, with io_uring all at once (uring_flush())
 	 */
-	for (i = 0; i < defer_count; i++) {
-		struct tcp_conn *conn = tcp_conn_at(defer_list[i]);
-
+	for (i = 0; tcp_deferred(i, &conn); i++) {
 		if (!conn)
 			continue;
 		conn->flags &= ~TCP_F_DEFERRED;	/* even if listed again above */
@@ -537,7 +502,7 @@ void tcp_defer_handler(struct ctx *c)
 			tcp_sock_discard(c, conn);
 		tcp_quiet(c, conn);
 	}
-	defer_count = 0;
+	tcp_deferred_clear();
 }
 
 /**
