@@ -280,7 +280,7 @@ static const struct iso_rule iso_rules[] = {
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_RCVBUF),
 	  "tcp/migrate_dst.c: the restored socket's receive buffer" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_LINGER),
-	  "tcp/tcp.c: reset instead of FIN" },
+	  "tcp/close.c: reset instead of FIN" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_OOBINLINE),
 	  "tcp/connect.c, tcp/migrate_src.c: urgent data kept in the stream" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_PEEK_OFF),

@@ -35,6 +35,7 @@
 #include "net/packet.h"
 #include "local/local.h"
 #include "tap/tap.h"
+#include "tcp/close.h"
 #include "tcp/conn.h"
 #include "tcp/seg.h"
 #include "tcp/tcp.h"

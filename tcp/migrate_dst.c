@@ -76,6 +76,7 @@
 #include "loop.h"
 #include "migrate/format.h"
 #include "migrate/repair.h"
+#include "tcp/close.h"
 #include "tcp/conn.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"

@@ -81,6 +81,7 @@
 #include "log.h"
 #include "loop.h"
 #include "migrate/repair.h"
+#include "tcp/close.h"
 #include "tcp/conn.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"

@@ -2,10 +2,12 @@
 /*
  * tcp.c - TCP translation: the guest's TCP connections become ordinary
  * sockets of our namespace, and connections to forwarded ports become
- * connections to the guest. This file owns the state machine, closing and
- * the timers; connect.c opens connections, to_guest.c and from_guest.c
- * carry the data, seg.c builds the segments without payload (SYN, ACK,
- * FIN, RST), window.c says the window, conn.c is the connection itself.
+ * connections to the guest. This file owns the state machine (the guest's
+ * segments dispatched by state, the socket's events) and the timers;
+ * connect.c opens connections, to_guest.c and from_guest.c carry the
+ * data, close.c ends them, seg.c builds the segments without payload
+ * (SYN, ACK, FIN, RST), window.c says the window, conn.c is the
+ * connection itself.
  *
  * Theory of operation
  *
@@ -67,147 +69,27 @@
  * stay on, and the retransmission timer runs as ever.
  */
 #include <errno.h>
-#include <linux/sockios.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include "ctx.h"
 #include "flow.h"
 #include "log.h"
-#include "loop.h"
 #include "net/packet.h"
 #include "tap/tap.h"
+#include "tcp/close.h"
 #include "tcp/conn.h"
 #include "tcp/seg.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
 #include "tcp/window.h"
-#include "uring.h"
 #include "util.h"
 
 #define TCP_MAX_RETRIES 7		/* then reset both sides */
 #define TCP_SYN_RETRIES 4		/* SYN to guest, then give up */
 #define TCP_IDLE_MS (2 * 3600 * 1000ULL)
-#define TCP_DRAIN_MS 200		/* a closed connection's socket still
-					 * sending: look again this often */
-
-/*
- * tcp_conn_free() - forget a connection; the socket is already handled.
- * Guest data held for it in a batch dies with it: it must never reach
- * the socket of a connection that later gets the same slot.
- */
-static void tcp_conn_free(struct tcp_conn *conn)
-{
-	union flow *flow = (union flow *)conn;
-
-	tcp_pend_forget(conn);
-	tcp_kept_drop(conn);
-	conn->flags &= ~TCP_F_ACK_DUE;
-	flow_close(flow);
-}
-
-/**
- * tcp_desync() - a socket call we rely on to keep both sides in step
- *		  failed: reset this connection rather than go on with wrong
- *		  sequence numbers, and say which call it was (once: the
- *		  connection is gone then)
- * @c:		execution context
- * @conn:	connection, gone on return
- * @what:	the call that failed, for the log
- * @e:		its errno, 0 if it did less than asked
- */
-void tcp_desync(struct ctx *c, struct tcp_conn *conn,
-		const char *what, int e)
-{
-	flow_warn_rl(conn, "%s failed (%s), resetting the connection", what,
-		     e ? strerror(e) : "short");
-	tcp_rst(c, conn);
-}
-
-/**
- * tcp_close() - close the socket gracefully, or with RST, and forget the
- *		 connection
- * @c:		execution context
- * @conn:	connection, gone on return
- * @rst:	make the kernel send the peer a RST (SO_LINGER 0)
- */
-void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst)
-{
-	if (conn->sock >= 0) {
-		if (rst) {
-			struct linger l = { .l_onoff = 1, .l_linger = 0 };
-
-			setsockopt(conn->sock, SOL_SOCKET, SO_LINGER, &l,
-				   sizeof(l));
-		} else if (conn->acked_unread) {
-			/* Unread data would turn close() into a RST */
-			recv(conn->sock, NULL, conn->acked_unread,
-			     MSG_TRUNC | MSG_DONTWAIT);
-		}
-		conn->acked_unread = 0;
-		loop_del(c, conn->sock);
-		uring_close(conn->sock);	/* a discard may name it */
-		conn->sock = -1;
-	}
-	tcp_conn_free(conn);
-}
-
-/**
- * tcp_rst() - reset both sides: RST to the guest, RST to the peer
- * @c:		execution context
- * @conn:	connection, gone on return
- */
-void tcp_rst(struct ctx *c, struct tcp_conn *conn)
-{
-	if (conn->f.state != TCP_ST_CONNECTING &&
-	    tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, conn->seq_to_guest))
-		tcp_rst_owe(conn);
-	tcp_close(c, conn, true);
-}
-
-/**
- * tcp_maybe_done() - both directions closed: release the connection, once
- *		      the socket has nothing left to send
- * @c:		execution context
- * @conn:	connection
- *
- * What the guest sent may still wait in the socket behind a slow path:
- * closed, the socket would be the kernel's alone, and a migration wouldn't
- * see it (the peer would get a reset from the target's kernel, with part
- * of the data). So the flow stays (TCP_F_DRAINING, its timer checking
- * SIOCOUTQ) until the peer has ACKed all of it and our FIN.
- *
- * Return: true if the connection was closed and is gone
- */
-bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
-{
-	int outq = 0;
-
-	/* Data kept, or a migration's, must reach the socket first */
-	if (conn->flags & TCP_F_TAIL)
-		return false;
-	if ((conn->flags & TCP_F_GUEST_FIN) && (conn->flags & TCP_F_FIN_ACKED)) {
-		/* The guest's FIN may be what closed it: ACK it now, the
-		 * deferred ACK would find the connection gone
-		 */
-		if (conn->flags & TCP_F_ACK_DUE)
-			tcp_ack_now(c, conn);
-		if (!ioctl(conn->sock, SIOCOUTQ, &outq) && outq > 0) {
-			conn->flags |= TCP_F_DRAINING;
-			conn->timer = now_ms() + TCP_DRAIN_MS;
-			return false;
-		}
-		tcp_close(c, conn, false);
-		return true;
-	}
-	return false;
-}
 
 /* tcp_established() - handshake done, in either direction */
 static void tcp_established(struct tcp_conn *conn)

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tcp_internal.h - what the files of tcp/ share with each other, and
- * nobody else: tcp.c (state machine, closing, timers), connect.c
+ * nobody else: tcp.c (state machine, timers), connect.c
  * (set-up), to_guest.c and from_guest.c (the two directions of data),
  * rst_owed.c, and the migration files. The layers below them have their
  * own headers: conn.h (the connection, its events, its timer), window.h
  * (the window we offer the guest), seg.h (control segments, end-of-round
- * marks).
+ * marks), close.h (the end of a connection).
  */
 #ifndef TCP_TCP_INTERNAL_H
 #define TCP_TCP_INTERNAL_H
@@ -54,13 +54,6 @@ struct tcp_rst_owed {
 	bool inbound;
 	uint64_t at;
 };
-
-/* tcp.c: the state machine, closing, timers */
-void tcp_desync(struct ctx *c, struct tcp_conn *conn, const char *what,
-		int e);
-void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst);
-void tcp_rst(struct ctx *c, struct tcp_conn *conn);
-bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn);
 
 /* connect.c: set-up, half-open connections, listeners */
 void tcp_parse_syn_opts(struct pview opts, uint16_t *mss, int *ws);

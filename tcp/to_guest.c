@@ -63,6 +63,7 @@
 #include "flow.h"
 #include "log.h"
 #include "tap/tap.h"
+#include "tcp/close.h"
 #include "tcp/conn.h"
 #include "tcp/seg.h"
 #include "tcp/tcp.h"
