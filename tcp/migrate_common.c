@@ -7,7 +7,7 @@
  * Theory of operation
  *
  * Our connections keep little payload of their own (a tail: what a socket
- * refused, tcp/kept.c, or couldn't take at a restore, migrate_tail.c; the
+ * refused, or couldn't take at a restore: tcp/kept.c; the
  * dump carries it): the socket's receive queue holds what the guest
  * hasn't ACKed yet (from seq_acked on), the send queue what the peer
  * hasn't. So a connection is its flow entry, its tail, plus its socket's
@@ -25,8 +25,8 @@
  * The source holds its connections, and releases or resumes them
  * (migrate_src.c), and writes their records (migrate_dump.c). The target
  * restores them at the LOAD, parked, and lets them go when the guest runs
- * (migrate_dst.c), writes what its sockets couldn't take at once
- * (migrate_tail.c), and pokes their peers for a while (migrate_poke.c).
+ * (migrate_dst.c), leaves what its sockets couldn't take at once to
+ * tcp/kept.c, and pokes their peers for a while (migrate_poke.c).
  *
  * Sequence numbers and FINs, as upstream passt writes and reads them
  * (checked against its binary and the wire, migrate_interop.sh): queue

@@ -47,7 +47,7 @@
  * (tcpm_closed()) leaves repair mode without a probe, and is left silent
  * (tcpm_closed_go()). The part of the send queue never sent goes in after
  * that, as ordinary data: as much as the socket takes, and what doesn't
- * fit is written as the socket drains (TCP_F_TAIL, migrate_tail.c).
+ * fit is written as the socket drains (TCP_F_TAIL, kept.c).
  * Then FIN_WAIT1, CLOSING and LAST_ACK get their FIN again (after the
  * window probe, which the kernel sends in ESTABLISHED only), the flow goes
  * in the loop and resumes from the first byte the guest hasn't ACKed.

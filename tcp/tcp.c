@@ -50,7 +50,7 @@
  *
  * A connection restored by a migration may have to write data the source
  * had queued before anything new from the guest (TCP_F_TAIL, see
- * tcp/migrate_tail.c), and so does one whose socket refused data we kept
+ * tcp/kept.c), and so does one whose socket refused data we kept
  * (TCP_F_TAIL | TCP_F_KEPT, tcp/kept.c): meanwhile the window towards the
  * guest is 0, its FIN waits, and EPOLLOUT drives tcp_kept_write().
  *

@@ -55,6 +55,24 @@ struct tcp_rst_owed {
 	uint64_t at;
 };
 
+/**
+ * struct tcpm_tail - never-sent data from a migration that the socket
+ *		      couldn't take yet (TCP_F_TAIL): written as it drains
+ * @idx:	flow index
+ * @gen:	flow generation
+ * @p:		the bytes (ours: copied out of the stream)
+ * @len:	how many
+ * @off:	how many of them are written
+ * @fin:	shutdown(SHUT_WR) once they all are
+ */
+struct tcpm_tail {
+	unsigned idx;
+	uint32_t gen;
+	uint8_t *p;
+	uint32_t len, off;
+	bool fin;
+};
+
 /* connect.c: set-up, half-open connections, listeners */
 void tcp_parse_syn_opts(struct pview opts, uint16_t *mss, int *ws);
 uint16_t tcp_mss_link(const struct ctx *c, int family);
@@ -82,6 +100,9 @@ void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 			   const struct pkt *p, bool progress);
 
 /* kept.c: guest data the socket refused, kept; what waits for the socket */
+struct tcpm_tail *tcpm_tail_of(const struct tcp_conn *conn);
+int tcpm_tail_add(struct tcp_conn *conn, const uint8_t *p, uint32_t len,
+		  bool fin);
 ssize_t tcp_kept_add(const struct ctx *c, struct tcp_conn *conn,
 		     const struct iovec *iov, unsigned niov, size_t skip,
 		     size_t len);
