@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * from_guest.c - TCP, guest -> socket: the guest's segments on an
- * established connection (its data, ACKs, window and FIN), written to the
- * socket in batches.
+ * from_guest.c - TCP, guest -> socket: the data and FIN of the guest's
+ * segments on an established connection, written to the socket in
+ * batches.
  *
  * Theory of operation
  *
@@ -21,9 +21,9 @@
  * the guest to retransmit it. Out-of-order segments are dropped with a
  * duplicate ACK.
  *
- * The ACKs the guest sends for our data only count the bytes here: the
- * socket -> guest side (to_guest.c) discards and sends more at the end of
- * the round.
+ * The ACKs the guest sends for our data are the socket -> guest side's
+ * (to_guest.c, tcp_ack_from_guest()): tcp.c hands a segment there first,
+ * then its data and FIN here (tcp_data_from_guest()).
  */
 #include <errno.h>
 #include <string.h>
@@ -204,77 +204,25 @@ static unsigned tcp_payload_iov(struct iovec *iov, struct pview head,
 }
 
 /**
- * tcp_input_established() - segment from the guest on an established
- *			      connection
+ * tcp_data_from_guest() - the data and FIN of a segment from the guest on an
+ *			    established connection, after its ACK
+ *			    (tcp_ack_from_guest())
  * @c:		execution context
  * @conn:	connection
  * @seq:	sequence number
- * @ack:	ACK number
  * @flags:	TCP flags
- * @wnd:	the guest's window, scaled
  * @payload:	contiguous start of the payload
  * @p:		the packet: further pieces of the payload
- * @progress:	send the guest more even if this segment moves nothing
+ *
+ * Return: true if the segment is done with and the connection is still
+ *	   there: the caller may send the guest more (tcp_data_later()),
+ *	   false if it must not (answered, reset, or closed)
  */
-void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
-			   uint32_t seq, uint32_t ack, uint8_t flags,
-			   uint32_t wnd, struct pview payload,
-			   const struct pkt *p, bool progress)
+bool tcp_data_from_guest(struct ctx *c, struct tcp_conn *conn,
+			 uint32_t seq, uint8_t flags, struct pview payload,
+			 const struct pkt *p)
 {
 	uint32_t plen = (uint32_t)(payload.len + p->tail_len);
-
-	if (flags & TCP_SYN) {		/* retransmitted SYN or SYN-ACK */
-		/* The guest's own SYN again, and it never acknowledged ours:
-		 * our SYN-ACK was lost (the connection moved in a migration
-		 * right after we sent it: tcp/migrate_src.c). A socket in
-		 * SYN-SENT drops a bare ACK: it needs the SYN-ACK again
-		 */
-		if (!(flags & TCP_ACK) && !(conn->flags & TCP_F_INBOUND) &&
-		    seq + 1 == conn->seq_from_guest &&
-		    conn->seq_acked == conn->seq_isn + 1) {
-			tcp_send_ctl(c, conn, TCP_SYN | TCP_ACK, conn->seq_isn);
-			return;
-		}
-		tcp_ack_now(c, conn);
-		return;
-	}
-	if (!(flags & TCP_ACK))
-		return;
-
-	/* ACK: discard what the guest has, from the socket's queue */
-	if (SEQ_GT(ack, conn->seq_acked) && SEQ_LE(ack, conn->seq_to_guest)) {
-		uint32_t acked = ack - conn->seq_acked;
-
-		if ((conn->flags & TCP_F_FIN_SENT) && ack == conn->seq_to_guest) {
-			conn->flags |= TCP_F_FIN_ACKED;
-			acked--;
-		}
-		/* Dropped from the socket at the end of the round */
-		conn->acked_unread += acked;
-		if (acked && !tcp_defer(conn) && tcp_sock_sync(c, conn))
-			return;
-		conn->seq_acked = ack;
-		conn->retries = 0;
-		conn->dup_acks = 0;
-		conn->timer = 0;
-		if (conn->seq_acked != conn->seq_to_guest)
-			tcp_timer_arm(conn, now_ms());
-		/* Listed, tcp_defer_handler() looks at the rest in flight */
-		if (!(conn->flags & TCP_F_DEFERRED))
-			tcp_quiet(c, conn);
-		progress = true;
-	} else if (ack == conn->seq_acked && !plen && !(flags & TCP_FIN) &&
-		   conn->seq_to_guest != conn->seq_acked &&
-		   wnd == conn->wnd_guest) {
-		if (++conn->dup_acks == 3) {
-			conn->wnd_guest = wnd;
-			tcp_rewind(c, conn);
-			return;
-		}
-	}
-	if (wnd != conn->wnd_guest)
-		progress = true;
-	conn->wnd_guest = wnd;
 
 	/* Unacceptable segment, e.g. a zero-window probe: answer with an ACK
 	 * (RFC 9293 3.10.7.4), which also carries our current window
@@ -289,10 +237,10 @@ void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 						 payload, p, 0);
 		tcp_pend.len += plen;
 		tcp_pend.next += plen;
-		goto out;
+		return true;
 	}
 	if (tcp_pend.idx == (int)tcp_idx(conn) && tcp_flush_pending(c))
-		return;
+		return false;
 	if (plen) {
 		uint32_t skip = 0;
 
@@ -304,26 +252,26 @@ void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 			flow_trace(conn, "segment %u+%u, expected %u", seq,
 				   plen, conn->seq_from_guest);
 			tcp_ack_now(c, conn);	/* duplicate or gap */
-			return;
+			return false;
 		}
 		if (!(flags & TCP_FIN)) {
 			/* Hold it: more may follow in this batch */
 			if (tcp_pend.idx >= 0 && tcp_flush_pending(c) &&
 			    !tcp_conn_at(tcp_idx(conn)))
-				return;
+				return false;
 			tcp_pend.idx = (int)tcp_idx(conn);
 			tcp_pend.gen = conn->f.gen;
 			tcp_pend.niov = tcp_payload_iov(tcp_pend.iov, payload,
 							p, skip);
 			tcp_pend.len = plen - skip;
 			tcp_pend.next = seq + plen;
-			goto out;
+			return true;
 		} else {
 			struct iovec iov[1 + TAP_TAIL_MAX];
 			unsigned n = tcp_payload_iov(iov, payload, p, skip);
 
 			if (tcp_write(c, conn, iov, n, plen - skip))
-				return;
+				return false;
 		}
 	}
 
@@ -334,7 +282,7 @@ void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 		if (!((conn->flags & TCP_F_TAIL) && tcp_kept_fin(conn)) &&
 		    shutdown(conn->sock, SHUT_WR)) {
 			tcp_desync(c, conn, "shutdown", errno);
-			return;
+			return false;
 		}
 		conn->seq_from_guest++;
 		conn->flags |= TCP_F_GUEST_FIN;
@@ -343,9 +291,5 @@ void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
 		tcp_ack_later(c, conn);		/* retransmitted FIN */
 	}
 
-	if (tcp_maybe_done(c, conn))
-		return;
-out:
-	if (progress)
-		tcp_data_later(c, conn);
+	return !tcp_maybe_done(c, conn);
 }

@@ -101,6 +101,53 @@ static void tcp_established(struct tcp_conn *conn)
 }
 
 /**
+ * tcp_input_established() - segment from the guest on an established
+ *			      connection: its ACK (to_guest.c), then its data
+ *			      and FIN (from_guest.c), then more for the guest
+ * @c:		execution context
+ * @conn:	connection
+ * @seq:	sequence number
+ * @ack:	ACK number
+ * @flags:	TCP flags
+ * @wnd:	the guest's window, scaled
+ * @payload:	contiguous start of the payload
+ * @p:		the packet: further pieces of the payload
+ * @progress:	send the guest more even if this segment moves nothing
+ */
+static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
+				  uint32_t seq, uint32_t ack, uint8_t flags,
+				  uint32_t wnd, struct pview payload,
+				  const struct pkt *p, bool progress)
+{
+	bool bare = !payload.len && !p->tail_len && !(flags & TCP_FIN);
+	int rc;
+
+	if (flags & TCP_SYN) {		/* retransmitted SYN or SYN-ACK */
+		/* The guest's own SYN again, and it never acknowledged ours:
+		 * our SYN-ACK was lost (the connection moved in a migration
+		 * right after we sent it: tcp/migrate_src.c). A socket in
+		 * SYN-SENT drops a bare ACK: it needs the SYN-ACK again
+		 */
+		if (!(flags & TCP_ACK) && !(conn->flags & TCP_F_INBOUND) &&
+		    seq + 1 == conn->seq_from_guest &&
+		    conn->seq_acked == conn->seq_isn + 1) {
+			tcp_send_ctl(c, conn, TCP_SYN | TCP_ACK, conn->seq_isn);
+			return;
+		}
+		tcp_ack_now(c, conn);
+		return;
+	}
+	if (!(flags & TCP_ACK))
+		return;
+
+	if ((rc = tcp_ack_from_guest(c, conn, ack, wnd, bare)) < 0)
+		return;
+	if (tcp_data_from_guest(c, conn, seq, flags, payload, p) &&
+	    (progress || rc))
+		tcp_data_later(c, conn);
+}
+
+/**
  * tcp_input() - handle a TCP segment from the guest
  * @c:		execution context
  * @p:		parsed packet, proto TCP

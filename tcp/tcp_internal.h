@@ -91,13 +91,14 @@ int tcp_data_later(struct ctx *c, struct tcp_conn *conn);
 int tcp_sock_sync(struct ctx *c, struct tcp_conn *conn);
 int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn);
 int tcp_rewind(struct ctx *c, struct tcp_conn *conn);
+int tcp_ack_from_guest(struct ctx *c, struct tcp_conn *conn, uint32_t ack,
+		       uint32_t wnd, bool bare);
 
 /* from_guest.c: guest -> socket */
 void tcp_pend_forget(const struct tcp_conn *conn);
-void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
-			   uint32_t seq, uint32_t ack, uint8_t flags,
-			   uint32_t wnd, struct pview payload,
-			   const struct pkt *p, bool progress);
+bool tcp_data_from_guest(struct ctx *c, struct tcp_conn *conn,
+			 uint32_t seq, uint8_t flags, struct pview payload,
+			 const struct pkt *p);
 
 /* kept.c: guest data the socket refused, kept; what waits for the socket */
 struct tcpm_tail *tcpm_tail_of(const struct tcp_conn *conn);

@@ -427,6 +427,66 @@ int tcp_rewind(struct ctx *c, struct tcp_conn *conn)
 }
 
 /**
+ * tcp_ack_from_guest() - the ACK and window of a segment from the guest on
+ *			   an established connection: what it acknowledged
+ *			   of our data, or a duplicate ACK
+ * @c:		execution context
+ * @conn:	connection
+ * @ack:	ACK number
+ * @wnd:	the guest's window, scaled
+ * @bare:	the segment has no payload and no FIN (it may be a duplicate
+ *		ACK)
+ *
+ * ACKed bytes are only counted here (dropped from the socket at the end of
+ * the round); the third duplicate ACK rewinds.
+ *
+ * Return: 1 if the ACK or the window moved (send the guest more), 0 if not,
+ *	   -1 if the segment is done with: a rewind answered it, or the
+ *	   connection was reset and is gone
+ */
+int tcp_ack_from_guest(struct ctx *c, struct tcp_conn *conn, uint32_t ack,
+		       uint32_t wnd, bool bare)
+{
+	int progress = 0;
+
+	/* ACK: discard what the guest has, from the socket's queue */
+	if (SEQ_GT(ack, conn->seq_acked) && SEQ_LE(ack, conn->seq_to_guest)) {
+		uint32_t acked = ack - conn->seq_acked;
+
+		if ((conn->flags & TCP_F_FIN_SENT) && ack == conn->seq_to_guest) {
+			conn->flags |= TCP_F_FIN_ACKED;
+			acked--;
+		}
+		/* Dropped from the socket at the end of the round */
+		conn->acked_unread += acked;
+		if (acked && !tcp_defer(conn) && tcp_sock_sync(c, conn))
+			return -1;
+		conn->seq_acked = ack;
+		conn->retries = 0;
+		conn->dup_acks = 0;
+		conn->timer = 0;
+		if (conn->seq_acked != conn->seq_to_guest)
+			tcp_timer_arm(conn, now_ms());
+		/* Listed, tcp_defer_handler() looks at the rest in flight */
+		if (!(conn->flags & TCP_F_DEFERRED))
+			tcp_quiet(c, conn);
+		progress = 1;
+	} else if (ack == conn->seq_acked && bare &&
+		   conn->seq_to_guest != conn->seq_acked &&
+		   wnd == conn->wnd_guest) {
+		if (++conn->dup_acks == 3) {
+			conn->wnd_guest = wnd;
+			tcp_rewind(c, conn);
+			return -1;
+		}
+	}
+	if (wnd != conn->wnd_guest)
+		progress = 1;
+	conn->wnd_guest = wnd;
+	return progress;
+}
+
+/**
  * tcp_resume_blocked() - let connections waiting for room to the guest retry
  * @c:		execution context
  *
