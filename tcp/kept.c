@@ -164,6 +164,27 @@ static void tcpm_tail_free(struct tcpm_tail *t)
 }
 
 /**
+ * tcp_tail_fill() - write more of what waits for a socket
+ * @s:		socket
+ * @p:		the bytes
+ * @off:	how many of them are written, updated
+ * @len:	how many there are
+ *
+ * Return: 1 if all of them are written, 0 if some wait for more room,
+ *	   -errno if the socket refused them for good
+ */
+static int tcp_tail_fill(int s, const uint8_t *p, uint32_t *off,
+			 uint32_t len)
+{
+	ssize_t n = tcpm_fill(s, p + *off, len - *off);
+
+	if (n < 0)
+		return (int)n;
+	*off += (uint32_t)n;
+	return *off < len ? 0 : 1;
+}
+
+/**
  * tcp_tail_write() - the socket has room: write more of the migration's
  *		      never-sent data (TCP_F_TAIL), then its FIN if due
  * @conn:	connection
@@ -175,18 +196,14 @@ static int tcp_tail_write(struct tcp_conn *conn)
 {
 	struct tcpm_tail *t = tcpm_tail_of(conn);
 	bool fin;
-	ssize_t n;
+	int rc;
 
 	if (!t) {
 		conn->flags &= ~TCP_F_TAIL;
 		return 1;
 	}
-	n = tcpm_fill(conn->sock, t->p + t->off, t->len - t->off);
-	if (n < 0)
-		return (int)n;
-	t->off += (uint32_t)n;
-	if (t->off < t->len)
-		return 0;
+	if ((rc = tcp_tail_fill(conn->sock, t->p, &t->off, t->len)) <= 0)
+		return rc;
 	fin = t->fin;
 	tcpm_tail_free(t);
 	conn->flags &= ~TCP_F_TAIL;
@@ -410,8 +427,7 @@ bool tcp_kept_can(const struct ctx *c, const struct tcp_conn *conn,
 int tcp_kept_write(struct tcp_conn *conn)
 {
 	struct tcp_kept *k = tcp_kept_slot(conn);
-	int rc = 1;
-	ssize_t n;
+	int rc;
 
 	if (!k) {
 		rc = tcp_tail_write(conn);
@@ -419,12 +435,8 @@ int tcp_kept_write(struct tcp_conn *conn)
 			tcp_kept_forget(conn);
 		return rc;
 	}
-	n = tcpm_fill(conn->sock, k->buf + k->off, k->len - k->off);
-	if (n < 0)
-		return (int)n;
-	k->off += (uint32_t)n;
-	if (k->off < k->len)
-		return 0;
+	if ((rc = tcp_tail_fill(conn->sock, k->buf, &k->off, k->len)) <= 0)
+		return rc;
 	if (k->fin && shutdown(conn->sock, SHUT_WR))
 		rc = -errno;
 	k->len = 0;
