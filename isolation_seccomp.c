@@ -66,31 +66,12 @@
 #include "flow_common.h"
 #include "isolation.h"
 #include "env.h"
+#include "kernel_abi.h"
 #include "log.h"
 #include "rmfile.h"
 #include "sigsys.h"
 #include "util.h"
 #include "isolation_internal.h"
-
-#ifndef IPV6_FREEBIND
-#define IPV6_FREEBIND	78
-#endif
-#ifndef IPV6_MINHOPCOUNT
-#define IPV6_MINHOPCOUNT 73
-#endif
-
-#ifndef TCP_REPAIR_WINDOW
-#define TCP_REPAIR_WINDOW	29
-#endif
-#ifndef TCP_RTO_MAX_MS
-#define TCP_RTO_MAX_MS		44	/* Linux 6.15 */
-#endif
-#ifndef SO_BUF_LOCK
-#define SO_BUF_LOCK		72	/* Linux 5.14 */
-#endif
-#ifndef SO_PEEK_OFF
-#define SO_PEEK_OFF		42
-#endif
 
 /* Exit status after a denied system call (sigsys.c): what a shell shows
  * for a process that SIGSYS killed, as SCMP_ACT_KILL_PROCESS did

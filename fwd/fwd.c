@@ -35,14 +35,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#ifndef IPV6_FREEBIND
-#define IPV6_FREEBIND	78	/* linux/in6.h, not in older libcs */
-#endif
-
 #include "conf/ports.h"
 #include "ctx.h"
 #include "flow.h"
 #include "fwd/fwd.h"
+#include "kernel_abi.h"
 #include "log.h"
 #include "loop.h"
 #include "util.h"

@@ -51,16 +51,13 @@
 
 #include "ctx.h"
 #include "flow.h"
+#include "kernel_abi.h"
 #include "log.h"
 #include "migrate/format.h"
 #include "tcp/migrate_internal.h"
 #include "tcp/tcp_info.h"
 #include "tcp/tcp_internal.h"
 #include "util.h"
-
-#ifndef TCP_RTO_MAX_MS
-#define TCP_RTO_MAX_MS	44	/* Linux 6.15, uapi linux/tcp.h */
-#endif
 
 /* TCP_RTO_MAX_MS: the least the kernel takes, and its default (TCP_RTO_MAX,
  * unless net.ipv4.tcp_rto_max_ms says otherwise: tcpm_rto_cap())
@@ -72,10 +69,6 @@
  * read
  */
 static int tcpm_rto_max_ms;
-
-#ifndef IPV6_MINHOPCOUNT
-#define IPV6_MINHOPCOUNT 73
-#endif
 
 /* Segments with a lower TTL (hop limit) are dropped: all but a peer's on
  * the same link that sends with the largest one (IP_MINTTL, RFC 5082)

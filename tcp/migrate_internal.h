@@ -12,11 +12,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct tcp_conn;
+#include "kernel_abi.h"	/* TCP_REPAIR_WINDOW */
 
-#ifndef TCP_REPAIR_WINDOW
-#define TCP_REPAIR_WINDOW 29
-#endif
+struct tcp_conn;
 
 /* Our own copy of the kernel's repair structure (uapi linux/tcp.h) */
 struct tcpm_window {
