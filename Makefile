@@ -265,8 +265,9 @@ fuzz-long:
 lsm:
 	test/lsm/run.sh
 
-# kernel-doc on every non-static function of the daemon, and blocks that
-# match their functions (test/lint/kerneldoc-test.sh checks the checker)
+# kernel-doc on every non-static function of the daemon and on every static
+# one over 15 lines, and blocks that match their functions
+# (test/lint/kerneldoc-test.sh checks the checker)
 lint: cppcheck
 	test/lint/kerneldoc-test.sh
 	test/lint/kerneldoc.sh

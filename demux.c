@@ -67,6 +67,14 @@ static struct demux_stats {
 	uint64_t rx, rx_bad, rx_unhandled, rx_part;
 } demux_stats;
 
+/**
+ * demux_learn_mac() - note the guest's MAC address from a frame's source
+ * @c:		execution context
+ * @src:	source address of a frame from the guest
+ *
+ * Multicast and broadcast sources are ignored; changes are logged,
+ * rate-limited, as the guest chooses its source addresses.
+ */
 static void demux_learn_mac(struct ctx *c, const uint8_t *src)
 {
 	if (src[0] & 1)		/* multicast/broadcast source: bogus */
@@ -84,6 +92,16 @@ static void demux_learn_mac(struct ctx *c, const uint8_t *src)
 	c->guest_mac_set = true;
 }
 
+/**
+ * demux_ip4() - hand an IPv4 packet from the guest to its protocol
+ * @c:		execution context
+ * @p:		parsed frame
+ *
+ * Loopback sources are dropped, as nothing outside the guest can answer them; a
+ * unicast source is remembered as the address the guest uses.
+ *
+ * Return: true if a handler took the packet
+ */
 static bool demux_ip4(struct ctx *c, const struct pkt *p)
 {
 	uint16_t sport, dport;
@@ -121,6 +139,16 @@ static bool demux_ip4(struct ctx *c, const struct pkt *p)
 	}
 }
 
+/**
+ * demux_ip6() - hand an IPv6 packet from the guest to its protocol
+ * @c:		execution context
+ * @p:		parsed frame
+ *
+ * Loopback sources are dropped; a global unicast source is remembered as the
+ * address the guest uses.
+ *
+ * Return: true if a handler took the packet
+ */
 static bool demux_ip6(struct ctx *c, const struct pkt *p)
 {
 	uint16_t sport, dport;
@@ -165,7 +193,11 @@ static bool demux_ip6(struct ctx *c, const struct pkt *p)
 	}
 }
 
-/* Learn from a parsed frame and hand it to its owner */
+/**
+ * demux_dispatch() - learn from a parsed frame and hand it to its owner
+ * @c:		execution context
+ * @p:		parsed frame
+ */
 static void demux_dispatch(struct ctx *c, const struct pkt *p)
 {
 	bool handled = false;

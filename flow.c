@@ -274,9 +274,8 @@ int flow_reclaim_dgram(struct ctx *c, uint64_t now, uint64_t min_idle)
 	if (now < last || now - last < min_idle)
 		return -EBUSY;
 
-	debug_rl("flow %u (%s) reclaimed for a new flow, idle %llu ms",
-		 flow_idx(flow), flow->f.type == FLOW_UDP ? "UDP" : "ICMP",
-		 (unsigned long long)(now - last));
+	flow_dbg_rl(flow, "reclaimed for a new flow, idle %llu ms",
+		    (unsigned long long)(now - last));
 	/* What udp.c and icmp.c do to close one: the socket, then the flow
 	 * (a UDP flow on a forwarded port's socket owns none)
 	 */
@@ -336,6 +335,26 @@ void flow_defer_free(void)
 	for (i = 0; i < ft.closed_n; i++)
 		flow_free(&ft.tab[ft.closed[i]]);
 	ft.closed_n = 0;
+}
+
+/**
+ * flow_type_name() - name of a flow type, for log messages
+ * @type:	the type
+ *
+ * Return: "TCP", "UDP", "ICMP", or "free" for FLOW_NONE and anything else
+ */
+const char *flow_type_name(enum flow_type type)
+{
+	switch (type) {
+	case FLOW_TCP:
+		return "TCP";
+	case FLOW_UDP:
+		return "UDP";
+	case FLOW_ICMP:
+		return "ICMP";
+	default:
+		return "free";
+	}
 }
 
 /**
@@ -480,7 +499,13 @@ void flow_key_set(struct flow_key *k, enum flow_type type, int family,
 		v2 = ROTL64(v2, 32); \
 	} while (0)
 
-/* SipHash-2-4 of a key whose length is a multiple of 8 bytes */
+/**
+ * flow_siphash() - SipHash-2-4 of a key whose length is a multiple of 8 bytes
+ * @data:	key to hash
+ * @len:	length of @data in bytes, a multiple of 8
+ *
+ * Return: the 64-bit hash, keyed by the flow table's secret
+ */
 static uint64_t flow_siphash(const void *data, size_t len)
 {
 	uint64_t v0 = ft.hash_k0 ^ 0x736f6d6570736575ULL;

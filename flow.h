@@ -21,6 +21,7 @@
 #include "flow_common.h"
 
 struct ctx;
+#include "log.h"
 #include "loop.h"
 #include "tcp/tcp_conn.h"
 #include "udp/udp_flow.h"
@@ -68,6 +69,33 @@ union epoll_ref flow_ref(const union flow *flow, enum ref_type type);
 unsigned flow_count(void);
 unsigned flow_span(void);
 void flow_log_stats(void);
+const char *flow_type_name(enum flow_type type);
+
+/*
+ * Per-flow log messages: "TCP flow 12: " (the flow's type and index), then
+ * the message. @fl is any flow structure (union flow, struct tcp_conn,
+ * struct udp_flow, struct icmp_flow): whatever has the common part as .f.
+ * The _rl variants are rate-limited per call site, as log_rl().
+ */
+#define FLOW_LOG_FMT "%s flow %u: "
+#define FLOW_LOG_ARGS(fl)						\
+	flow_type_name((fl)->f.type),					\
+	flow_idx((const union flow *)&(fl)->f)
+
+#define flow_log(lvl, fl, fmt, ...)					\
+	do {								\
+		if (log_level >= (lvl))					\
+			log_msg(lvl, FLOW_LOG_FMT fmt, FLOW_LOG_ARGS(fl), \
+				##__VA_ARGS__);				\
+	} while (0)
+#define flow_log_rl(lvl, fl, fmt, ...)					\
+	log_rl(lvl, FLOW_LOG_FMT fmt, FLOW_LOG_ARGS(fl), ##__VA_ARGS__)
+
+#define flow_warn(fl, ...) flow_log(LOG_LVL_WARN, fl, __VA_ARGS__)
+#define flow_dbg(fl, ...) flow_log(LOG_LVL_DEBUG, fl, __VA_ARGS__)
+#define flow_trace(fl, ...) flow_log(LOG_LVL_TRACE, fl, __VA_ARGS__)
+#define flow_warn_rl(fl, ...) flow_log_rl(LOG_LVL_WARN, fl, __VA_ARGS__)
+#define flow_dbg_rl(fl, ...) flow_log_rl(LOG_LVL_DEBUG, fl, __VA_ARGS__)
 
 void flow_lru_touch(union flow *flow);
 unsigned flow_dgram_count(void);

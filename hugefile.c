@@ -94,7 +94,13 @@ static int hugefile_map(uid_t uid, gid_t gid)
 	return hugefile_write("/proc/self/gid_map", m);
 }
 
-/* The child: returns its exit code, HF_OK once the file is passed */
+/**
+ * hugefile_child() - the child: pass the parent a file of @size bytes
+ * @sock:	socket to the parent, for the descriptor
+ * @size:	size of the file in bytes
+ *
+ * Return: the child's exit code, HF_OK once the file is passed
+ */
 static int hugefile_child(int sock, size_t size)
 {
 	uid_t uid = geteuid();

@@ -130,7 +130,11 @@ void iso_fail(const char *what, int err)
 		 n ? "; " : "", what);
 }
 
-/* Highest open descriptor, from /proc/self/fd; -1 if it can't be read */
+/**
+ * iso_max_fd() - highest open descriptor, from /proc/self/fd
+ *
+ * Return: the descriptor, -1 if /proc/self/fd can't be read
+ */
 static int iso_max_fd(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -149,7 +153,13 @@ static int iso_max_fd(void)
 	return max;
 }
 
-/* No core dumps; open files matched to what we have plus the flow table */
+/**
+ * iso_rlimits() - no core dumps, open files matched to the flow table
+ *
+ * The limit of open files is raised to what we have plus the flow table's
+ * worth, where the hard limit allows; below it, a warning says how many
+ * connections are left room for.
+ */
 static void iso_rlimits(void)
 {
 	struct rlimit rl = { 0, 0 };
@@ -206,7 +216,13 @@ int iso_caps_set(const cap_value_t *caps, int n)
 	return rc;
 }
 
-/* Write @s to /proc/self/@file; 0 or -errno */
+/**
+ * iso_proc_write() - write @s to /proc/self/@file
+ * @file:	name of the file under /proc/self
+ * @s:		string to write
+ *
+ * Return: 0 or -errno
+ */
 static int iso_proc_write(const char *file, const char *s)
 {
 	char path[64];
@@ -226,8 +242,11 @@ static int iso_proc_write(const char *file, const char *s)
 	return n == (ssize_t)strlen(s) ? 0 : -EIO;
 }
 
-/* New user namespace, our own uid and gid mapped to themselves; false if
- * we go on without it (--sandbox-best-effort)
+/**
+ * iso_userns() - new user namespace, our own uid and gid mapped to themselves
+ *
+ * Return: true if we are in it, false if we go on without it
+ *	(--sandbox-best-effort)
  */
 static bool iso_userns(void)
 {
@@ -254,7 +273,11 @@ static bool iso_userns(void)
 	return true;
 }
 
-/* Mount, IPC, UTS namespaces (each alone if together fails); mount ns ok? */
+/**
+ * iso_other_ns() - mount, IPC and UTS namespaces, each alone if together fails
+ *
+ * Return: true if the mount namespace was created
+ */
 static bool iso_other_ns(void)
 {
 	static const struct {
@@ -280,7 +303,11 @@ static bool iso_other_ns(void)
 	return mnt;
 }
 
-/* Empty read-only tmpfs as /, old root detached; 0 or -errno */
+/**
+ * iso_pivot() - empty read-only tmpfs as /, old root detached
+ *
+ * Return: 0 or -errno
+ */
 static int iso_pivot(void)
 {
 	unsigned long fl = MS_NOSUID | MS_NODEV | MS_NOEXEC;

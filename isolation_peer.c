@@ -83,7 +83,12 @@ struct iso_peer_reply {
 	int32_t pid;
 };
 
-/* The checker's loop, on descriptor 3 */
+/**
+ * iso_peer_serve() - the checker's loop, on descriptor 3
+ *
+ * Answers each query (a socket passed with SCM_RIGHTS) with the credentials of
+ * the socket's peer; never returns.
+ */
 __attribute__((noreturn))
 static void iso_peer_serve(void)
 {
@@ -153,7 +158,12 @@ static void iso_peer_sigsys(const char *line, size_t len)
 	(void)n;
 }
 
-/* The checker: sheds everything, then serves on descriptor 3 */
+/**
+ * iso_peer_child() - the checker: sheds everything, then serves on descriptor 3
+ * @sk:		the checker's end of the socket pair
+ * @parent:	process ID of the daemon, whose death ends the checker
+ * @keep_stderr:	keep standard error open (debugging, tests)
+ */
 __attribute__((noreturn))
 static void iso_peer_child(int sk, pid_t parent, bool keep_stderr)
 {
@@ -257,8 +267,13 @@ void iso_peer_spawn(bool keep_stderr)
 	debug("Peer credential checker: pid %i", (int)pid);
 }
 
-/* Ask the checker who the peer of @fd is: 0 once it answered (the answer
- * may carry an error of its own), -errno if it didn't
+/**
+ * iso_peer_ask() - ask the checker who the peer of @fd is
+ * @fd:		connected UNIX domain socket
+ * @r:		the checker's answer, filled in
+ *
+ * Return: 0 once it answered (the answer may carry an error of its own), -errno
+ *	if it didn't
  */
 static int iso_peer_ask(int fd, struct iso_peer_reply *r)
 {

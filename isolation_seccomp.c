@@ -66,31 +66,12 @@
 #include "flow_common.h"
 #include "isolation.h"
 #include "env.h"
+#include "kernel_abi.h"
 #include "log.h"
 #include "rmfile.h"
 #include "sigsys.h"
 #include "util.h"
 #include "isolation_internal.h"
-
-#ifndef IPV6_FREEBIND
-#define IPV6_FREEBIND	78
-#endif
-#ifndef IPV6_MINHOPCOUNT
-#define IPV6_MINHOPCOUNT 73
-#endif
-
-#ifndef TCP_REPAIR_WINDOW
-#define TCP_REPAIR_WINDOW	29
-#endif
-#ifndef TCP_RTO_MAX_MS
-#define TCP_RTO_MAX_MS		44	/* Linux 6.15 */
-#endif
-#ifndef SO_BUF_LOCK
-#define SO_BUF_LOCK		72	/* Linux 5.14 */
-#endif
-#ifndef SO_PEEK_OFF
-#define SO_PEEK_OFF		42
-#endif
 
 /* Exit status after a denied system call (sigsys.c): what a shell shows
  * for a process that SIGSYS killed, as SCMP_ACT_KILL_PROCESS did
@@ -280,7 +261,7 @@ static const struct iso_rule iso_rules[] = {
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_RCVBUF),
 	  "tcp/migrate_dst.c: the restored socket's receive buffer" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_LINGER),
-	  "tcp/tcp.c: reset instead of FIN" },
+	  "tcp/close.c: reset instead of FIN" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_OOBINLINE),
 	  "tcp/connect.c, tcp/migrate_src.c: urgent data kept in the stream" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_PEEK_OFF),
@@ -473,7 +454,15 @@ int isolation_profile_count(enum iso_profile p)
 	return n;
 }
 
-/* Add @r to @f, syscall @nr, with its comparisons; @dirfd for ISO_DIRFD */
+/**
+ * iso_rule_add() - add one rule to a filter, with its comparisons
+ * @f:		the filter
+ * @r:		the rule
+ * @nr:		the syscall's number on this architecture
+ * @dirfd:	descriptor compared for ISO_DIRFD arguments
+ *
+ * Return: 0 or a negative error code from libseccomp
+ */
 static int iso_rule_add(scmp_filter_ctx f, const struct iso_rule *r, int nr,
 			int dirfd)
 {
@@ -494,7 +483,12 @@ static int iso_rule_add(scmp_filter_ctx f, const struct iso_rule *r, int nr,
 	return seccomp_rule_add_array(f, SCMP_ACT_ALLOW, nr, n, a);
 }
 
-/* Build the filter for @p; NULL on failure */
+/**
+ * iso_filter() - build the seccomp filter for a profile
+ * @p:		the profile
+ *
+ * Return: the filter, NULL on failure
+ */
 static scmp_filter_ctx iso_filter(enum iso_profile p)
 {
 	scmp_filter_ctx f = seccomp_init(sigsys_action());

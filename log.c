@@ -89,13 +89,17 @@ static void log_write(int fd, const char *buf, size_t len)
 	(void)rc;
 }
 
-/*
- * An RFC 3339 UTC timestamp with milliseconds and a space,
- * "2026-11-30T16:30:05.123Z ", into @buf (LOG_STAMP_LEN bytes and a NUL):
- * by hand (days to a civil date, as in Howard Hinnant's algorithm), so
- * that a signal handler may call it. Returns its length.
- */
 #define LOG_STAMP_LEN	25
+
+/**
+ * log_stamp() - RFC 3339 UTC timestamp with milliseconds and a space
+ * @buf:	output, LOG_STAMP_LEN bytes and a NUL
+ *
+ * "2026-11-30T16:30:05.123Z ", into @buf: by hand (days to a civil date, as in
+ * Howard Hinnant's algorithm), so that a signal handler may call it.
+ *
+ * Return: length of the timestamp
+ */
 static size_t log_stamp(char *buf)
 {
 	struct timespec ts = { 0 };
@@ -140,10 +144,14 @@ static size_t log_stamp(char *buf)
 	return n;
 }
 
-/*
- * One line to syslog: "<PRIORITY>passt[PID]: " and @msg (@len bytes, no
- * newline), one datagram, never waiting for a slow syslog daemon (the
- * line is dropped then, as a full socket would drop it)
+/**
+ * log_syslog_send() - one line to syslog, never waiting
+ * @lvl:	log level
+ * @msg:	the message, no newline
+ * @len:	length of @msg in bytes
+ *
+ * "<PRIORITY>passt[PID]: " and @msg in one datagram, never waiting for a slow
+ * syslog daemon (the line is dropped then, as a full socket would drop it).
  */
 static void log_syslog_send(enum log_level lvl, const char *msg, size_t len)
 {
@@ -181,6 +189,13 @@ static void log_sinks(enum log_level lvl, const char *line, int s, int n)
 		log_syslog_send(lvl, line + s, n - s - 1);
 }
 
+/**
+ * log_vmsg() - format and log one message at a level
+ * @lvl:	log level
+ * @suffix:	appended after ": ", NULL for nothing
+ * @fmt:	format string
+ * @ap:		arguments for @fmt
+ */
 __attribute__((format(printf, 3, 0)))
 static void log_vmsg(enum log_level lvl, const char *suffix, const char *fmt,
 		     va_list ap)

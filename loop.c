@@ -191,7 +191,18 @@ int loop_timer_read(void)
 	       sizeof(expirations);
 }
 
-/* Wait until @until at most (ns, CLOCK_MONOTONIC): epoll_pwait2() */
+/**
+ * loop_wait_until() - wait for events, at most until a deadline
+ * @c:		execution context
+ * @ev:		events, filled in
+ * @max:	size of @ev
+ * @until:	deadline, ns on CLOCK_MONOTONIC
+ *
+ * Where epoll_pwait2() is missing or denied, epoll_wait() with the deadline in
+ * whole milliseconds, rounded up.
+ *
+ * Return: number of events, as epoll_wait()
+ */
 static int loop_wait_until(struct ctx *c, struct epoll_event *ev, int max,
 			   uint64_t until)
 {

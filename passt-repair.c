@@ -172,6 +172,11 @@ struct repair_dirent {
 
 static const char *repair_prog = "passt-repair";
 
+/**
+ * repair_die() - print a message to standard error and exit with status 1
+ * @fmt:	format string
+ * @...:	arguments for @fmt
+ */
 __attribute__((format(printf, 1, 2), noreturn))
 static void repair_die(const char *fmt, ...)
 {
@@ -207,7 +212,11 @@ static void repair_usage(FILE *f)
 		repair_prog);
 }
 
-/* Effective and permitted sets: those of the @n in @keep we have, only */
+/**
+ * repair_caps_set() - keep those of the given capabilities we have, only
+ * @keep:	capabilities to keep in the effective and permitted sets
+ * @n:		number of entries in @keep
+ */
 static void repair_caps_set(const cap_value_t *keep, int n)
 {
 	cap_t caps = cap_get_proc();

@@ -74,10 +74,13 @@
 
 static struct ctx ctx;
 
-/*
- * Signals, as events: SIGTERM/SIGINT end the loop (deferred, bounded, while
- * a migrated source lingers), SIGUSR1 logs counters, SIGUSR2 ends the
- * linger (see migrate/transfer.c)
+/**
+ * main_signal() - act on the signals pending
+ * @c:		execution context
+ *
+ * Signals arrive as events: SIGTERM and SIGINT end the loop (deferred, bounded,
+ * while a migrated source lingers), SIGUSR1 logs counters, SIGUSR2 ends the
+ * linger (see migrate/transfer.c).
  */
 static void main_signal(struct ctx *c)
 {
@@ -117,7 +120,12 @@ static void main_timer(struct ctx *c)
 	migrate_timer(c, now);
 }
 
-/* Which handler takes which reference type */
+/**
+ * main_dispatch() - call the handler that takes an event's reference type
+ * @c:		execution context
+ * @ref:	epoll reference of the event
+ * @events:	epoll events
+ */
 static void main_dispatch(struct ctx *c, union epoll_ref ref, uint32_t events)
 {
 	switch (ref.type) {
@@ -175,7 +183,10 @@ static void main_round_end(struct ctx *c)
 	flow_defer_free();
 }
 
-/* Run until a signal or a front-end event asks us to stop */
+/**
+ * main_loop() - run until a signal or a front-end event asks us to stop
+ * @c:		execution context
+ */
 static void main_loop(struct ctx *c)
 {
 	struct epoll_event ev[LOOP_EVENTS];
@@ -217,11 +228,16 @@ static void pid_file_write(const char *path, pid_t pid)
 	close(fd);
 }
 
-/*
- * The parent of a daemon: relay what the daemon says on its standard
- * error until it is sandboxed (a NUL byte, daemon_ready()), then exit 0.
- * If it dies before, its last words were the reason: remove the files it
- * left and exit 1, so that libvirt sees the failure as ours.
+/**
+ * daemon_parent() - relay a daemon's standard error until it is ready
+ * @c:		execution context
+ * @fd:		read end of the pipe from the daemon's standard error
+ * @pid:	process ID of the daemon
+ *
+ * Relays what the daemon says until it is sandboxed (a NUL byte,
+ * daemon_ready()), then exits 0. If it dies before, its last words were the
+ * reason: remove the files it left and exit 1, so that libvirt sees the failure
+ * as ours.
  */
 __attribute__((noreturn))
 static void daemon_parent(struct ctx *c, int fd, pid_t pid)
@@ -255,11 +271,14 @@ static void daemon_parent(struct ctx *c, int fd, pid_t pid)
 	_exit(EXIT_FAILURE);
 }
 
-/*
- * Fork; the parent waits (daemon_parent()), the child detaches from the
- * terminal, writes the pid file and goes on. Its standard error is a pipe
- * to the parent until daemon_ready(), so that a set-up failure (the
- * sandbox, above all) reaches whoever started us, with a non-zero exit.
+/**
+ * daemonize() - fork, the child goes on detached as the daemon
+ * @c:		execution context
+ *
+ * The parent waits (daemon_parent()), the child detaches from the terminal,
+ * writes the pid file and goes on. Its standard error is a pipe to the parent
+ * until daemon_ready(), so that a set-up failure (the sandbox, above all)
+ * reaches whoever started us, with a non-zero exit.
  */
 static void daemonize(struct ctx *c)
 {

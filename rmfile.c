@@ -61,7 +61,15 @@ static int rmfile_files_n;
 /* rmfile_seal() was called: no more paths, only the kept directories */
 static bool rmfile_sealed;
 
-/* Split @path into directory (@dir) and last component; NULL if none */
+/**
+ * rmfile_split() - split a path into directory and last component
+ * @path:	the path
+ * @dir:	the directory, filled in ("." if @path has none)
+ * @size:	size of @dir
+ *
+ * Return: the last component in @path, NULL if there is none or @dir is too
+ *	short
+ */
 static const char *rmfile_split(const char *path, char *dir, size_t size)
 {
 	const char *slash = strrchr(path, '/');

@@ -142,7 +142,14 @@ static size_t sigsys_format(char *buf, size_t size, int nr, uint32_t arch)
 	return sigsys_cat(buf, size, n, ", exiting");
 }
 
-/* SIGSYS from our filter: say which call, then exit, see the top */
+/**
+ * sigsys_handler() - SIGSYS from our filter: say which call, then exit
+ * @sig:	signal number, unused
+ * @si:		signal information, with the syscall denied
+ * @uc:		signal context, unused
+ *
+ * See the top of the file.
+ */
 static void sigsys_handler(int sig, siginfo_t *si, void *uc)
 {
 	char line[256];

@@ -164,8 +164,9 @@ bool uring_waits(void)
 	return ur.wait;
 }
 
-/* Read every completion there is, noting those to call back; the result
- * of the loop's wait, if it came, goes to *@wait_res
+/**
+ * uring_reap() - read every completion there is, noting those to call back
+ * @wait_res:	the result of the loop's wait, if it came, NULL if not asked
  */
 static void uring_reap(int *wait_res)
 {
@@ -222,7 +223,12 @@ static void uring_id_get(unsigned i, int fd)
 	}
 }
 
-/* Before a submission: every queued operation still names its file */
+/**
+ * uring_id_check() - every queued operation still names its file
+ *
+ * Checked before a submission: a descriptor closed (and maybe taken again)
+ * while a queued operation names it is a bug of ours, abort().
+ */
 static void uring_id_check(void)
 {
 	unsigned i;
@@ -264,8 +270,12 @@ static bool uring_names(int fd)
 	return false;
 }
 
-/* The kernel took @n of the queued SQEs, the oldest ones: the others (an
- * error stopped it) still name their descriptors
+/**
+ * uring_submitted() - the kernel took the oldest queued SQEs
+ * @n:		number of SQEs it took
+ *
+ * The others (an error stopped it) still name their descriptors; closes that
+ * waited for the ones taken go ahead unless still named.
  */
 static void uring_submitted(unsigned n)
 {
@@ -399,8 +409,14 @@ int uring_epoll_wait(int epfd, struct epoll_event *ev, int max)
 	return res;
 }
 
-/* A free SQE and slot, flushing (and, if all are in flight, waiting for
- * one completion) when there are none
+/**
+ * uring_get() - a free SQE and operation slot
+ * @slot:	the slot, filled in
+ *
+ * Flushes (and, if all slots are in flight, waits for one completion) when
+ * there are none.
+ *
+ * Return: the SQE, NULL if none can be had
  */
 static struct io_uring_sqe *uring_get(unsigned *slot)
 {
@@ -440,6 +456,18 @@ static struct io_uring_sqe *uring_get(unsigned *slot)
 	return sqe;
 }
 
+/**
+ * uring_queue() - note a prepared SQE as queued, with its callback
+ * @sqe:	the SQE, prepared
+ * @slot:	its operation slot, from uring_get()
+ * @fd:		descriptor the operation names
+ * @done:	callback for the result, NULL for none
+ * @tag:	passed to @done
+ * @want:	expected result
+ * @always:	call @done back whatever the result, not only unexpected ones
+ *
+ * Return: 0
+ */
 static int uring_queue(struct io_uring_sqe *sqe, unsigned slot, int fd,
 		       uring_done_fn done, uint64_t tag, uint32_t want,
 		       bool always)
@@ -557,7 +585,12 @@ static bool uring_probe_wait(void)
 	return ok;
 }
 
-/* Set the ring up disabled, restrict it to our opcodes, enable it */
+/**
+ * uring_setup() - set the ring up, restricted to our opcodes, and enable it
+ * @wait:	the loop is to wait for epoll events in the ring
+ *
+ * Return: 0 or -errno
+ */
 static int uring_setup(bool wait)
 {
 	struct io_uring_restriction r[4];

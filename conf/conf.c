@@ -245,7 +245,14 @@ struct conf_opt {
 static int conf_err(struct conf_opt *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Write "NAME: message" to the error buffer, return -1 */
+/**
+ * conf_err() - write "NAME: message" to the error buffer of an option
+ * @o:		the option being handled
+ * @fmt:	format string
+ * @...:	arguments for @fmt
+ *
+ * Return: -1
+ */
 static int conf_err(struct conf_opt *o, const char *fmt, ...)
 {
 	va_list ap;
@@ -321,6 +328,14 @@ static int conf_addr(struct conf_opt *o, const char *s, struct in_addr *a4,
 	return af;
 }
 
+/**
+ * conf_mac() - parse a MAC address, xx:xx:xx:xx:xx:xx, unicast and not zero
+ * @o:		the option being handled
+ * @s:		the argument
+ * @mac:	the address, filled in
+ *
+ * Return: 0, or -1 with the reason in @o's error buffer
+ */
 static int conf_mac(struct conf_opt *o, const char *s, uint8_t *mac)
 {
 	const char *p = s;
@@ -357,7 +372,14 @@ bad:
 			s);
 }
 
-/* Netmask: dotted quad with contiguous ones, or prefix length 0-32 */
+/**
+ * conf_netmask() - netmask: contiguous dotted quad, or prefix length 0-32
+ * @o:		the option being handled
+ * @s:		the argument
+ * @prefix_len:	the prefix length, set
+ *
+ * Return: 0, or -1 with the reason in @o's error buffer
+ */
 static int conf_netmask(struct conf_opt *o, const char *s, int *prefix_len)
 {
 	struct in_addr m;
@@ -394,6 +416,15 @@ static int conf_path(struct conf_opt *o, const char *s, char *dst,
 	return 0;
 }
 
+/**
+ * conf_ifname() - an interface name that exists on the host
+ * @o:		the option being handled
+ * @s:		the argument
+ * @dst:	the name, copied, IFNAMSIZ bytes
+ * @ifindex:	set to the interface's index
+ *
+ * Return: 0, or -1 with the reason in @o's error buffer
+ */
 static int conf_ifname(struct conf_opt *o, const char *s, char *dst,
 		       unsigned *ifindex)
 {
@@ -413,6 +444,14 @@ static int conf_ifname(struct conf_opt *o, const char *s, char *dst,
 	return 0;
 }
 
+/**
+ * conf_runas() - --runas: UID[:GID], as numbers or names
+ * @o:		the option being handled
+ * @c:		execution context
+ * @s:		the argument
+ *
+ * Return: 0, or -1 with the reason in @o's error buffer
+ */
 static int conf_runas(struct conf_opt *o, struct ctx *c, const char *s)
 {
 	char user[64], *group;
@@ -454,6 +493,14 @@ static int conf_runas(struct conf_opt *o, struct ctx *c, const char *s)
 	return 0;
 }
 
+/**
+ * conf_dns() - --dns: a nameserver address for the guest, or "none"
+ * @o:		the option being handled
+ * @c:		execution context
+ * @s:		the argument
+ *
+ * Return: 0, or -1 with the reason in @o's error buffer
+ */
 static int conf_dns(struct conf_opt *o, struct ctx *c, const char *s)
 {
 	struct in6_addr a6;
@@ -493,6 +540,14 @@ static int conf_dns(struct conf_opt *o, struct ctx *c, const char *s)
 	return 0;
 }
 
+/**
+ * conf_search() - --search: domains for the guest's search list, or "none"
+ * @o:		the option being handled
+ * @c:		execution context
+ * @s:		the argument
+ *
+ * Return: 0, or -1 with the reason in @o's error buffer
+ */
 static int conf_search(struct conf_opt *o, struct ctx *c, const char *s)
 {
 	char buf[(DNS_SEARCH_LEN + 2) * MAXDNS_SEARCH], *tok, *save = NULL;
@@ -529,7 +584,16 @@ static int conf_search(struct conf_opt *o, struct ctx *c, const char *s)
 	return 0;
 }
 
-/* --map-host-loopback, --map-guest-addr: ADDR or "none" */
+/**
+ * conf_map() - --map-host-loopback, --map-guest-addr: ADDR or "none"
+ * @o:		the option being handled
+ * @s:		the argument
+ * @a4:		set to an IPv4 address
+ * @a6:		set to an IPv6 address
+ * @none:	set for "none"
+ *
+ * Return: 0, or -1 with the reason in @o's error buffer
+ */
 static int conf_map(struct conf_opt *o, const char *s, struct in_addr *a4,
 		    struct in6_addr *a6, bool *none)
 {
@@ -561,6 +625,10 @@ static int conf_ports(struct conf_opt *o, struct fwd_ports *fwd,
 	return 0;
 }
 
+/**
+ * conf_defaults() - the configuration before any option
+ * @c:		execution context, cleared and set to the defaults
+ */
 static void conf_defaults(struct ctx *c)
 {
 	static const uint8_t our_mac[ETH_ADDR_LEN] = {
@@ -578,7 +646,13 @@ static void conf_defaults(struct ctx *c)
 	memset(c->guest_mac, 0xff, sizeof(c->guest_mac));
 }
 
-/* Option combinations that can't work, whatever the host looks like */
+/**
+ * conf_check() - refuse option combinations that can't work on any host
+ * @o:		error buffer for the reason
+ * @c:		execution context
+ *
+ * Return: 0, or -1 with the reason in @o's error buffer
+ */
 static int conf_check(struct conf_opt *o, struct ctx *c)
 {
 	if (c->no_v4 && c->no_v6)
@@ -632,10 +706,17 @@ static void conf_opt_name(struct conf_opt *o, int ch, int longidx)
 		snprintf(o->name, sizeof(o->name), "-%c", ch);
 }
 
-/*
- * getopt_long() found an unknown option or a missing argument in @arg, the
- * element it was working on (optind only moves past a cluster of short
- * options at its end, so it can't tell which element that was)
+/**
+ * conf_getopt_err() - say what getopt_long() found wrong, and where
+ * @o:		error buffer for the reason
+ * @ch:		what getopt_long() returned, ':' or '?'
+ * @arg:	the element it was working on
+ *
+ * getopt_long() found an unknown option or a missing argument in @arg (optind
+ * only moves past a cluster of short options at its end, so it can't tell which
+ * element that was).
+ *
+ * Return: -1, with the reason in @o's error buffer
  */
 static int conf_getopt_err(struct conf_opt *o, int ch, const char *arg)
 {
@@ -658,7 +739,16 @@ static int conf_getopt_err(struct conf_opt *o, int ch, const char *arg)
 	return conf_err(o, "invalid option '-%c'", optopt);
 }
 
-/* Handle one option; return 0, 1 to exit successfully, -1 on error */
+/**
+ * conf_one() - handle one option
+ * @o:		the option, its name set, and the error buffer
+ * @c:		execution context
+ * @ch:		the option, as getopt_long() returned it
+ * @arg:	its argument, NULL if none
+ *
+ * Return: 0, 1 to exit successfully, -1 on error (the reason in @o's error
+ *	buffer)
+ */
 static int conf_one(struct conf_opt *o, struct ctx *c, int ch,
 		    const char *arg)
 {
@@ -1007,6 +1097,13 @@ static int ip4_prefix_default(struct in_addr a)
 	return 32;
 }
 
+/**
+ * conf_ip4() - IPv4 from the host: default route, gateway, address and prefix
+ * @c:		execution context
+ *
+ * What the options didn't give comes from the host's default route and the
+ * addresses of its interface; without either, IPv4 is disabled.
+ */
 static void conf_ip4(struct ctx *c)
 {
 	unsigned oif = c->ifi4;
@@ -1043,6 +1140,13 @@ static void conf_ip4(struct ctx *c)
 	c->ifi4_ok = true;
 }
 
+/**
+ * conf_ip6() - IPv6 from the host: default route, gateway, address and prefix
+ * @c:		execution context
+ *
+ * What the options didn't give comes from the host's default route and the
+ * addresses of its interface; without either, IPv6 is disabled.
+ */
 static void conf_ip6(struct ctx *c)
 {
 	unsigned oif = c->ifi6;

@@ -45,6 +45,13 @@ static bool nl_msg_ok(const struct nlmsghdr *nh, size_t left)
 /* Attribute table for one message: tb[type], NULL if absent */
 #define NL_ATTR_MAX 64
 
+/**
+ * nl_attrs() - attribute table of one message: tb[type], NULL if absent
+ * @nh:		the message
+ * @hdrlen:	length of its fixed header, before the attributes
+ * @tb:		the table, max + 1 entries, filled in
+ * @max:	highest attribute type to note
+ */
 static void nl_attrs(const struct nlmsghdr *nh, size_t hdrlen,
 		     const struct rtattr **tb, int max)
 {
@@ -193,7 +200,18 @@ struct route_req {
 	bool found;
 };
 
-/* Pick the interface and gateway of a multipath route's first usable hop */
+/**
+ * route_multipath() - interface and gateway of a multipath route's first hop
+ * @mp:		the RTA_MULTIPATH attribute
+ * @r:		the search, for the interface it wants
+ * @oif:	set to the hop's interface
+ * @gw:		set to its gateway, if it has one
+ * @alen:	length of an address of the family, 4 or 16
+ *
+ * The first usable hop: through the interface @r wants, if it wants one.
+ *
+ * Return: true if a usable hop was found
+ */
 static bool route_multipath(const struct rtattr *mp, struct route_req *r,
 			    unsigned *oif, uint8_t *gw, size_t alen)
 {
@@ -222,6 +240,11 @@ static bool route_multipath(const struct rtattr *mp, struct route_req *r,
 	return false;
 }
 
+/**
+ * route_cb() - note a route, if it's a better default route than the one found
+ * @nh:		netlink message header, RTM_NEWROUTE
+ * @arg:	the search, struct route_req
+ */
 static void route_cb(const struct nlmsghdr *nh, void *arg)
 {
 	const struct rtattr *tb[NL_ATTR_MAX + 1];
@@ -312,6 +335,13 @@ struct addr_req {
 	int quality;
 };
 
+/**
+ * addr_cb() - note an address, if it's better than the one found
+ * @nh:		netlink message header, RTM_NEWADDR
+ * @arg:	the search, struct addr_req
+ *
+ * Preferred addresses win over temporary and deprecated ones.
+ */
 static void addr_cb(const struct nlmsghdr *nh, void *arg)
 {
 	const struct rtattr *tb[NL_ATTR_MAX + 1];

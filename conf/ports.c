@@ -96,7 +96,15 @@ void ports_ephemeral_range(uint16_t *first, uint16_t *last)
 	*last = (uint16_t)hi;
 }
 
-/* Parse a decimal port number, 1-65535, advancing *p past it */
+/**
+ * port_num() - parse a decimal port number, 1-65535
+ * @p:		the string, advanced past the number
+ * @port:	the port, set
+ * @errbuf:	buffer for an error message
+ * @errlen:	size of @errbuf
+ *
+ * Return: 0, or -EINVAL with the reason in @errbuf
+ */
 static int port_num(const char **p, uint16_t *port, char *errbuf,
 		    size_t errlen)
 {
@@ -123,7 +131,16 @@ static int port_num(const char **p, uint16_t *port, char *errbuf,
 	return 0;
 }
 
-/* Parse PORT[-PORT], advancing *p past it */
+/**
+ * port_range() - parse PORT[-PORT]
+ * @p:		the string, advanced past the range
+ * @first:	first port, set
+ * @last:	last port, set
+ * @errbuf:	buffer for an error message
+ * @errlen:	size of @errbuf
+ *
+ * Return: 0, or -EINVAL with the reason in @errbuf
+ */
 static int port_range(const char **p, uint16_t *first, uint16_t *last,
 		      char *errbuf, size_t errlen)
 {
@@ -145,7 +162,15 @@ static int port_range(const char **p, uint16_t *first, uint16_t *last,
 	return 0;
 }
 
-/* Parse one item up to ',' or the end of the string */
+/**
+ * port_item_parse() - parse one item of a port list, up to ',' or the end
+ * @p:		the string, advanced past the item
+ * @it:		the item, filled in
+ * @errbuf:	buffer for an error message
+ * @errlen:	size of @errbuf
+ *
+ * Return: 0, or -EINVAL with the reason in @errbuf
+ */
 static int port_item_parse(const char **p, struct port_item *it,
 			   char *errbuf, size_t errlen)
 {
@@ -189,7 +214,16 @@ static int port_item_parse(const char **p, struct port_item *it,
 	return 0;
 }
 
-/* Parse "ADDR", "ADDR%IFNAME" or "%IFNAME" (len bytes at s) */
+/**
+ * ports_bind_parse() - parse "ADDR", "ADDR%IFNAME" or "%IFNAME"
+ * @s:		the text, not terminated
+ * @len:	its length in bytes
+ * @b:		the bind group, filled in
+ * @errbuf:	buffer for an error message
+ * @errlen:	size of @errbuf
+ *
+ * Return: 0, or -EINVAL with the reason in @errbuf
+ */
 static int ports_bind_parse(const char *s, size_t len, struct fwd_bind *b,
 			    char *errbuf, size_t errlen)
 {

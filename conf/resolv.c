@@ -25,7 +25,15 @@
 #include "ctx.h"
 #include "util.h"
 
-/* Is @name a plausible DNS domain: labels of 1-63 letters, digits, '-', '_' */
+/**
+ * resolv_name_ok() - is a name a plausible DNS domain?
+ * @name:	the name, not terminated
+ * @len:	its length in bytes
+ *
+ * Labels of 1-63 letters, digits, '-' and '_'.
+ *
+ * Return: true if it is
+ */
 static bool resolv_name_ok(const char *name, size_t len)
 {
 	size_t label = 0, i;
@@ -92,6 +100,14 @@ struct resolv_lo {
 	struct in_addr a4;
 };
 
+/**
+ * resolv_ns_add() - take a nameserver of resolv.conf for the guest
+ * @c:		execution context
+ * @tok:	its address
+ * @lo:		loopback resolvers seen, updated
+ *
+ * A loopback one is noted in @lo instead, in case we have to forward to one.
+ */
 static void resolv_ns_add(struct ctx *c, char *tok, struct resolv_lo *lo)
 {
 	struct in6_addr a6;
@@ -135,8 +151,15 @@ static void resolv_ns_add(struct ctx *c, char *tok, struct resolv_lo *lo)
 	c->ip6.dns[c->ip6.dns_count++] = a6;
 }
 
-/* The host's nameserver @tok is where --dns-forward sends queries of its
- * family, if --dns-host didn't say, and it's the first of that family
+/**
+ * resolv_dns_host() - note where --dns-forward is to send queries
+ * @c:		execution context
+ * @tok:	a nameserver of the host's resolv.conf
+ * @host4:	the IPv4 one is still to be found, cleared once it is
+ * @host6:	the IPv6 one is still to be found, cleared once it is
+ *
+ * The host's nameserver @tok is where --dns-forward sends queries of its
+ * family, if --dns-host didn't say, and it's the first of that family.
  */
 static void resolv_dns_host(struct ctx *c, const char *tok, bool *host4,
 			    bool *host6)

@@ -35,14 +35,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#ifndef IPV6_FREEBIND
-#define IPV6_FREEBIND	78	/* linux/in6.h, not in older libcs */
-#endif
-
 #include "conf/ports.h"
 #include "ctx.h"
 #include "flow.h"
 #include "fwd/fwd.h"
+#include "kernel_abi.h"
 #include "log.h"
 #include "loop.h"
 #include "util.h"
@@ -317,7 +314,17 @@ unsigned fwd_tcp_listeners(const int **fds)
 	return fwd_tcp_n;
 }
 
-/* One listening socket: the port, family and bind group of @fwd */
+/**
+ * fwd_listen_one() - one listening socket, as the bind group of the port says
+ * @c:		execution context
+ * @fwd:	forwarding configuration
+ * @type:	SOCK_STREAM or SOCK_DGRAM
+ * @port:	port to listen on
+ * @family:	AF_INET or AF_INET6
+ *
+ * Return: 1 if listening, 0 if the bind group excludes @family, -errno on
+ *	failure
+ */
 static int fwd_listen_one(struct ctx *c, const struct fwd_ports *fwd,
 			  int type, uint16_t port, int family)
 {
@@ -381,6 +388,12 @@ fail:
 static unsigned long fwd_listen_budget;
 #define FWD_FD_RESERVE (FLOW_MAX + 256UL)
 
+/**
+ * fwd_listen_proto() - listening sockets of one protocol's forwarded ports
+ * @c:		execution context
+ * @fwd:	forwarding configuration
+ * @type:	SOCK_STREAM or SOCK_DGRAM
+ */
 static void fwd_listen_proto(struct ctx *c, const struct fwd_ports *fwd,
 			     int type)
 {

@@ -133,7 +133,13 @@ static void icmp_warn_not_permitted(void)
 	     (unsigned)getgid());
 }
 
-/* Open, and bind as configured, a ping socket. Return: fd or -errno */
+/**
+ * icmp_sock_open() - open, and bind as configured, a ping socket
+ * @c:		execution context
+ * @family:	AF_INET or AF_INET6
+ *
+ * Return: the socket, or -errno
+ */
 static int icmp_sock_open(const struct ctx *c, int family)
 {
 	int proto = family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6;
@@ -204,7 +210,13 @@ static void icmp_flow_used(union flow *flow)
 	flow_lru_touch(flow);
 }
 
-/* New flow for @key, with its socket registered. Return: flow or NULL */
+/**
+ * icmp_flow_new() - new flow for an echo request, with its socket registered
+ * @c:		execution context
+ * @key:	the flow's key
+ *
+ * Return: the flow, or NULL
+ */
 static union flow *icmp_flow_new(struct ctx *c, const struct flow_key *key)
 {
 	union flow *flow;
@@ -244,8 +256,7 @@ static union flow *icmp_flow_new(struct ctx *c, const struct flow_key *key)
 	if (flow_hash_insert(flow))
 		goto fail; /* cannot happen: looked up before */
 
-	debug_rl("ICMP: flow %u opened, identifier %u", flow_idx(flow),
-	      key->gport);
+	flow_dbg_rl(flow, "opened, identifier %u", key->gport);
 	return flow;
 
 fail:
@@ -327,7 +338,13 @@ void icmp_input(struct ctx *c, const struct pkt *p)
 		debug_rl("ICMP: echo request not sent: %s", strerror(errno));
 }
 
-/* Send one rewritten reply of @flow to the guest */
+/**
+ * icmp_reply_to_guest() - send one rewritten reply of a flow to the guest
+ * @c:		execution context
+ * @flow:	the flow
+ * @msg:	the reply, its identifier rewritten
+ * @len:	length of @msg in bytes
+ */
 static void icmp_reply_to_guest(struct ctx *c, const union flow *flow,
 				const uint8_t *msg, size_t len)
 {
@@ -374,7 +391,7 @@ void icmp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
 			/* A pending ICMP error, e.g. unreachable: go on */
-			trace("ICMP: flow %u: %s", ref.idx, strerror(errno));
+			flow_trace(flow, "%s", strerror(errno));
 			continue;
 		}
 		if (icmp_reply_rewrite(flow->f.key.family, icmp_buf, (size_t)n,
@@ -407,7 +424,7 @@ void icmp_timer(struct ctx *c, uint64_t now)
 			continue;
 		if (now > flow->icmp.last_ms &&
 		    now - flow->icmp.last_ms >= ICMP_IDLE_MS) {
-			debug_rl("ICMP: flow %u closed after idle timeout", i);
+			flow_dbg_rl(flow, "closed after idle timeout");
 			icmp_flow_close(c, flow);
 		}
 	}

@@ -95,7 +95,12 @@ static bool announce_cap_net_raw(void)
 	return v == CAP_SET;
 }
 
-/* The packet socket on @ifindex, and its MAC; 0 or -errno (logged) */
+/**
+ * announce_open() - the packet socket on an interface, and its MAC address
+ * @ifindex:	index of the interface
+ *
+ * Return: 0 or -errno (logged)
+ */
 static int announce_open(unsigned ifindex)
 {
 	struct sockaddr_ll sll = {
@@ -180,7 +185,11 @@ static bool announce_send(const uint8_t *f, size_t len, const char *what)
 	return false;
 }
 
-/* The burst: RARP, then the addresses we give the guest; @why for logs */
+/**
+ * announce_burst() - one burst: RARP, then the addresses we give the guest
+ * @c:		execution context
+ * @why:	what the burst is for, for the logs
+ */
 static void announce_burst(const struct ctx *c, const char *why)
 {
 	char a4[INET_ADDRSTRLEN] = "", a6[INET6_ADDRSTRLEN] = "";

@@ -58,7 +58,13 @@ void mig_buf_free(struct mig_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/* Make room for @n more bytes: pointer to them, NULL on (sticky) error */
+/**
+ * mig_buf_room() - make room for more bytes at the end of a buffer
+ * @b:		the buffer
+ * @n:		number of bytes
+ *
+ * Return: pointer to them, NULL on (sticky) error
+ */
 static uint8_t *mig_buf_room(struct mig_buf *b, size_t n)
 {
 	uint8_t *p;
@@ -357,6 +363,11 @@ static void mig_dec_flowside(const uint8_t *p, struct mig_flowside *s)
 	s->eport = mig_get16le(p + 34);
 }
 
+/**
+ * mig_dec_basic() - decode a basic record
+ * @p:		the record, MIG_BASIC_LEN bytes
+ * @t:		decoded, filled in
+ */
 static void mig_dec_basic(const uint8_t *p, struct mig_tcp_basic *t)
 {
 	t->pif[0] = p[0];
@@ -380,6 +391,11 @@ static void mig_dec_basic(const uint8_t *p, struct mig_tcp_basic *t)
 	t->seq_init_from_tap = mig_get32(p + 108);
 }
 
+/**
+ * mig_dec_ext() - decode an extended record
+ * @p:		the record, MIG_EXT_LEN bytes
+ * @e:		decoded, filled in
+ */
 static void mig_dec_ext(const uint8_t *p, struct mig_tcp_ext *e)
 {
 	e->seq_snd = mig_get32(p);
@@ -407,7 +423,16 @@ static const char *mig_pif_name(uint8_t pif)
 	return pif < 4 ? names[pif] : "invalid";
 }
 
-/* Check one basic record: upstream can't have written anything else */
+/**
+ * mig_check_basic() - check one basic record, as upstream would write it
+ * @r:		stream being read, for the reason of a failure
+ * @i:		index of the flow
+ * @t:		the record
+ *
+ * Upstream can't have written anything else.
+ *
+ * Return: 0, or -EINVAL with the reason in @r
+ */
 static int mig_check_basic(struct mig_rd *r, uint32_t i,
 			   const struct mig_tcp_basic *t)
 {
@@ -490,7 +515,12 @@ static int mig_key_cmp(const struct mig_key *x, const struct mig_key *y)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Move keys[i] down the max-heap of the first @n keys */
+/**
+ * mig_key_sift() - move a key down the max-heap of the first keys
+ * @keys:	the heap
+ * @i:		index of the key to move
+ * @n:		number of keys in the heap
+ */
 static void mig_key_sift(struct mig_key *keys, uint32_t i, uint32_t n)
 {
 	for (;;) {
@@ -531,7 +561,14 @@ static void mig_key_sort(struct mig_key *keys, uint32_t n)
 	}
 }
 
-/* Refuse two flows with the same 4-tuple on the HOST (@host) or TAP side */
+/**
+ * mig_check_dups() - refuse two flows with the same 4-tuple on one side
+ * @r:		stream being read, for the reason of a failure
+ * @s:		the stream's flows
+ * @host:	look at the HOST side, not the TAP side
+ *
+ * Return: 0, or -errno with the reason in @r
+ */
 static int mig_check_dups(struct mig_rd *r, const struct mig_stream_in *s,
 			  bool host)
 {
@@ -588,7 +625,14 @@ static bool mig_state_ok(uint8_t st)
 	return false;
 }
 
-/* Check an extended record that isn't a skip record */
+/**
+ * mig_check_ext() - check an extended record that isn't a skip record
+ * @r:		stream being read, for the reason of a failure
+ * @i:		index of the flow
+ * @e:		the record
+ *
+ * Return: 0, or -errno with the reason in @r
+ */
 static int mig_check_ext(struct mig_rd *r, uint32_t i,
 			 const struct mig_tcp_ext *e)
 {
@@ -635,7 +679,15 @@ static int mig_check_ext(struct mig_rd *r, uint32_t i,
 	return 0;
 }
 
-/* Stage "transfer flows": count, basic records, extended records + data */
+/**
+ * mig_rd_flows() - stage "transfer flows": count, records and data
+ * @r:		stream being read
+ * @out:	the flows, filled in
+ *
+ * Stage "transfer flows": count, basic records, extended records + data
+ *
+ * Return: 0, or -errno with the reason in @r
+ */
 static int mig_rd_flows(struct mig_rd *r, struct mig_stream_in *out)
 {
 	const uint8_t *p = mig_take(r, MIG_COUNT_LEN);
@@ -929,6 +981,13 @@ static bool mig_side_eq(const struct mig_flowside *a,
 	       a->eport == b->eport;
 }
 
+/**
+ * mig_basic_eq() - are two basic records the same, field by field?
+ * @a:		one record
+ * @b:		the other one
+ *
+ * Return: true if they are
+ */
 static bool mig_basic_eq(const struct mig_tcp_basic *a,
 			 const struct mig_tcp_basic *b)
 {

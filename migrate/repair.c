@@ -210,8 +210,12 @@ void repair_init(struct ctx *c, repair_peer_fn peer_check)
 	info("Repair helper socket at %s", c->repair_path);
 }
 
-/* Take a helper from the listening socket; refuse a second one, and one
- * that runs as neither root nor our own user (it would get our sockets)
+/**
+ * repair_accept() - take a helper from the listening socket
+ * @c:		execution context
+ *
+ * Refuses a second one, and one that runs as neither root nor our own user (it
+ * would get our sockets).
  */
 static void repair_accept(struct ctx *c)
 {
@@ -359,8 +363,14 @@ static void repair_job_fail(struct ctx *c)
 		repair_job_end(c, -EIO);
 }
 
-/* Send the job's next message: the current command, for up to
- * repair_batch of the sockets that don't have it yet
+/**
+ * repair_job_send() - send the job's next message
+ * @c:		execution context
+ *
+ * The current command, for up to repair_batch of the sockets that don't have it
+ * yet.
+ *
+ * Return: 0 or -EIO
  */
 static int repair_job_send(struct ctx *c)
 {
@@ -394,9 +404,13 @@ static int repair_job_send(struct ctx *c)
 	return 0;
 }
 
-/*
- * The answer @echo to the message in flight: check what the helper did
- * (see the top of the file), then send the next message, or end the job
+/**
+ * repair_job_answer() - take the helper's answer to the message in flight
+ * @c:		execution context
+ * @echo:	the answer
+ *
+ * Checks what the helper did (see the top of the file), then sends the next
+ * message, or ends the job.
  */
 static void repair_job_answer(struct ctx *c, int8_t echo)
 {
@@ -444,7 +458,10 @@ static void repair_job_answer(struct ctx *c, int8_t echo)
 	repair_job_send(c);
 }
 
-/* Take what the helper answered so far (the socket doesn't block) */
+/**
+ * repair_job_read() - take what the helper answered so far, not blocking
+ * @c:		execution context
+ */
 static void repair_job_read(struct ctx *c)
 {
 	while (repair_conn_fd >= 0) {
@@ -472,9 +489,14 @@ static void repair_job_read(struct ctx *c)
 	}
 }
 
-/*
- * Wait for the job, the loop waiting too, until it ends or @until (ms):
- * past an answer's deadline, it fails. Return: true if it ended
+/**
+ * repair_job_wait() - wait, the loop too, until the job ends or a deadline
+ * @c:		execution context
+ * @until:	the deadline, ms
+ *
+ * Past an answer's deadline, the job fails.
+ *
+ * Return: true if it ended
  */
 static bool repair_job_wait(struct ctx *c, uint64_t until)
 {
@@ -552,7 +574,15 @@ void repair_timer(struct ctx *c, uint64_t now)
 	repair_job_fail(c);
 }
 
-/* Directly: each command in turn on every socket. Return: 0 or -errno */
+/**
+ * repair_direct() - without a helper: each command in turn on every socket
+ * @fds:	the sockets
+ * @n:		number of entries in @fds
+ * @cmds:	TCP_REPAIR values to set
+ * @ncmd:	number of entries in @cmds
+ *
+ * Return: 0 or -errno
+ */
 static int repair_direct(const int *fds, unsigned n, const int *cmds,
 			 unsigned ncmd)
 {

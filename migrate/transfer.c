@@ -189,6 +189,11 @@ static void migrate_addrs_get(const struct ctx *c, struct mig_addrs *a)
 		memset(a->mac, 0xff, ETH_ADDR_LEN);
 }
 
+/**
+ * migrate_addrs_set() - take the guest's addresses from a migration stream
+ * @c:		execution context
+ * @a:		the addresses the source saw
+ */
 static void migrate_addrs_set(struct ctx *c, const struct mig_addrs *a)
 {
 	static const uint8_t none[ETH_ADDR_LEN], bcast[ETH_ADDR_LEN] = {
@@ -208,7 +213,12 @@ static void migrate_addrs_set(struct ctx *c, const struct mig_addrs *a)
 	}
 }
 
-/* SAVE: hold and dump everything now, then stream it out */
+/**
+ * migrate_save_start() - SAVE: hold and dump everything now, then stream it out
+ * @c:		execution context
+ *
+ * Return: 0 or -errno
+ */
 static int migrate_save_start(struct ctx *c)
 {
 	struct mig_addrs a;
@@ -273,6 +283,10 @@ static int migrate_save_start(struct ctx *c)
 	return 0;
 }
 
+/**
+ * migrate_save_write() - write what the pipe takes of the state stream
+ * @c:		execution context
+ */
 static void migrate_save_write(struct ctx *c)
 {
 	while (mig.out_off < mig.out.len) {
@@ -310,6 +324,10 @@ static void migrate_load_apply(struct ctx *c)
 	migrate_finish(c, 0);
 }
 
+/**
+ * migrate_load_eof() - LOAD: end of the stream: check it, then apply it or wait
+ * @c:		execution context
+ */
 static void migrate_load_eof(struct ctx *c)
 {
 	char why[256] = "";
@@ -340,15 +358,17 @@ static void migrate_load_eof(struct ctx *c)
 	migrate_load_apply(c);
 }
 
-/*
- * LOAD: read no further than the stream announces (mig_stream_need()), so
- * that the buffer never holds more than the flows it carries can, nor
- * reserves more than MIG_STREAM_MAX. Bytes after the end of the stream
- * are read and dropped, as upstream ignores them; so is everything after
- * a beginning that no stream we take could have (mig_parse() says what is
- * wrong with it, at end of file). At most MIGRATE_LOAD_ROUND bytes per
- * loop round: a front-end that keeps the pipe full gets its turn again
- * (EPOLLIN) after everybody else had theirs
+/**
+ * migrate_load_read() - LOAD: read what the pipe has of the state stream
+ * @c:		execution context
+ *
+ * LOAD: read no further than the stream announces (mig_stream_need()), so that
+ * the buffer never holds more than the flows it carries can, nor reserves more
+ * than MIG_STREAM_MAX. Bytes after the end of the stream are read and dropped,
+ * as upstream ignores them; so is everything after a beginning that no stream
+ * we take could have (mig_parse() says what is wrong with it, at end of file).
+ * At most MIGRATE_LOAD_ROUND bytes per loop round: a front-end that keeps the
+ * pipe full gets its turn again (EPOLLIN) after everybody else had theirs
  */
 static void migrate_load_read(struct ctx *c)
 {
@@ -545,7 +565,12 @@ static bool migrate_holding_unconfirmed(void)
 	return mig.save && !linger.migrated && tcp_migrate_held();
 }
 
-/* Completed as source: linger, or what the deprecated options ask */
+/**
+ * migrate_source_completed() - linger, or what the deprecated options ask
+ * @c:		execution context
+ *
+ * Once a migration completed with us as its source.
+ */
 static void migrate_source_completed(struct ctx *c)
 {
 	unsigned n;

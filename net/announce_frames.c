@@ -46,7 +46,15 @@ static void announce_eth(uint8_t *f, const uint8_t dst[ETH_ADDR_LEN],
 	f[13] = type & 0xff;
 }
 
-/* Ethernet/IPv4 (R)ARP body at @a: op, sender and target addresses */
+/**
+ * announce_arp() - Ethernet/IPv4 (R)ARP body
+ * @a:		where the body goes
+ * @op:		operation (request, reply, reverse request...)
+ * @sha:	sender hardware address
+ * @spa:	sender protocol (IPv4) address
+ * @tha:	target hardware address
+ * @tpa:	target protocol (IPv4) address
+ */
 static void announce_arp(uint8_t *a, uint16_t op, const uint8_t *sha,
 			 const void *spa, const uint8_t *tha, const void *tpa)
 {

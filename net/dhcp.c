@@ -188,7 +188,13 @@ struct in_addr dhcp_server_id(const struct ctx *c)
 	return a;
 }
 
-/* Walk the options: a bounded TLV loop. Return 0 or -EINVAL. */
+/**
+ * dhcp_opts_parse() - walk the options of a request: a bounded TLV loop
+ * @opts:	the options
+ * @r:		the request, what we need of it filled in
+ *
+ * Return: 0 or -EINVAL
+ */
 static int dhcp_opts_parse(struct pview opts, struct dhcp_req *r)
 {
 	bool seen_type = false;
@@ -277,7 +283,13 @@ static int dhcp_opt_put_u32(struct dhcp_obuf *b, uint8_t code, uint32_t v)
 	return dhcp_opt_put(b, code, &be, sizeof(be));
 }
 
-/* Option 119 (RFC 3397): all names or none; split per RFC 3396 if long */
+/**
+ * dhcp_opt_put_search() - option 119 (RFC 3397), the search list
+ * @c:		execution context
+ * @b:		reply being built
+ *
+ * All names or none; split per RFC 3396 if long.
+ */
 static void dhcp_opt_put_search(const struct ctx *c, struct dhcp_obuf *b)
 {
 	uint8_t list[MAXDNS_SEARCH * 256];
@@ -339,7 +351,14 @@ static bool dhcp_gw_on_link(const struct ctx *c, uint32_t mask)
 	return !((c->ip4.gw.s_addr ^ c->ip4.addr.s_addr) & htonl(mask));
 }
 
-/* Everything but message type and server identifier */
+/**
+ * dhcp_opts_config() - everything but message type and server identifier
+ * @c:		execution context
+ * @r:		the request
+ * @b:		reply being built
+ *
+ * Return: 0, or an error if @b is full
+ */
 static int dhcp_opts_config(const struct ctx *c, const struct dhcp_req *r,
 			    struct dhcp_obuf *b)
 {

@@ -125,7 +125,13 @@ static int dhcpv6_opt_next(struct pview area, size_t *off, uint16_t *code,
 	return 1;
 }
 
-/* Fixed part before nested options, for the options that have them */
+/**
+ * dhcpv6_nested_off() - fixed part before an option's nested options
+ * @code:	option code
+ * @hdr:	length of the fixed part, set if there is one
+ *
+ * Return: 1 if @code has nested options, 0 if not
+ */
 static int dhcpv6_nested_off(uint16_t code, size_t *hdr)
 {
 	switch (code) {
@@ -146,7 +152,13 @@ static int dhcpv6_nested_off(uint16_t code, size_t *hdr)
 	}
 }
 
-/* Check every option, and options nested in IAs, for consistent lengths */
+/**
+ * dhcpv6_opts_check() - check the lengths of options, and of those in IAs
+ * @area:	the options
+ * @depth:	nesting depth of @area, at most DHCPV6_MAX_DEPTH
+ *
+ * Return: 0 or -EINVAL
+ */
 static int dhcpv6_opts_check(struct pview area, int depth)
 {
 	struct pview v;
@@ -170,7 +182,13 @@ static int dhcpv6_opts_check(struct pview area, int depth)
 	return rc;
 }
 
-/* Collect what we need from a message already checked */
+/**
+ * dhcpv6_opts_parse() - collect what we need from a message already checked
+ * @opts:	the message's options
+ * @r:		the request, filled in
+ *
+ * Return: 0 or -EINVAL
+ */
 static int dhcpv6_opts_parse(struct pview opts, struct dhcpv6_req *r)
 {
 	struct pview v;
@@ -301,7 +319,14 @@ static bool dhcpv6_server_id_is_ours(const struct ctx *c, struct pview id)
 	       !memcmp(d + 4, c->our_mac, ETH_ADDR_LEN);
 }
 
-/* One IA in the reply: the address for the first IA_NA, none otherwise */
+/**
+ * dhcpv6_put_ia() - one IA in the reply: our address for the first IA_NA
+ * @c:		execution context
+ * @b:		reply being built
+ * @code:	the IA's option code
+ * @ia:		the IA in the request
+ * @give:	this IA gets our address
+ */
 static void dhcpv6_put_ia(const struct ctx *c, struct dhcpv6_obuf *b,
 			  uint16_t code, struct pview ia, bool give)
 {
@@ -355,7 +380,12 @@ static void dhcpv6_put_ias(const struct ctx *c, struct dhcpv6_obuf *b,
 	}
 }
 
-/* Nameservers, search list and FQDN: the configuration part of a reply */
+/**
+ * dhcpv6_put_config() - nameservers, search list and FQDN of a reply
+ * @c:		execution context
+ * @b:		reply being built
+ * @r:		the request
+ */
 static void dhcpv6_put_config(const struct ctx *c, struct dhcpv6_obuf *b,
 			      const struct dhcpv6_req *r)
 {
@@ -399,7 +429,14 @@ static void dhcpv6_put_config(const struct ctx *c, struct dhcpv6_obuf *b,
 	}
 }
 
-/* CONFIRM: Success if every address listed is in our /64 */
+/**
+ * dhcpv6_confirm_status() - CONFIRM: Success if every address is in our /64
+ * @c:		execution context
+ * @r:		the request
+ * @status:	the status to reply with, set
+ *
+ * Return: number of addresses the request lists, or -EINVAL if malformed
+ */
 static int dhcpv6_confirm_status(const struct ctx *c,
 				 const struct dhcpv6_req *r, int *status)
 {

@@ -36,6 +36,14 @@
 #define ICMP6_ADDR 3
 #define ICMP6_PORT 4
 
+/**
+ * icmp_err_l4() - the failed packet's first 8 bytes, quoted in the error
+ * @l4:		where they go
+ * @proto:	IPPROTO_TCP or IPPROTO_UDP
+ * @gport:	guest port (source of the failed packet)
+ * @rport:	remote port (its destination)
+ * @seq:	TCP sequence number of the failed packet
+ */
 static void icmp_err_l4(uint8_t *l4, uint8_t proto, uint16_t gport,
 			uint16_t rport, uint32_t seq)
 {

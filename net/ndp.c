@@ -165,7 +165,14 @@ void ndp_router_addr(const struct ctx *c, struct in6_addr *addr)
 	addr->s6_addr[15] = m[5];
 }
 
-/* Encode a dotted name in DNS wire format; 0 if invalid or too long */
+/**
+ * ndp_dns_name() - encode a dotted name in DNS wire format
+ * @name:	the name
+ * @out:	output buffer
+ * @cap:	size of @out
+ *
+ * Return: length of the encoded name, 0 if invalid or too long
+ */
 static size_t ndp_dns_name(const char *name, uint8_t *out, size_t cap)
 {
 	size_t n = 0, i = 0;
@@ -190,7 +197,12 @@ static size_t ndp_dns_name(const char *name, uint8_t *out, size_t cap)
 	return n;
 }
 
-/* DNSSL option with as many search domains as fit in @limit bytes */
+/**
+ * ndp_put_dnssl() - DNSSL option with as many search domains as fit
+ * @c:		execution context
+ * @b:		message being built
+ * @limit:	length the message may reach, in bytes
+ */
 static void ndp_put_dnssl(const struct ctx *c, struct ndp_buf *b, size_t limit)
 {
 	size_t start = b->len, names, room;
@@ -342,10 +354,14 @@ size_t ndp_build_na(const struct ctx *c, const struct in6_addr *target,
 	return b.full ? 0 : b.len;
 }
 
-/*
- * Check the options of an ND message: every option has a non-zero length
- * and lies within the message. Return: 0 or -EINVAL; *@slla set if a
- * Source Link-Layer Address option is present.
+/**
+ * ndp_opts_check() - check the options of an ND message
+ * @opts:	the options
+ * @slla:	set if a Source Link-Layer Address option is present
+ *
+ * Every option has a non-zero length and lies within the message.
+ *
+ * Return: 0 or -EINVAL
  */
 static int ndp_opts_check(struct pview opts, bool *slla)
 {
@@ -406,6 +422,17 @@ size_t ndp_ra(const struct ctx *c, const struct in6_addr *to, uint8_t *out,
 	return ndp_build_ra(c, out, cap);
 }
 
+/**
+ * ndp_rs() - answer a Router Solicitation with a Router Advertisement
+ * @c:		execution context
+ * @p:		parsed frame of the solicitation
+ * @out:	output buffer
+ * @cap:	size of @out
+ * @src:	set to the source address of the answer
+ * @dst:	set to its destination address
+ *
+ * Return: length of the answer, 0 for none
+ */
 static size_t ndp_rs(struct ctx *c, const struct pkt *p, uint8_t *out,
 		     size_t cap, struct in6_addr *src, struct in6_addr *dst)
 {
@@ -429,6 +456,17 @@ static size_t ndp_rs(struct ctx *c, const struct pkt *p, uint8_t *out,
 		      out, cap, src, dst);
 }
 
+/**
+ * ndp_ns() - answer a Neighbor Solicitation for one of our addresses
+ * @c:		execution context
+ * @p:		parsed frame of the solicitation
+ * @out:	output buffer
+ * @cap:	size of @out
+ * @src:	set to the source address of the answer
+ * @dst:	set to its destination address
+ *
+ * Return: length of the answer, 0 for none
+ */
 static size_t ndp_ns(struct ctx *c, const struct pkt *p, uint8_t *out,
 		     size_t cap, struct in6_addr *src, struct in6_addr *dst)
 {

@@ -47,6 +47,14 @@ static int pkt_l3_set(struct pkt *p, struct pview l3, size_t tot,
 	return 0;
 }
 
+/**
+ * pkt_parse_ip4() - parse an IPv4 header and set the layer-4 view
+ * @p:		packet being parsed
+ * @l3:		the IP packet in the frame's head
+ * @extra:	bytes of the packet that may lie in the frame's tail
+ *
+ * Return: 0 or -EINVAL
+ */
 static int pkt_parse_ip4(struct pkt *p, struct pview l3, size_t extra)
 {
 	const uint8_t *h = pv_at(l3, 0, IP4_HDR_LEN);
@@ -71,6 +79,14 @@ static int pkt_parse_ip4(struct pkt *p, struct pview l3, size_t extra)
 	return 0;
 }
 
+/**
+ * pkt_parse_ip6() - parse IPv6 and extension headers, set the layer-4 view
+ * @p:		packet being parsed
+ * @l3:		the IP packet in the frame's head
+ * @extra:	bytes of the packet that may lie in the frame's tail
+ *
+ * Return: 0 or -EINVAL
+ */
 static int pkt_parse_ip6(struct pkt *p, struct pview l3, size_t extra)
 {
 	const uint8_t *h = pv_at(l3, 0, IP6_HDR_LEN);
@@ -130,7 +146,15 @@ static int pkt_parse_ip6(struct pkt *p, struct pview l3, size_t extra)
 	return -EINVAL;
 }
 
-/* Parse a frame of @len bytes whose first @head bytes are at @frame */
+/**
+ * pkt_parse_frame() - parse a frame whose start is contiguous
+ * @frame:	first bytes of the frame
+ * @head:	number of bytes at @frame
+ * @len:	length of the whole frame in bytes
+ * @p:		parsed packet, filled in
+ *
+ * Return: 0 or -EINVAL
+ */
 static int pkt_parse_frame(const void *frame, size_t head, size_t len,
 			   struct pkt *p)
 {

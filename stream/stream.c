@@ -118,6 +118,11 @@ static int stream_listen(struct ctx *c)
 	return 0;
 }
 
+/**
+ * stream_attach() - take a new front-end connection as ours
+ * @c:		execution context
+ * @fd:		connected socket of the front-end
+ */
 static void stream_attach(struct ctx *c, int fd)
 {
 	/* The kernel doubles it: the socket holds at most half the ring */
@@ -200,8 +205,13 @@ static int stream_next(uint32_t *flen)
 	return sc.in_end - sc.in_start - 4 >= *flen;
 }
 
-/* Hand complete frames from the input buffer to demux_input(), until the
- * round's frame budget is spent. Return -1 on a bad length prefix.
+/**
+ * stream_parse() - hand complete frames from the input buffer to demux_input()
+ * @c:		execution context
+ *
+ * Until the round's frame budget is spent.
+ *
+ * Return: 0, or -1 on a bad length prefix
  */
 static int stream_parse(struct ctx *c)
 {
@@ -231,8 +241,12 @@ static int stream_parse(struct ctx *c)
  */
 #define STREAM_READ_BUDGET (1024 * 1024)
 
-/* Read and hand over what the socket has; true if it's drained (false:
- * disconnected, or frames left for the next round)
+/**
+ * stream_read() - read and hand over what the socket has
+ * @c:		execution context
+ *
+ * Return: true if it's drained, false if disconnected or frames are left for
+ *	the next round
  */
 static bool stream_read(struct ctx *c)
 {

@@ -166,8 +166,13 @@ void stream_out_reset(int fd, uint32_t gen)
 	out.gen = gen;
 }
 
-/* Can we sendfile() from the file into a UNIX stream socket? Tried on a
- * socket pair, with bytes written at the start of the file read back
+/**
+ * stream_zc_probe() - can we sendfile() from the file into a UNIX socket?
+ *
+ * Tried on a socket pair, with bytes written at the start of the file read
+ * back.
+ *
+ * Return: true if so
  */
 static bool stream_zc_probe(void)
 {
@@ -466,7 +471,11 @@ static void stream_copied(size_t at, size_t n)
 	out.sock = at + n;
 }
 
-/* Copy what's queued into the socket with send(); false on an error */
+/**
+ * stream_push_copy() - copy what's queued into the socket with send()
+ *
+ * Return: false on an error, true otherwise
+ */
 static bool stream_push_copy(void)
 {
 	while (out.sock < out.tail) {
@@ -501,10 +510,14 @@ static ssize_t stream_sendfile(int fd, off_t *off, size_t len)
 	return sendfile(fd, out.file, off, len);
 }
 
-/* Hand what's queued to the socket by reference: sendfile() gives it
- * the file's pages, and the front-end's recv() copies from them: they're
- * reused only once stream_reclaim() knows it has. In at most two calls,
- * as the file ends where the first mapping does. False on an error.
+/**
+ * stream_push_zc() - hand what's queued to the socket by reference
+ *
+ * sendfile() gives it the file's pages, and the front-end's recv() copies from
+ * them: they're reused only once stream_reclaim() knows it has. In at most two
+ * calls, as the file ends where the first mapping does.
+ *
+ * Return: false on an error, true otherwise
  */
 static bool stream_push_zc(void)
 {

@@ -36,7 +36,13 @@
 
 static bool listen_path_ours;		/* we created c->sock_path */
 
-/* Bind @fd to @path, replacing a stale socket file; 0 or -errno */
+/**
+ * tap_try_bind() - bind a socket to a path, replacing a stale socket file
+ * @fd:		UNIX domain socket
+ * @path:	path to bind to
+ *
+ * Return: 0 or -errno
+ */
 static int tap_try_bind(int fd, const char *path)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };

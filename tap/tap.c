@@ -169,6 +169,15 @@ static int tap_l4_csum_off(uint8_t proto)
 	}
 }
 
+/**
+ * tap_fill_l4_csum() - fill in the checksum of a layer-4 message
+ * @l4:		the message, its checksum field written
+ * @l4len:	length of @l4 in bytes
+ * @proto:	its protocol; nothing is written for one without a checksum
+ * @pseudo:	pseudo-header sum (ignored for ICMPv4, which has none)
+ *
+ * Return: 0, or -EINVAL if @l4len can't hold the checksum field
+ */
 static int tap_fill_l4_csum(uint8_t *l4, size_t l4len, uint8_t proto,
 			    uint32_t pseudo)
 {
@@ -198,6 +207,14 @@ size_t tap_hdr_len(int family)
 	return ETH_HDR_LEN + (family == AF_INET ? IP4_HDR_LEN : IP6_HDR_LEN);
 }
 
+/**
+ * tap_ip4_hdr() - write an IPv4 header, no options, DF set, next identification
+ * @ip:		where the header goes, IP4_HDR_LEN bytes
+ * @src:	source address
+ * @dst:	destination address
+ * @proto:	protocol of the payload
+ * @l4len:	length of the payload in bytes
+ */
 static void tap_ip4_hdr(uint8_t *ip, struct in_addr src, struct in_addr dst,
 			uint8_t proto, size_t l4len)
 {
@@ -235,8 +252,18 @@ static void tap_ip6_hdr(uint8_t *ip, const struct in6_addr *src,
 	memcpy(ip + 24, dst, 16);
 }
 
-/* Ethernet and IP headers in front of a layer-4 message of @l4len bytes;
- * returns the pseudo-header sum for the layer-4 checksum, or -1 if too long
+/**
+ * tap_l3_hdrs() - Ethernet and IP headers in front of a layer-4 message
+ * @c:		execution context
+ * @family:	AF_INET or AF_INET6
+ * @src:	source address, struct in_addr or struct in6_addr
+ * @dst:	destination address, of the same family
+ * @proto:	protocol of the layer-4 message
+ * @frame:	the frame, headers written at its start
+ * @l4len:	length of the layer-4 message in bytes
+ *
+ * Return: the pseudo-header sum for the layer-4 checksum, -1 if @l4len is too
+ *	long
  */
 static int64_t tap_l3_hdrs(const struct ctx *c, int family, const void *src,
 			   const void *dst, uint8_t proto, uint8_t *frame,

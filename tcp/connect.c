@@ -35,7 +35,9 @@
 #include "net/packet.h"
 #include "local/local.h"
 #include "tap/tap.h"
-#include "tcp/migrate.h"
+#include "tcp/close.h"
+#include "tcp/conn.h"
+#include "tcp/seg.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
@@ -160,8 +162,7 @@ static bool tcp_is_half_open(const struct tcp_conn *conn)
 /* Reset a half-open connection: the guest gets a RST for its SYN */
 static void tcp_half_open_reset(struct ctx *c, struct tcp_conn *conn)
 {
-	debug_rl("TCP flow %u: oldest half-open connection reset for a new "
-		 "one", tcp_idx(conn));
+	flow_dbg_rl(conn, "oldest half-open connection reset for a new one");
 	tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, 0);
 	tcp_close(c, conn, true);
 }
@@ -181,8 +182,13 @@ static bool tcp_sock_connected(int s)
 	       state == TCP_ESTABLISHED;
 }
 
-/* Take the oldest entry off the list; reset it if the remote still hasn't
- * answered, or else send the guest the SYN-ACK it is due.
+/**
+ * tcp_half_open_pop() - take the oldest entry off the half-open list
+ * @c:		execution context
+ *
+ * Resets it if the remote still hasn't answered, or else sends the guest the
+ * SYN-ACK it is due.
+ *
  * Return: true if a connection was reset
  */
 static bool tcp_half_open_pop(struct ctx *c)
@@ -319,7 +325,7 @@ void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 		tcp_connect_failed(c, conn, e);
 		return;
 	}
-	trace("TCP flow %u: connecting", tcp_idx(conn));
+	flow_trace(conn, "connecting");
 }
 
 /**
@@ -331,7 +337,7 @@ void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
  */
 void tcp_connect_failed(struct ctx *c, struct tcp_conn *conn, int e)
 {
-	debug_rl("TCP flow %u: connect: %s", tcp_idx(conn), strerror(e));
+	flow_dbg_rl(conn, "connect: %s", strerror(e));
 	if (e == EHOSTUNREACH || e == ENETUNREACH || e == EACCES ||
 	    e == EPERM)
 		local_unreach(c, conn->f.key.family, IPPROTO_TCP,
@@ -359,6 +365,30 @@ void tcp_connect_done(struct ctx *c, struct tcp_conn *conn)
 	tcp_timer_arm(conn, now_ms());
 }
 
+/* Listeners of forwarded ports taking nothing, during a migration */
+static bool tcp_listen_off;
+
+/**
+ * tcp_listen_pause() - forwarded ports stop taking connections, or take
+ *			them again
+ * @paused:	true from a migration's SAVE on (tcp_migrate_listen(), which
+ *		also silences the listening sockets), false again after
+ */
+void tcp_listen_pause(bool paused)
+{
+	tcp_listen_off = paused;
+}
+
+/**
+ * tcp_listen_paused() - do forwarded ports take no connections now?
+ *
+ * Return: true while tcp_listen_pause() says so
+ */
+bool tcp_listen_paused(void)
+{
+	return tcp_listen_off;
+}
+
 /**
  * tcp_listen_handler() - a peer connects to a forwarded port
  * @c:		execution context
@@ -369,7 +399,7 @@ void tcp_listen_handler(struct ctx *c, union epoll_ref ref)
 	int i;
 
 	/* Queued before a migration stopped the listeners (migrate_src.c) */
-	if (tcp_migrate_listen_paused())
+	if (tcp_listen_paused())
 		return;
 	for (i = 0; i < 32; i++) {
 		union sockaddr_inany peer;

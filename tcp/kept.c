@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * kept.c - guest data that a connection's socket refused, kept and ACKed,
- * and written before anything newer as the socket drains; and, in front
- * of tcp/migrate_tail.c, everything else that waits so (TCP_F_TAIL).
+ * and written before anything newer as the socket drains; and a restored
+ * connection's never-sent data, which waits so too (TCP_F_TAIL).
  *
  * Theory of operation
  *
@@ -29,6 +29,17 @@
  * a refused segment's retransmissions double the guest's RTO (seen: a lone
  * segment refused through two migrations' tails, then 7 s of its RTO).
  *
+ * A migration's never-sent data: the part of a restored send queue never
+ * sent goes in after repair mode is off (migrate_dst.c), as ordinary
+ * data, as much as the socket takes. A socket's send buffer grows by
+ * autotuning (tcp_wmem) over the connection's life, and the source's may
+ * hold far more than a new socket, or SO_SNDBUF, can (twice
+ * net.core.wmem_max: 416 KiB with Debian's default): what doesn't fit is
+ * the connection's tail (TCP_F_TAIL, tcpm_tail_add()), written the same
+ * way. The bytes came in the migration's stream, the guest has let go of
+ * them (the source ACKed them), and the only other place they could wait
+ * is a send buffer that the kernel won't make that large.
+ *
  * Where the bytes live depends on the front-end. With vhost-user a
  * migration may carry the connection, and the dump includes a migration
  * tail (tcp/migrate_dump.c): so the bytes are one (tcpm_tail_add(),
@@ -54,7 +65,7 @@
 #include "ctx.h"
 #include "flow.h"
 #include "log.h"
-#include "tcp/migrate.h"
+#include "tcp/conn.h"
 #include "tcp/migrate_internal.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
@@ -83,6 +94,156 @@ struct tcp_kept {
 static struct tcp_kept tcp_kept[TCP_KEPT_CONNS];
 static unsigned tcp_kept_conns;		/* connections with TCP_F_KEPT */
 
+/* The migration tails (vhost-user): see the top */
+static struct tcpm_tail *tcpm_tails;
+static unsigned tcpm_ntails, tcpm_tails_cap;
+
+/**
+ * tcpm_tail_of() - the tail of never-sent data waiting for @conn's socket
+ * @conn:	connection
+ *
+ * Return: the tail, NULL if none
+ */
+struct tcpm_tail *tcpm_tail_of(const struct tcp_conn *conn)
+{
+	unsigned i, idx = flow_idx((const union flow *)conn);
+
+	if (!(conn->flags & TCP_F_TAIL))
+		return NULL;
+	for (i = 0; i < tcpm_ntails; i++) {
+		if (tcpm_tails[i].idx == idx &&
+		    tcpm_tails[i].gen == conn->f.gen)
+			return &tcpm_tails[i];
+	}
+	return NULL;
+}
+
+/**
+ * tcpm_tail_add() - keep @len bytes at @p for @conn, to write as its
+ *		     socket drains
+ * @conn:	connection
+ * @p:		bytes
+ * @len:	how many
+ * @fin:	shutdown(SHUT_WR) once they are all written
+ *
+ * Return: 0 or -errno
+ */
+int tcpm_tail_add(struct tcp_conn *conn, const uint8_t *p,
+		  uint32_t len, bool fin)
+{
+	struct tcpm_tail *t;
+
+	if (tcpm_ntails == tcpm_tails_cap) {
+		unsigned cap = tcpm_tails_cap ? tcpm_tails_cap * 2 : 16;
+
+		t = realloc(tcpm_tails, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		tcpm_tails = t;
+		tcpm_tails_cap = cap;
+	}
+	t = &tcpm_tails[tcpm_ntails];
+	if (!(t->p = malloc(len)))
+		return -ENOMEM;
+	memcpy(t->p, p, len);
+	t->idx = flow_idx((union flow *)conn);
+	t->gen = conn->f.gen;
+	t->len = len;
+	t->off = 0;
+	t->fin = fin;
+	tcpm_ntails++;
+	conn->flags |= TCP_F_TAIL;
+	return 0;
+}
+
+/* Forget @t (its connection's flag is the caller's) */
+static void tcpm_tail_free(struct tcpm_tail *t)
+{
+	free(t->p);
+	*t = tcpm_tails[--tcpm_ntails];
+}
+
+/**
+ * tcp_tail_fill() - write more of what waits for a socket
+ * @s:		socket
+ * @p:		the bytes
+ * @off:	how many of them are written, updated
+ * @len:	how many there are
+ *
+ * Return: 1 if all of them are written, 0 if some wait for more room,
+ *	   -errno if the socket refused them for good
+ */
+static int tcp_tail_fill(int s, const uint8_t *p, uint32_t *off,
+			 uint32_t len)
+{
+	ssize_t n = tcpm_fill(s, p + *off, len - *off);
+
+	if (n < 0)
+		return (int)n;
+	*off += (uint32_t)n;
+	return *off < len ? 0 : 1;
+}
+
+/**
+ * tcp_tail_write() - the socket has room: write more of the migration's
+ *		      never-sent data (TCP_F_TAIL), then its FIN if due
+ * @conn:	connection
+ *
+ * Return: 1 if all of it is written (TCP_F_TAIL cleared), 0 if some waits
+ *	   for more room, -errno if the socket refused it for good
+ */
+static int tcp_tail_write(struct tcp_conn *conn)
+{
+	struct tcpm_tail *t = tcpm_tail_of(conn);
+	bool fin;
+	int rc;
+
+	if (!t) {
+		conn->flags &= ~TCP_F_TAIL;
+		return 1;
+	}
+	if ((rc = tcp_tail_fill(conn->sock, t->p, &t->off, t->len)) <= 0)
+		return rc;
+	fin = t->fin;
+	tcpm_tail_free(t);
+	conn->flags &= ~TCP_F_TAIL;
+	flow_dbg(conn, "the migrated data is all in the socket");
+	if (fin && shutdown(conn->sock, SHUT_WR))
+		return -errno;
+	return 1;
+}
+
+/**
+ * tcp_tail_fin() - the guest's FIN for a connection whose socket still
+ *		    waits for migrated data: send it after that
+ * @conn:	connection with TCP_F_TAIL
+ *
+ * Return: true if the FIN will follow the data, false if there's no data
+ *	   waiting (shut the socket down now)
+ */
+static bool tcp_tail_fin(struct tcp_conn *conn)
+{
+	struct tcpm_tail *t = tcpm_tail_of(conn);
+
+	if (!t)
+		return false;
+	t->fin = true;
+	return true;
+}
+
+/**
+ * tcp_tail_drop() - the connection is closed: forget its data
+ * @conn:	connection with TCP_F_TAIL
+ */
+static void tcp_tail_drop(struct tcp_conn *conn)
+{
+	struct tcpm_tail *t = tcpm_tail_of(conn);
+
+	if (t)
+		tcpm_tail_free(t);
+	conn->flags &= ~TCP_F_TAIL;
+}
+
 /* The slot of @conn's kept data, NULL if it has none in the pool */
 static struct tcp_kept *tcp_kept_slot(const struct tcp_conn *conn)
 {
@@ -98,7 +259,14 @@ static struct tcp_kept *tcp_kept_slot(const struct tcp_conn *conn)
 	return NULL;
 }
 
-/* Gather @len bytes of @iov from byte @skip on into @dst */
+/**
+ * tcp_kept_gather() - gather bytes of an iovec array into a buffer
+ * @dst:	the buffer
+ * @iov:	the iovec array
+ * @niov:	number of entries in @iov
+ * @skip:	bytes of @iov to leave out at its start
+ * @len:	bytes to gather
+ */
 static void tcp_kept_gather(uint8_t *dst, const struct iovec *iov,
 			    unsigned niov, size_t skip, size_t len)
 {
@@ -119,8 +287,17 @@ static void tcp_kept_gather(uint8_t *dst, const struct iovec *iov,
 	}
 }
 
-/* Kept data as a migration tail (vhost-user): a new one holds what the
- * old one had left and the new bytes. Return: as tcp_kept_add()
+/**
+ * tcp_kept_add_tail() - kept data as a migration tail (vhost-user)
+ * @conn:	connection
+ * @iov:	the data to keep
+ * @niov:	number of entries in @iov
+ * @skip:	bytes of @iov to leave out at its start
+ * @len:	bytes to keep
+ *
+ * A new tail holds what the old one had left and the new bytes.
+ *
+ * Return: as tcp_kept_add()
  */
 static ssize_t tcp_kept_add_tail(struct tcp_conn *conn,
 				 const struct iovec *iov, unsigned niov,
@@ -136,7 +313,7 @@ static ssize_t tcp_kept_add_tail(struct tcp_conn *conn,
 		return 0;
 	if (t) {
 		memcpy(buf, t->p + t->off, old);
-		tcp_migrate_tail_drop(conn);
+		tcp_tail_drop(conn);
 	}
 	tcp_kept_gather(buf + old, iov, niov, skip, len);
 	rc = tcpm_tail_add(conn, buf, old + (uint32_t)len, fin);
@@ -250,21 +427,16 @@ bool tcp_kept_can(const struct ctx *c, const struct tcp_conn *conn,
 int tcp_kept_write(struct tcp_conn *conn)
 {
 	struct tcp_kept *k = tcp_kept_slot(conn);
-	int rc = 1;
-	ssize_t n;
+	int rc;
 
 	if (!k) {
-		rc = tcp_migrate_tail(conn);
+		rc = tcp_tail_write(conn);
 		if (rc > 0)
 			tcp_kept_forget(conn);
 		return rc;
 	}
-	n = tcpm_fill(conn->sock, k->buf + k->off, k->len - k->off);
-	if (n < 0)
-		return (int)n;
-	k->off += (uint32_t)n;
-	if (k->off < k->len)
-		return 0;
+	if ((rc = tcp_tail_fill(conn->sock, k->buf, &k->off, k->len)) <= 0)
+		return rc;
 	if (k->fin && shutdown(conn->sock, SHUT_WR))
 		rc = -errno;
 	k->len = 0;
@@ -286,7 +458,7 @@ bool tcp_kept_fin(struct tcp_conn *conn)
 	struct tcp_kept *k = tcp_kept_slot(conn);
 
 	if (!k)
-		return tcp_migrate_tail_fin(conn);
+		return tcp_tail_fin(conn);
 	k->fin = true;
 	return true;
 }
@@ -303,7 +475,7 @@ void tcp_kept_drop(struct tcp_conn *conn)
 	if (k)
 		k->len = 0;
 	else if (conn->flags & TCP_F_TAIL)
-		tcp_migrate_tail_drop(conn);
+		tcp_tail_drop(conn);
 	conn->flags &= ~TCP_F_TAIL;
 	tcp_kept_forget(conn);
 }

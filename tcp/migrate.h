@@ -12,7 +12,6 @@
 struct ctx;
 struct mig_buf;
 struct mig_stream_in;
-struct tcp_conn;
 
 /* Source */
 void tcp_migrate_listen(struct ctx *c, bool on);
@@ -38,10 +37,5 @@ unsigned tcp_migrate_target_drop(struct ctx *c);
 void tcp_migrate_poke_timer(struct ctx *c, uint64_t now);
 unsigned tcp_migrate_poke(struct ctx *c);
 void tcp_migrate_repair_retry(struct ctx *c);
-
-/* Never-sent data of a restored connection (TCP_F_TAIL), for tcp/ */
-int tcp_migrate_tail(struct tcp_conn *conn);
-bool tcp_migrate_tail_fin(struct tcp_conn *conn);
-void tcp_migrate_tail_drop(struct tcp_conn *conn);
 
 #endif /* TCP_MIGRATE_H */

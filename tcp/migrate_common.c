@@ -7,7 +7,7 @@
  * Theory of operation
  *
  * Our connections keep little payload of their own (a tail: what a socket
- * refused, tcp/kept.c, or couldn't take at a restore, migrate_tail.c; the
+ * refused, or couldn't take at a restore: tcp/kept.c; the
  * dump carries it): the socket's receive queue holds what the guest
  * hasn't ACKed yet (from seq_acked on), the send queue what the peer
  * hasn't. So a connection is its flow entry, its tail, plus its socket's
@@ -25,8 +25,8 @@
  * The source holds its connections, and releases or resumes them
  * (migrate_src.c), and writes their records (migrate_dump.c). The target
  * restores them at the LOAD, parked, and lets them go when the guest runs
- * (migrate_dst.c), writes what its sockets couldn't take at once
- * (migrate_tail.c), and pokes their peers for a while (migrate_poke.c).
+ * (migrate_dst.c), leaves what its sockets couldn't take at once to
+ * tcp/kept.c, and pokes their peers for a while (migrate_poke.c).
  *
  * Sequence numbers and FINs, as upstream passt writes and reads them
  * (checked against its binary and the wire, migrate_interop.sh): queue
@@ -47,21 +47,17 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 
 #include "ctx.h"
 #include "flow.h"
+#include "kernel_abi.h"
 #include "log.h"
 #include "migrate/format.h"
 #include "tcp/migrate_internal.h"
 #include "tcp/tcp_info.h"
 #include "tcp/tcp_internal.h"
 #include "util.h"
-
-#ifndef TCP_RTO_MAX_MS
-#define TCP_RTO_MAX_MS	44	/* Linux 6.15, uapi linux/tcp.h */
-#endif
 
 /* TCP_RTO_MAX_MS: the least the kernel takes, and its default (TCP_RTO_MAX,
  * unless net.ipv4.tcp_rto_max_ms says otherwise: tcpm_rto_cap())
@@ -73,10 +69,6 @@
  * read
  */
 static int tcpm_rto_max_ms;
-
-#ifndef IPV6_MINHOPCOUNT
-#define IPV6_MINHOPCOUNT 73
-#endif
 
 /* Segments with a lower TTL (hop limit) are dropped: all but a peer's on
  * the same link that sends with the largest one (IP_MINTTL, RFC 5082)
@@ -218,22 +210,6 @@ bool tcpm_fin_rcvd(uint8_t st)
 {
 	return st == MIG_TCP_CLOSE_WAIT || st == MIG_TCP_LAST_ACK ||
 	       st == MIG_TCP_CLOSING;
-}
-
-/**
- * tcpm_events() - the events of a connection's socket in the loop (see
- *		   tcp.c)
- * @conn:	connection
- *
- * Return: epoll events
- */
-uint32_t tcpm_events(const struct tcp_conn *conn)
-{
-	uint32_t ev = EPOLLIN | EPOLLRDHUP | EPOLLET;
-
-	if (conn->flags & (TCP_F_OUT_WAIT | TCP_F_TAIL))
-		ev |= EPOLLOUT;
-	return ev;
 }
 
 /**

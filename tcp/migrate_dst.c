@@ -52,7 +52,7 @@
  * (tcpm_closed()) leaves repair mode without a probe, and is left silent
  * (tcpm_closed_go()). The part of the send queue never sent goes in after
  * that, as ordinary data: as much as the socket takes, and what doesn't
- * fit is written as the socket drains (TCP_F_TAIL, migrate_tail.c).
+ * fit is written as the socket drains (TCP_F_TAIL, kept.c).
  * Then FIN_WAIT1, CLOSING and LAST_ACK get their FIN again (after the
  * window probe, which the kernel sends in ESTABLISHED only), the flow goes
  * in the loop and resumes from the first byte the guest hasn't ACKed.
@@ -81,8 +81,11 @@
 #include "loop.h"
 #include "migrate/format.h"
 #include "migrate/repair.h"
+#include "tcp/close.h"
+#include "tcp/conn.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
+#include "tcp/seg.h"
 #include "tcp/tcp_internal.h"
 #include "util.h"
 
@@ -161,9 +164,13 @@ static int tcpm_family_of(const struct mig_flow_in *f)
 							      : AF_INET6;
 }
 
-/*
- * Restore, at the LOAD, what doesn't make a socket speak (@s is in repair
- * mode): MSS, address, timestamp, sequence numbers, connect().
+/**
+ * tcpm_restore_conn() - restore, at the LOAD, what doesn't make a socket speak
+ * @s:		the new socket, in repair mode
+ * @f:		the flow's records
+ *
+ * MSS, address, timestamp, sequence numbers, connect().
+ *
  * Return: 0 or -errno
  */
 static int tcpm_restore_conn(int s, const struct mig_flow_in *f)
@@ -225,10 +232,16 @@ static void tcpm_buf_unlock(int s)
 	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
 }
 
-/*
- * Write the part of the send queue that was sent, in repair mode, all of
- * it (see the top of the file): if the buffer a new socket has can't take
- * it, give the socket the buffer it needs (SO_SNDBUF). Return: 0 or -errno
+/**
+ * tcpm_fill_sent() - write the part of the send queue that was sent, all of it
+ * @s:		the socket, in repair mode
+ * @p:		the sent part of the queue
+ * @len:	its length in bytes
+ *
+ * If the buffer a new socket has can't take it (see the top of the file), the
+ * socket gets the buffer it needs (SO_SNDBUF).
+ *
+ * Return: 0 or -errno
  */
 static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
 {
@@ -259,23 +272,28 @@ static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
 	return 0;
 }
 
-/*
- * Give @s, in repair mode, the receive buffer its queue of @len bytes and
- * the window @wnd the source advertised beyond it need, before the queue
- * is written. A new socket's buffer is tcp_rmem's default (128 KiB), and
- * a write into the receive queue goes through the checks data from the
- * network goes through (tcp_try_rmem_schedule()): tcp_clamp_window()
- * raises an unlocked buffer to what is queued, up to tcp_rmem[2], so the
- * queue goes in, but leaves no room: the window the source advertised
- * would have to come back from nothing as the guest reads. SO_RCVBUF
- * gives at most twice net.core.rmem_max, and locks the size; locked, the
- * fill can't change it (unlocked, a write that doesn't fit clamps it down
- * to what is queued), so it stays locked for the fill if it holds the
- * queue, and is unlocked after it (tcpm_buf_unlock(); SO_BUF_LOCK 0,
- * Linux 5.14: autotuning goes on from there as it did on the source);
- * if it can't hold the queue, it is unlocked at once, and the kernel
- * raises it as the queue is written. A window takes twice its size in
- * buffer at first (tcp_win_from_space(), before any segment has come).
+/**
+ * tcpm_rcvbuf() - size the receive buffer for a queue and window to be restored
+ * @s:		the socket, in repair mode
+ * @len:	length of the receive queue in bytes
+ * @wnd:	the window the source advertised beyond it
+ *
+ * Give @s, in repair mode, the receive buffer its queue of @len bytes and the
+ * window @wnd the source advertised beyond it need, before the queue is
+ * written. A new socket's buffer is tcp_rmem's default (128 KiB), and a write
+ * into the receive queue goes through the checks data from the network goes
+ * through (tcp_try_rmem_schedule()): tcp_clamp_window() raises an unlocked
+ * buffer to what is queued, up to tcp_rmem[2], so the queue goes in, but leaves
+ * no room: the window the source advertised would have to come back from
+ * nothing as the guest reads. SO_RCVBUF gives at most twice net.core.rmem_max,
+ * and locks the size; locked, the fill can't change it (unlocked, a write that
+ * doesn't fit clamps it down to what is queued), so it stays locked for the
+ * fill if it holds the queue, and is unlocked after it (tcpm_buf_unlock();
+ * SO_BUF_LOCK 0, Linux 5.14: autotuning goes on from there as it did on the
+ * source); if it can't hold the queue, it is unlocked at once, and the kernel
+ * raises it as the queue is written. A window takes twice its size in buffer at
+ * first (tcp_win_from_space(), before any segment has come).
+ *
  * Return: true if the buffer is locked, for tcpm_buf_unlock()
  */
 static bool tcpm_rcvbuf(int s, uint32_t len, uint32_t wnd)
@@ -322,10 +340,15 @@ static void tcpm_rcv_ssthresh(int s, uint32_t rcv_wnd)
 	setsockopt(s, IPPROTO_TCP, TCP_WINDOW_CLAMP, &clamp, sizeof(clamp));
 }
 
-/*
- * Restore, when the guest runs, what makes the socket a connection again
- * (@s, connected in repair mode): options, queues (the sent part of the
- * send queue only), FIN_WAIT2's FIN, window. Return: 0 or -errno
+/**
+ * tcpm_restore_queues() - restore what makes the socket a connection again
+ * @s:		the socket, connected in repair mode
+ * @f:		the flow's records
+ *
+ * When the guest runs: options, queues (the sent part of the send queue
+ * only), FIN_WAIT2's FIN, window.
+ *
+ * Return: 0 or -errno
  */
 static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 {
@@ -399,10 +422,18 @@ static void tcpm_tap_key(struct flow_key *k, const struct mig_flowside *ts)
 				       : (const void *)&ts->oaddr, ts->oport);
 }
 
-/*
- * The flow entry for a restored connection, parked: out of the loop, its
- * socket in repair mode. The peer's FIN is in the FIN flag of the record
- * or in its state (a source may have missed it in its flags: we did)
+/**
+ * tcpm_flow_new() - the flow entry for a restored connection, parked
+ * @s:		its socket, in repair mode
+ * @f:		the flow's records
+ * @idx:	set to the flow's index
+ * @gen:	set to the flow's generation
+ *
+ * Out of the loop, its socket in repair mode. The peer's FIN is in the FIN flag
+ * of the record or in its state (a source may have missed it in its flags: we
+ * did).
+ *
+ * Return: 0, -ENOSPC if the table is full, -EEXIST if the flow is there already
  */
 static int tcpm_flow_new(int s, const struct mig_flow_in *f, unsigned *idx,
 			 uint32_t *gen)
@@ -693,7 +724,16 @@ static int tcpm_closed_go(struct ctx *c, struct tcp_conn *conn)
 	return 0;
 }
 
-/* Parked @conn out of repair mode: the never-sent part, a FIN, the loop */
+/**
+ * tcpm_go() - a parked connection out of repair mode, into the loop
+ * @c:		execution context
+ * @conn:	the connection, parked
+ * @f:		its records
+ *
+ * The never-sent part of the send queue, a FIN, the loop.
+ *
+ * Return: 0 or -errno
+ */
 static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
 		   const struct mig_flow_in *f)
 {
@@ -719,9 +759,8 @@ static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
 		if ((rc = tcpm_tail_add(conn, f->sndq + sent + n,
 					e->notsent - (uint32_t)n, fin)))
 			return rc;
-		debug("TCP flow %u: %zi of %u never-sent bytes in the socket, "
-		      "the rest as it drains", flow_idx((union flow *)conn),
-		      n, e->notsent);
+		flow_dbg(conn, "%zi of %u never-sent bytes in the socket, the "
+			 "rest as it drains", n, e->notsent);
 	} else if (fin && shutdown(conn->sock, SHUT_WR)) {
 		return -errno;
 	}

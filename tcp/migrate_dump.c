@@ -30,10 +30,12 @@
 #include "fwd/fwd.h"
 #include "log.h"
 #include "migrate/format.h"
+#include "tcp/conn.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
 #include "tcp/tcp_internal.h"
 #include "tcp/tcp_info.h"
+#include "tcp/window.h"
 #include "util.h"
 
 /* Is our FIN in the send queue's sequence space? */
@@ -67,13 +69,18 @@ struct tcpm_info {
 	bool scales;
 };
 
-/*
- * What the kernel says of a held socket: its state as the stream will
- * carry it, and whether the peer's FIN is in it; @si is what the dump
- * needs of the same TCP_INFO. A socket in CLOSE without an error closed
- * cleanly from FIN_WAIT2 or LAST_ACK (see the top of migrate.c):
- * FIN_WAIT2 with the peer's FIN. Return: the state, or
- * MIG_TCP_SKIP if the socket can't be moved (reset, timed out, unknown)
+/**
+ * tcpm_sock_state() - what the kernel says of a held socket
+ * @s:		the socket
+ * @fin_rcvd:	set if the peer's FIN is in it
+ * @si:		set to what the dump needs of the same TCP_INFO
+ *
+ * Its state as the stream will carry it, and whether the peer's FIN is in it. A
+ * socket in CLOSE without an error closed cleanly from FIN_WAIT2 or LAST_ACK
+ * (see the top of migrate.c): FIN_WAIT2 with the peer's FIN.
+ *
+ * Return: the state, or MIG_TCP_SKIP if the socket can't be moved (reset, timed
+ *	out, unknown)
  */
 static uint8_t tcpm_sock_state(int s, bool *fin_rcvd, struct tcpm_info *si)
 {
@@ -134,9 +141,17 @@ static void tcpm_peer_of_flow(const struct ctx *c, const struct tcp_conn *conn,
 		sockaddr_set(peer, conn->f.key.family, a, conn->f.key.rport);
 }
 
-/*
- * Basic record of a held connection (the flow, not the socket); @fin_rcvd:
- * the peer's FIN is in the socket's state
+/**
+ * tcpm_basic() - basic record of a held connection (the flow, not the socket)
+ * @c:		execution context
+ * @conn:	connection
+ * @fin_rcvd:	the peer's FIN is in the socket's state
+ * @b:		the record, filled in
+ *
+ * Basic record of a held connection (the flow, not the socket); @fin_rcvd: the
+ * peer's FIN is in the socket's state
+ *
+ * Return: 0 or -errno
  */
 static int tcpm_basic(const struct ctx *c, const struct tcp_conn *conn,
 		      bool fin_rcvd, struct mig_tcp_basic *b)
@@ -225,12 +240,16 @@ static int tcpm_basic(const struct ctx *c, const struct tcp_conn *conn,
 	return 0;
 }
 
-/*
- * Basic record for a RST the guest is owed (rst_owed.c, tcp_rst_owe()): the
- * connection is gone here, and goes as a skip record, so that the target
- * sends the RST. The HOST side is what it would be, as far as the flow
- * tells: the peer, and, for the local address, unspecified with the
- * guest's port (unique with the peer, as the real one was)
+/**
+ * tcpm_basic_owed() - basic record for a RST the guest is owed
+ * @c:		execution context
+ * @o:		the RST owed (rst_owed.c, tcp_rst_owe())
+ * @b:		the record, filled in
+ *
+ * The connection is gone here, and goes as a skip record, so that the target
+ * sends the RST. The HOST side is what it would be, as far as the flow tells:
+ * the peer, and, for the local address, unspecified with the guest's port
+ * (unique with the peer, as the real one was).
  */
 static void tcpm_basic_owed(const struct ctx *c, const struct tcp_rst_owed *o,
 			    struct mig_tcp_basic *b)
@@ -274,12 +293,17 @@ static int tcpm_peek(int s, uint8_t *buf, uint32_t len)
 	return (uint32_t)n == len ? 0 : -EIO;
 }
 
-/*
- * Read @len bytes of the receive queue (repair mode), exactly: a read
- * stops at the mark of urgent data (tcp_recvmsg_locked(), even with
- * SO_OOBINLINE), so with a peek offset (Linux 6.9; the hold set it to 0,
- * the head of the queue), go on from where the last one stopped. Return:
- * 0 or -errno
+/**
+ * tcpm_peek_rcvq() - read bytes of the receive queue (repair mode), exactly
+ * @s:		the socket
+ * @buf:	where the bytes go
+ * @len:	number of bytes to read
+ *
+ * A read stops at the mark of urgent data (tcp_recvmsg_locked(), even with
+ * SO_OOBINLINE), so with a peek offset (Linux 6.9; the hold set it to 0, the
+ * head of the queue), go on from where the last one stopped.
+ *
+ * Return: 0 or -errno
  */
 static int tcpm_peek_rcvq(int s, uint8_t *buf, uint32_t len)
 {
@@ -301,13 +325,20 @@ static int tcpm_peek_rcvq(int s, uint8_t *buf, uint32_t len)
 	return 0;
 }
 
-/*
- * Dump one held socket (repair mode) of @conn into @e and its queues
- * (malloc'd, the caller frees them), @st being its state as
- * tcpm_sock_state() gave it, with @si. Never-sent data still waiting in
- * our memory (TCP_F_TAIL: a migration came before it drained) goes at the
- * end of the send queue, as never sent, and its FIN with it. Return: 0 or
- * -errno
+/**
+ * tcpm_dump() - dump one held socket (repair mode) and its queues
+ * @conn:	the connection
+ * @st:		its state as tcpm_sock_state() gave it
+ * @si:		what tcpm_sock_state() read of its TCP_INFO
+ * @e:		the extended record, filled in
+ * @sndq:	set to the send queue, malloc'd (the caller frees it)
+ * @rcvq:	set to the receive queue, malloc'd (the caller frees it)
+ *
+ * Never-sent data still waiting in our memory (TCP_F_TAIL: a migration came
+ * before it drained) goes at the end of the send queue, as never sent, and its
+ * FIN with it.
+ *
+ * Return: 0 or -errno
  */
 static int tcpm_dump(const struct tcp_conn *conn, uint8_t st,
 		     const struct tcpm_info *si, struct mig_tcp_ext *e,
@@ -416,10 +447,16 @@ static int tcpm_dump(const struct tcp_conn *conn, uint8_t st,
 	return tcpm_peek_rcvq(s, *rcvq, e->rcvq);
 }
 
-/*
- * The RSTs owed to the guest, after the held connections: their basic
- * records (@ext false), or their skip records (@ext true), in the same
- * order. Return: how many
+/**
+ * tcpm_write_owed() - the records of the RSTs owed to the guest
+ * @c:		execution context
+ * @b:		stream buffer being written
+ * @ext:	write the skip records, not the basic ones
+ *
+ * After the held connections: their basic records (@ext false), or their skip
+ * records (@ext true), in the same order.
+ *
+ * Return: how many
  */
 static unsigned tcpm_write_owed(const struct ctx *c, struct mig_buf *b,
 				bool ext)
@@ -498,12 +535,12 @@ void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 			continue;
 		st[k] = tcpm_sock_state(conn->sock, &fin[k], &si[k]);
 		if (st[k] == MIG_TCP_SKIP)
-			warn("TCP flow %u: the connection is gone (reset or "
-			     "timed out), the target will reset it", i);
+			flow_warn(conn, "the connection is gone (reset or "
+				  "timed out), the target will reset it");
 		else if (fin[k])
 			conn->flags |= TCP_F_SOCK_EOF;
 		if (tcpm_basic(c, conn, fin[k], &basic)) {
-			warn("TCP flow %u: addresses unknown", i);
+			flow_warn(conn, "addresses unknown");
 			b->err = -EINVAL;
 		}
 		mig_put_basic(b, &basic);
@@ -523,9 +560,9 @@ void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)
 			rc = tcpm_dump(conn, st[k], &si[k], &e, &sndq,
 				       &rcvq);
 			if (rc)
-				warn("TCP flow %u: can't dump the socket (%s), "
-				     "the target will reset it", i,
-				     strerror(-rc));
+				flow_warn(conn, "can't dump the socket (%s), "
+					  "the target will reset it",
+					  strerror(-rc));
 		}
 		if (rc) {
 			free(sndq);

@@ -2,8 +2,8 @@
 /*
  * migrate_internal.h - what the TCP migration files share with each other,
  * and nobody else: migrate.c (both sides), migrate_src.c and
- * migrate_dump.c (the source), migrate_dst.c, migrate_tail.c and
- * migrate_poke.c (the target).
+ * migrate_dump.c (the source), migrate_dst.c and migrate_poke.c (the
+ * target).
  */
 #ifndef TCP_MIGRATE_INTERNAL_H
 #define TCP_MIGRATE_INTERNAL_H
@@ -12,11 +12,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct tcp_conn;
+#include "kernel_abi.h"	/* TCP_REPAIR_WINDOW */
 
-#ifndef TCP_REPAIR_WINDOW
-#define TCP_REPAIR_WINDOW 29
-#endif
+struct tcp_conn;
 
 /* Our own copy of the kernel's repair structure (uapi linux/tcp.h) */
 struct tcpm_window {
@@ -45,24 +43,6 @@ struct tcpm_window {
 #define TCPM_CHUNK_MIN	1024
 
 /**
- * struct tcpm_tail - never-sent data from a migration that the socket
- *		      couldn't take yet (TCP_F_TAIL): written as it drains
- * @idx:	flow index
- * @gen:	flow generation
- * @p:		the bytes (ours: copied out of the stream)
- * @len:	how many
- * @off:	how many of them are written
- * @fin:	shutdown(SHUT_WR) once they all are
- */
-struct tcpm_tail {
-	unsigned idx;
-	uint32_t gen;
-	uint8_t *p;
-	uint32_t len, off;
-	bool fin;
-};
-
-/**
  * struct tcpm_progress - what a socket tells of its peer (TCP_INFO)
  * @segs_in:		segments received
  * @unacked:		segments sent and not acknowledged
@@ -87,7 +67,6 @@ int tcpm_queue(int s, int q);
 int tcpm_get_u32(int s, int opt, uint32_t *v);
 int tcpm_get_window(int s, struct tcpm_window *w);
 bool tcpm_fin_rcvd(uint8_t st);
-uint32_t tcpm_events(const struct tcp_conn *conn);
 bool tcpm_in_repair(int s);
 ssize_t tcpm_fill(int s, const uint8_t *p, uint32_t len);
 unsigned tcpm_lap(uint64_t *t);
@@ -96,11 +75,6 @@ unsigned tcpm_lap(uint64_t *t);
 bool tcpm_saved_window(const struct tcp_conn *conn, uint32_t *wnd);
 bool tcpm_is_held(const struct tcp_conn *conn);
 void tcpm_ts_freeze(const struct tcp_conn *conn, uint32_t ts, bool us);
-
-/* migrate_tail.c: never-sent data of a restored connection */
-struct tcpm_tail *tcpm_tail_of(const struct tcp_conn *conn);
-int tcpm_tail_add(struct tcp_conn *conn, const uint8_t *p, uint32_t len,
-		  bool fin);
 
 /* migrate_poke.c: poking the peers of restored sockets */
 void tcpm_poke_end(struct ctx *c);

@@ -81,8 +81,11 @@
 #include "log.h"
 #include "loop.h"
 #include "migrate/repair.h"
+#include "tcp/close.h"
+#include "tcp/conn.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
+#include "tcp/seg.h"
 #include "tcp/tcp_internal.h"
 #include "util.h"
 
@@ -258,9 +261,13 @@ static bool tcpm_thaw(struct ctx *c, struct tcp_conn *conn)
 	return true;
 }
 
-/*
- * Keep @conn out of the loop, in repair mode, until a helper takes it out
- * (tcp_migrate_repair_retry()), or TCPM_STUCK_MS pass
+/**
+ * tcpm_stuck_add() - hold a connection out of the loop for a helper
+ * @c:		execution context
+ * @conn:	connection, in repair mode
+ *
+ * Until a helper takes it out of repair mode (tcp_migrate_repair_retry()), or
+ * TCPM_STUCK_MS pass.
  */
 static void tcpm_stuck_add(struct ctx *c, struct tcp_conn *conn)
 {
@@ -280,9 +287,14 @@ static void tcpm_stuck_add(struct ctx *c, struct tcp_conn *conn)
 		tcpm_stuck.deadline = now_ms() + TCPM_STUCK_MS;
 }
 
-/*
- * The pokes failed: take those left in repair mode out of the loop until
- * a helper comes back; no more pokes
+/**
+ * tcpm_poke_failed() - the pokes failed: hold those left in repair mode
+ * @c:		execution context
+ * @fds:	the sockets poked
+ * @n:		number of entries in @fds
+ *
+ * Those left in repair mode stay out of the loop until a helper comes back;
+ * no more pokes.
  */
 static void tcpm_poke_failed(struct ctx *c, const int *fds, unsigned n)
 {
@@ -307,9 +319,13 @@ static void tcpm_poke_failed(struct ctx *c, const int *fds, unsigned n)
 	tcpm_poke_stop();
 }
 
-/*
- * The helper hasn't answered a poke of the entries @which (@n) in time:
- * their connections wait out of the loop until it has (tcpm_poke_done())
+/**
+ * tcpm_poke_hold() - hold the connections of a poke not answered in time
+ * @c:		execution context
+ * @which:	the entries of the poke list poked
+ * @n:		number of entries in @which
+ *
+ * Their connections wait out of the loop until it has (tcpm_poke_done()).
  */
 static void tcpm_poke_hold(struct ctx *c, const unsigned *which, unsigned n)
 {
@@ -332,10 +348,13 @@ static void tcpm_poke_hold(struct ctx *c, const unsigned *which, unsigned n)
 	      "connection(s) wait for it out of the loop", tcpm_pend.n);
 }
 
-/*
- * The poke the helper was slow to answer is over (@rc: 0, or -errno: the
- * helper was dropped): its connections go back to the loop, but those it
- * left in repair mode, which wait for a helper (as tcpm_poke_failed())
+/**
+ * tcpm_poke_done() - the poke the helper was slow to answer is over
+ * @c:		execution context
+ * @rc:		0, or -errno: the helper was dropped
+ *
+ * Its connections go back to the loop, but those it left in repair mode, which
+ * wait for a helper (as tcpm_poke_failed()).
  */
 static void tcpm_poke_done(struct ctx *c, int rc)
 {
@@ -371,10 +390,17 @@ static void tcpm_poke_done(struct ctx *c, int rc)
 	tcpm_poke_stop();
 }
 
-/*
- * Poke the entries of the list that may be poked at @now: all of those
- * not poked in the last TCPM_POKE_LIMIT_MS if @all, else the next
- * sentinel. Return: how many were poked
+/**
+ * tcpm_poke_now() - poke the entries of the list that may be poked now
+ * @c:		execution context
+ * @now:	current time, ms
+ * @all:	all of those not poked in the last TCPM_POKE_LIMIT_MS, not only
+ *		the next sentinel
+ *
+ * Poke the entries of the list that may be poked at @now: all of those not
+ * poked in the last TCPM_POKE_LIMIT_MS if @all, else the next sentinel.
+ *
+ * Return: how many were poked
  */
 static unsigned tcpm_poke_now(struct ctx *c, uint64_t now, bool all)
 {
@@ -485,7 +511,10 @@ void tcpm_poke_start(const int *fds, const unsigned *idx, const bool *cap,
 #endif
 }
 
-/* Stuck connections: reset them all (no helper came in time) */
+/**
+ * tcpm_stuck_reset() - reset the stuck connections: no helper came in time
+ * @c:		execution context
+ */
 static void tcpm_stuck_reset(struct ctx *c)
 {
 	unsigned i, n = 0;

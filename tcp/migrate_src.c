@@ -71,14 +71,14 @@
 #include "log.h"
 #include "loop.h"
 #include "migrate/repair.h"
+#include "tcp/close.h"
+#include "tcp/conn.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
+#include "tcp/seg.h"
 #include "tcp/tcp_internal.h"
 #include "tcp/tcp_info.h"
 #include "util.h"
-
-/* Listeners of forwarded ports taking nothing (see the top of the file) */
-static bool tcpm_listen_paused;
 
 /**
  * struct tcpm_wnd - source: what the hold changes in a held socket and a
@@ -109,9 +109,14 @@ struct tcpm_wnd {
 static struct tcpm_wnd *tcpm_wnds;
 static unsigned tcpm_nwnds;
 
-/* The entry of a held @conn in tcpm_wnds, NULL if none: the table is in
- * flow order (tcpm_shut_window()), searched in halves, as the dump and
- * the resume look up every connection in the downtime
+/**
+ * tcpm_wnd_of() - the entry of a held connection in tcpm_wnds
+ * @conn:	connection
+ *
+ * The table is in flow order (tcpm_shut_window()), searched in halves, as the
+ * dump and the resume look up every connection in the downtime.
+ *
+ * Return: the entry, NULL if none
  */
 static struct tcpm_wnd *tcpm_wnd_of(const struct tcp_conn *conn)
 {
@@ -200,11 +205,15 @@ static void tcpm_ts_thaw(const struct tcp_conn *conn)
 	w->ts_at = 0;
 }
 
-/*
- * Does @s (in repair mode) owe its peer an ACK that a window probe can
- * clear? The kernel sets rcv_wup to rcv_nxt with every segment it sends,
- * so they differ exactly while data came in that no ACK has covered yet: a
- * delayed ACK is pending. The kernel sends probes in ESTABLISHED only
+/**
+ * tcpm_ack_owed() - does a socket owe its peer an ACK a window probe can clear?
+ * @s:		the socket, in repair mode
+ *
+ * The kernel sets rcv_wup to rcv_nxt with every segment it sends, so they
+ * differ exactly while data came in that no ACK has covered yet: a delayed ACK
+ * is pending. The kernel sends probes in ESTABLISHED only.
+ *
+ * Return: true if so
  */
 static bool tcpm_ack_owed(int s)
 {
@@ -226,20 +235,26 @@ static bool tcpm_ack_owed(int s)
 	       ti.tcpi_state == TCP_ESTABLISHED;
 }
 
-/*
- * Held sockets in repair mode (@fds, those tcpm_ack_owed() found owing in
- * a first look) may still owe their peer a delayed ACK, and
- * the kernel's timer sends it (pure ACKs don't look at repair mode) up to
- * 200 ms later: from the source, after the migration, advancing the peer's
- * snd_una. So those sockets leave repair mode once and go back in it:
- * TCP_REPAIR_OFF sends a window probe, and any segment sent counts as the
- * ACK owed, which clears the pending one. The probe's sequence number is
- * an old one, so the peer doesn't take its ACK (it answers with its own,
- * which the filter drops): what the ACK would have covered stays unacked
- * at the peer, to be sent again to the target.
- * The repair helper's "off" takes the drop-all filter away for that
- * moment: ours goes back at once (@refilter), and the helper's "on"
- * attaches it again. More data may come in meanwhile, hence the rounds.
+/**
+ * tcpm_flush_acks() - have held sockets send the delayed ACKs they owe, now
+ * @c:		execution context
+ * @fds:	the sockets, in repair mode (reordered)
+ * @n:		number of entries in @fds
+ * @refilter:	attach our drop-all filter again at once
+ *
+ * Held sockets in repair mode (those tcpm_ack_owed() found owing in a first
+ * look) may still owe their peer a delayed ACK, and the
+ * kernel's timer sends it (pure ACKs don't look at repair mode) up to 200 ms
+ * later: from the source, after the migration, advancing the peer's snd_una. So
+ * those sockets leave repair mode once and go back in it: TCP_REPAIR_OFF sends
+ * a window probe, and any segment sent counts as the ACK owed, which clears the
+ * pending one. The probe's sequence number is an old one, so the peer doesn't
+ * take its ACK (it answers with its own, which the filter drops): what the ACK
+ * would have covered stays unacked at the peer, to be sent again to the target.
+ * The repair helper's "off" takes the drop-all filter away for that moment:
+ * ours goes back at once (@refilter), and the helper's "on" attaches it again.
+ * More data may come in meanwhile, hence the rounds.
+ *
  * Return: 0, or -errno from repair_set() (some may be out of repair mode)
  */
 static int tcpm_flush_acks(struct ctx *c, int *fds, unsigned n,
@@ -317,7 +332,13 @@ static unsigned tcpm_held_fds(int *fds, unsigned max)
 	return n;
 }
 
-/* Back in the loop, with the peek offset where our sequence numbers say */
+/**
+ * tcpm_unhold() - a held connection back in the loop, its peek offset set
+ * @c:		execution context
+ * @conn:	connection
+ *
+ * Back in the loop, with the peek offset where our sequence numbers say
+ */
 static void tcpm_unhold(struct ctx *c, struct tcp_conn *conn)
 {
 	tcpm_filter_detach(conn->sock);
@@ -357,9 +378,10 @@ static bool tcpm_take_back(struct ctx *c, struct tcp_conn *conn)
 	return true;
 }
 
-/*
- * Close the send window of each held socket (see the top of the file),
- * keeping the peer's value in tcpm_wnds
+/**
+ * tcpm_shut_window() - close the send window of each held socket
+ *
+ * See the top of the file; the peer's value is kept in tcpm_wnds.
  */
 static void tcpm_shut_window(void)
 {
@@ -450,9 +472,9 @@ void tcp_migrate_listen(struct ctx *c, bool on)
 	const int *fds;
 	unsigned i, n = fwd_tcp_listeners(&fds), drained = 0;
 
-	if (tcpm_listen_paused == !on)
+	if (tcp_listen_paused() == !on)
 		return;
-	tcpm_listen_paused = !on;
+	tcp_listen_pause(!on);
 	for (i = 0; i < n; i++) {
 		union sockaddr_inany sa = { .sa.sa_family = AF_UNSPEC };
 		socklen_t sl = sizeof(sa);
@@ -489,7 +511,7 @@ void tcp_migrate_listen(struct ctx *c, bool on)
  */
 bool tcp_migrate_listen_paused(void)
 {
-	return tcpm_listen_paused;
+	return tcp_listen_paused();
 }
 
 /**

@@ -20,6 +20,7 @@
 #include "flow.h"
 #include "log.h"
 #include "tap/tap.h"
+#include "tcp/seg.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
 #include "util.h"

@@ -2,9 +2,12 @@
 /*
  * tcp.c - TCP translation: the guest's TCP connections become ordinary
  * sockets of our namespace, and connections to forwarded ports become
- * connections to the guest. This file owns the state machine, the
- * segments without payload (SYN, ACK, FIN, RST), closing and the timers;
- * connect.c opens connections, to_guest.c and from_guest.c carry the data.
+ * connections to the guest. This file owns the state machine (the guest's
+ * segments dispatched by state, the socket's events) and the timers;
+ * connect.c opens connections, to_guest.c and from_guest.c carry the
+ * data, close.c ends them, seg.c builds the segments without payload
+ * (SYN, ACK, FIN, RST), window.c says the window, conn.c is the
+ * connection itself.
  *
  * Theory of operation
  *
@@ -47,13 +50,13 @@
  *
  * A connection restored by a migration may have to write data the source
  * had queued before anything new from the guest (TCP_F_TAIL, see
- * tcp/migrate_tail.c), and so does one whose socket refused data we kept
+ * tcp/kept.c), and so does one whose socket refused data we kept
  * (TCP_F_TAIL | TCP_F_KEPT, tcp/kept.c): meanwhile the window towards the
  * guest is 0, its FIN waits, and EPOLLOUT drives tcp_kept_write().
  *
  * Timers (checked every loop tick): retransmission to the guest (RTO
- * starting at TCP_RTO_MS, doubling, TCP_MAX_RETRIES then reset), the
- * handshake deadlines, and an idle timeout. A full connection table makes
+ * starting at TCP_RTO_MS, doubling: conn.c; TCP_MAX_RETRIES then reset),
+ * the handshake deadlines, and an idle timeout. A full connection table makes
  * us refuse new connections with RST (logged, rate-limited); half-open
  * connections and descriptors are reclaimed as connect.c says.
  *
@@ -66,395 +69,27 @@
  * stay on, and the retransmission timer runs as ever.
  */
 #include <errno.h>
-#include <linux/sockios.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include "ctx.h"
 #include "flow.h"
 #include "log.h"
-#include "loop.h"
 #include "net/packet.h"
 #include "tap/tap.h"
-#include "tcp/migrate.h"
+#include "tcp/close.h"
+#include "tcp/conn.h"
+#include "tcp/seg.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
-#include "uring.h"
+#include "tcp/window.h"
 #include "util.h"
 
-#define TCP_OPT_SYN_LEN 8	/* MSS (4) + NOP + window scale (3) */
-
-#define TCP_RTO_MS 1000			/* initial retransmission timeout */
 #define TCP_MAX_RETRIES 7		/* then reset both sides */
 #define TCP_SYN_RETRIES 4		/* SYN to guest, then give up */
 #define TCP_IDLE_MS (2 * 3600 * 1000ULL)
-#define TCP_DRAIN_MS 200		/* a closed connection's socket still
-					 * sending: look again this often */
-
-/* One frame for control segments (SYN, ACK, FIN, RST) */
-static uint8_t tcp_ctl_frame[128];
-
-/**
- * tcp_conn_at() - the connection at a flow index, for whoever kept the
- *		   index across calls (pending ACKs, migration's lists)
- * @idx:	flow table index, may be out of range
- *
- * Return: the connection, NULL if the entry isn't a live TCP flow: free,
- *	   closing (closed in this round), or reused by another protocol
- */
-struct tcp_conn *tcp_conn_at(unsigned idx)
-{
-	union flow *flow = flow_live(idx, FLOW_TCP);
-
-	return flow ? &flow->tcp : NULL;
-}
-
-/**
- * tcp_idx() - flow index of a connection
- * @conn:	connection
- *
- * Return: its index in the flow table
- */
-unsigned tcp_idx(const struct tcp_conn *conn)
-{
-	return flow_idx((const union flow *)conn);
-}
-
-/**
- * tcp_gaddr() - the guest-side address of a connection, in the family's
- *		 own format (struct in_addr or struct in6_addr)
- * @conn:	connection
- *
- * Return: pointer into the flow key
- */
-const void *tcp_gaddr(const struct tcp_conn *conn)
-{
-	const struct in6_addr *a = &conn->f.key.gaddr;
-
-	return conn->f.key.family == AF_INET ? (const void *)&a->s6_addr[12]
-					     : (const void *)a;
-}
-
-/**
- * tcp_raddr() - the remote address of a connection, as tcp_gaddr()
- * @conn:	connection
- *
- * Return: pointer into the flow key
- */
-const void *tcp_raddr(const struct tcp_conn *conn)
-{
-	const struct in6_addr *a = &conn->f.key.raddr;
-
-	return conn->f.key.family == AF_INET ? (const void *)&a->s6_addr[12]
-					     : (const void *)a;
-}
-
-/**
- * tcp_conn_events() - set the socket's events from the flags: EPOLLOUT
- *		       while the guest waits for room or data kept, or a
- *		       migration's, does (TCP_F_TAIL), EPOLLIN unless its
- *		       ACKs drive our reads (TCP_F_QUIET)
- * @c:		execution context
- * @conn:	connection
- */
-void tcp_conn_events(struct ctx *c, struct tcp_conn *conn)
-{
-	uint32_t ev = EPOLLRDHUP | EPOLLET;
-
-	if (!(conn->flags & TCP_F_QUIET))
-		ev |= EPOLLIN;
-	if (conn->flags & (TCP_F_OUT_WAIT | TCP_F_TAIL))
-		ev |= EPOLLOUT;
-	loop_mod(c, conn->sock, ev, flow_ref((union flow *)conn, REF_TCP));
-}
-
-/**
- * tcp_out_wait() - wake us when the socket has room again
- * @c:		execution context
- * @conn:	connection
- */
-void tcp_out_wait(struct ctx *c, struct tcp_conn *conn)
-{
-	if (conn->flags & TCP_F_OUT_WAIT)
-		return;
-	conn->flags |= TCP_F_OUT_WAIT;
-	tcp_conn_events(c, conn);
-}
-
-/**
- * tcp_fill_hdr() - the 20-byte header of a segment to the guest
- * @th:		where the header goes
- * @conn:	connection: ports, and the ACK number if @flags has ACK; the
- *		largest right edge and size of our windows (@wnd_adv,
- *		@wnd_max) are updated
- * @seq:	sequence number
- * @flags:	TCP flags
- * @wnd:	window field, as sent (not scaled in a SYN)
- * @hlen:	header length with options, bytes
- */
-void tcp_fill_hdr(uint8_t *th, struct tcp_conn *conn,
-		  uint32_t seq, uint8_t flags, uint16_t wnd,
-		  size_t hlen)
-{
-	uint32_t ack = (flags & TCP_ACK) ? conn->seq_from_guest : 0;
-
-	if (flags & TCP_ACK) {
-		uint32_t edge = ack + ((uint32_t)wnd << ((flags & TCP_SYN) ?
-							 0 : conn->ws_ours));
-
-		/* Never back (what the guest saw, it may send), unless the
-		 * edge we have is no window's at all (not set yet)
-		 */
-		if (SEQ_GT(edge, conn->wnd_adv) ||
-		    conn->wnd_adv - ack > (65535U << TCP_WS_OURS))
-			conn->wnd_adv = edge;
-		if (!(flags & TCP_SYN) && wnd > conn->wnd_max)
-			conn->wnd_max = wnd;
-	}
-
-	th[0] = conn->f.key.rport >> 8;
-	th[1] = conn->f.key.rport & 0xff;
-	th[2] = conn->f.key.gport >> 8;
-	th[3] = conn->f.key.gport & 0xff;
-	th[4] = seq >> 24;
-	th[5] = (seq >> 16) & 0xff;
-	th[6] = (seq >> 8) & 0xff;
-	th[7] = seq & 0xff;
-	th[8] = ack >> 24;
-	th[9] = (ack >> 16) & 0xff;
-	th[10] = (ack >> 8) & 0xff;
-	th[11] = ack & 0xff;
-	th[12] = (uint8_t)((hlen / 4) << 4);
-	th[13] = flags;
-	th[14] = wnd >> 8;
-	th[15] = wnd & 0xff;
-	th[16] = th[17] = th[18] = th[19] = 0;	/* checksum: tap fills it */
-}
-
-/**
- * tcp_send_ctl() - send a segment without payload to the guest
- * @c:		execution context
- * @conn:	connection
- * @flags:	TCP flags; SYN adds MSS and window scale options
- * @seq:	sequence number to use
- *
- * Return: 0 or -errno
- */
-int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
-			uint32_t seq)
-{
-	uint8_t *th = tcp_ctl_frame + tap_hdr_len(conn->f.key.family);
-	size_t hlen = TCP_HDR_LEN;
-	uint16_t w16;
-
-	tap_queue_out(conn->f.qpair);
-
-	if (flags & TCP_SYN) {
-		uint16_t mss = conn->mss;
-		uint8_t *o = th + TCP_HDR_LEN;
-
-		o[0] = 2;		/* MSS */
-		o[1] = 4;
-		o[2] = mss >> 8;
-		o[3] = mss & 0xff;
-		o[4] = 1;		/* NOP */
-		o[5] = 3;		/* window scale */
-		o[6] = 3;
-		o[7] = TCP_WS_OURS;
-		/* Offer scaling on our SYN; on SYN-ACK only if the guest did */
-		if ((conn->flags & TCP_F_INBOUND) || (conn->flags & TCP_F_WS))
-			hlen += TCP_OPT_SYN_LEN;
-		else
-			hlen += 4;
-		/* The window in a SYN is never scaled */
-		w16 = (uint16_t)MIN(conn->sock >= 0 ?
-				    tcp_sock_room(conn, NULL, NULL, NULL) :
-				    65535U,
-				    65535U);
-	} else if (!(flags & TCP_RST) && conn->sock >= 0) {
-		w16 = tcp_wnd_to_guest(c, conn);
-	} else {
-		w16 = 0;
-	}
-	tcp_fill_hdr(th, conn, seq, flags, w16, hlen);
-
-	return tap_send_l4(c, conn->f.key.family, tcp_raddr(conn),
-			   tcp_gaddr(conn), IPPROTO_TCP, tcp_ctl_frame, hlen);
-}
-
-/**
- * tcp_ack_now() - send the guest an ACK now (a pending one goes with it)
- * @c:		execution context
- * @conn:	connection
- */
-void tcp_ack_now(struct ctx *c, struct tcp_conn *conn)
-{
-	conn->flags &= ~TCP_F_ACK_DUE;
-	tcp_send_ctl(c, conn, TCP_ACK, conn->seq_to_guest);
-}
-
-/*
- * tcp_conn_free() - forget a connection; the socket is already handled.
- * Guest data held for it in a batch dies with it: it must never reach
- * the socket of a connection that later gets the same slot.
- */
-static void tcp_conn_free(struct tcp_conn *conn)
-{
-	union flow *flow = (union flow *)conn;
-
-	tcp_pend_forget(conn);
-	tcp_kept_drop(conn);
-	conn->flags &= ~TCP_F_ACK_DUE;
-	flow_close(flow);
-}
-
-/**
- * tcp_desync() - a socket call we rely on to keep both sides in step
- *		  failed: reset this connection rather than go on with wrong
- *		  sequence numbers, and say which call it was (once: the
- *		  connection is gone then)
- * @c:		execution context
- * @conn:	connection, gone on return
- * @what:	the call that failed, for the log
- * @e:		its errno, 0 if it did less than asked
- */
-void tcp_desync(struct ctx *c, struct tcp_conn *conn,
-		const char *what, int e)
-{
-	warn_rl("TCP flow %u: %s failed (%s), resetting the connection",
-		tcp_idx(conn), what, e ? strerror(e) : "short");
-	tcp_rst(c, conn);
-}
-
-/**
- * tcp_close() - close the socket gracefully, or with RST, and forget the
- *		 connection
- * @c:		execution context
- * @conn:	connection, gone on return
- * @rst:	make the kernel send the peer a RST (SO_LINGER 0)
- */
-void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst)
-{
-	if (conn->sock >= 0) {
-		if (rst) {
-			struct linger l = { .l_onoff = 1, .l_linger = 0 };
-
-			setsockopt(conn->sock, SOL_SOCKET, SO_LINGER, &l,
-				   sizeof(l));
-		} else if (conn->acked_unread) {
-			/* Unread data would turn close() into a RST */
-			recv(conn->sock, NULL, conn->acked_unread,
-			     MSG_TRUNC | MSG_DONTWAIT);
-		}
-		conn->acked_unread = 0;
-		loop_del(c, conn->sock);
-		uring_close(conn->sock);	/* a discard may name it */
-		conn->sock = -1;
-	}
-	tcp_conn_free(conn);
-}
-
-/**
- * tcp_rst() - reset both sides: RST to the guest, RST to the peer
- * @c:		execution context
- * @conn:	connection, gone on return
- */
-void tcp_rst(struct ctx *c, struct tcp_conn *conn)
-{
-	if (conn->f.state != TCP_ST_CONNECTING &&
-	    tcp_send_ctl(c, conn, TCP_RST | TCP_ACK, conn->seq_to_guest))
-		tcp_rst_owe(conn);
-	tcp_close(c, conn, true);
-}
-
-/**
- * tcp_timer_arm() - retransmission timer: TCP_RTO_MS, doubled per retry
- * @conn:	connection
- * @now:	current time, ms
- */
-void tcp_timer_arm(struct tcp_conn *conn, uint64_t now)
-{
-	conn->timer = now + ((uint64_t)TCP_RTO_MS << MIN(conn->retries, 6));
-}
-
-/**
- * tcp_maybe_done() - both directions closed: release the connection, once
- *		      the socket has nothing left to send
- * @c:		execution context
- * @conn:	connection
- *
- * What the guest sent may still wait in the socket behind a slow path:
- * closed, the socket would be the kernel's alone, and a migration wouldn't
- * see it (the peer would get a reset from the target's kernel, with part
- * of the data). So the flow stays (TCP_F_DRAINING, its timer checking
- * SIOCOUTQ) until the peer has ACKed all of it and our FIN.
- *
- * Return: true if the connection was closed and is gone
- */
-bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn)
-{
-	int outq = 0;
-
-	/* Data kept, or a migration's, must reach the socket first */
-	if (conn->flags & TCP_F_TAIL)
-		return false;
-	if ((conn->flags & TCP_F_GUEST_FIN) && (conn->flags & TCP_F_FIN_ACKED)) {
-		/* The guest's FIN may be what closed it: ACK it now, the
-		 * deferred ACK would find the connection gone
-		 */
-		if (conn->flags & TCP_F_ACK_DUE)
-			tcp_ack_now(c, conn);
-		if (!ioctl(conn->sock, SIOCOUTQ, &outq) && outq > 0) {
-			conn->flags |= TCP_F_DRAINING;
-			conn->timer = now_ms() + TCP_DRAIN_MS;
-			return false;
-		}
-		tcp_close(c, conn, false);
-		return true;
-	}
-	return false;
-}
-
-/**
- * tcp_rst_unknown() - RST for a segment that matches no connection
- *		       (RFC 9293 3.10.7.1)
- * @c:		execution context
- * @p:		the guest's packet: addresses
- * @sport:	its source port
- * @dport:	its destination port
- * @seq:	its sequence number
- * @ack:	its ACK number
- * @flags:	its TCP flags
- * @plen:	its payload length
- */
-void tcp_rst_unknown(struct ctx *c, const struct pkt *p,
-		     uint16_t sport, uint16_t dport, uint32_t seq,
-		     uint32_t ack, uint8_t flags, size_t plen)
-{
-	struct tcp_conn tmp = { .sock = -1 };
-	const void *src = p->family == AF_INET ? (const void *)&p->src4
-					       : (const void *)&p->src6;
-	const void *dst = p->family == AF_INET ? (const void *)&p->dst4
-					       : (const void *)&p->dst6;
-
-	if (flags & TCP_RST)
-		return;
-	flow_key_set(&tmp.f.key, FLOW_TCP, p->family, src, sport, dst, dport);
-	if (flags & TCP_ACK) {
-		tcp_send_ctl(c, &tmp, TCP_RST, ack);
-	} else {
-		tmp.seq_from_guest = seq + (uint32_t)plen +
-				     ((flags & TCP_SYN) ? 1 : 0) +
-				     ((flags & TCP_FIN) ? 1 : 0);
-		tcp_send_ctl(c, &tmp, TCP_RST | TCP_ACK, 0);
-	}
-}
 
 /* tcp_established() - handshake done, in either direction */
 static void tcp_established(struct tcp_conn *conn)
@@ -462,7 +97,54 @@ static void tcp_established(struct tcp_conn *conn)
 	conn->f.state = TCP_ST_ESTABLISHED;
 	conn->retries = 0;
 	conn->timer = 0;
-	trace("TCP flow %u: established", tcp_idx(conn));
+	flow_trace(conn, "established");
+}
+
+/**
+ * tcp_input_established() - segment from the guest on an established
+ *			      connection: its ACK (to_guest.c), then its data
+ *			      and FIN (from_guest.c), then more for the guest
+ * @c:		execution context
+ * @conn:	connection
+ * @seq:	sequence number
+ * @ack:	ACK number
+ * @flags:	TCP flags
+ * @wnd:	the guest's window, scaled
+ * @payload:	contiguous start of the payload
+ * @p:		the packet: further pieces of the payload
+ * @progress:	send the guest more even if this segment moves nothing
+ */
+static void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
+				  uint32_t seq, uint32_t ack, uint8_t flags,
+				  uint32_t wnd, struct pview payload,
+				  const struct pkt *p, bool progress)
+{
+	bool bare = !payload.len && !p->tail_len && !(flags & TCP_FIN);
+	int rc;
+
+	if (flags & TCP_SYN) {		/* retransmitted SYN or SYN-ACK */
+		/* The guest's own SYN again, and it never acknowledged ours:
+		 * our SYN-ACK was lost (the connection moved in a migration
+		 * right after we sent it: tcp/migrate_src.c). A socket in
+		 * SYN-SENT drops a bare ACK: it needs the SYN-ACK again
+		 */
+		if (!(flags & TCP_ACK) && !(conn->flags & TCP_F_INBOUND) &&
+		    seq + 1 == conn->seq_from_guest &&
+		    conn->seq_acked == conn->seq_isn + 1) {
+			tcp_send_ctl(c, conn, TCP_SYN | TCP_ACK, conn->seq_isn);
+			return;
+		}
+		tcp_ack_now(c, conn);
+		return;
+	}
+	if (!(flags & TCP_ACK))
+		return;
+
+	if ((rc = tcp_ack_from_guest(c, conn, ack, wnd, bare)) < 0)
+		return;
+	if (tcp_data_from_guest(c, conn, seq, flags, payload, p) &&
+	    (progress || rc))
+		tcp_data_later(c, conn);
 }
 
 /**
@@ -521,7 +203,7 @@ void tcp_input(struct ctx *c, const struct pkt *p)
 		if (conn->f.state == TCP_ST_SYN_TO_GUEST ||
 		    (SEQ_GE(seq, conn->seq_from_guest) &&
 		     SEQ_LT(seq, conn->seq_from_guest + 65536U * 16))) {
-			trace("TCP flow %u: RST from guest", tcp_idx(conn));
+			flow_trace(conn, "RST from guest");
 			/* Both FINs done, the socket still sending what we
 			 * ACKed to the guest: that is the peer's, whatever
 			 * the guest's socket says now (a closed one answers
@@ -614,8 +296,7 @@ void tcp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 	if (events & (EPOLLERR | EPOLLHUP)) {
 		getsockopt(conn->sock, SOL_SOCKET, SO_ERROR, &e, &sl);
 		if (e || (events & EPOLLERR)) {
-			trace("TCP flow %u: socket error %s", tcp_idx(conn),
-			      strerror(e));
+			flow_trace(conn, "socket error %s", strerror(e));
 			tcp_rst(c, conn);
 			return;
 		}
@@ -671,19 +352,19 @@ void tcp_log_conns(void)
 
 		if (!conn)
 			continue;
-		debug("TCP flow %u: state %u flags 0x%x; from guest: next %u, "
-		      "window left %d of %u (ratio %u/65536), offered now %u; "
-		      "to guest: %u in flight, window %u, %u ACKed unread; "
-		      "timer %lld ms, retries %u", i, conn->f.state,
-		      conn->flags, conn->seq_from_guest,
-		      (int32_t)(conn->wnd_edge - conn->seq_from_guest),
-		      conn->wnd_span, conn->wnd_ratio,
-		      conn->sock >= 0 ? (unsigned)tcp_wnd_offered(conn) <<
-					conn->ws_ours : 0,
-		      conn->seq_to_guest - conn->seq_acked, conn->wnd_guest,
-		      conn->acked_unread,
-		      conn->timer ? (long long)(conn->timer - now) : 0LL,
-		      conn->retries);
+		flow_dbg(conn, "state %u flags 0x%x; from guest: next %u, "
+			 "window left %d of %u (ratio %u/65536), offered now "
+			 "%u; to guest: %u in flight, window %u, %u ACKed "
+			 "unread; timer %lld ms, retries %u", conn->f.state,
+			 conn->flags, conn->seq_from_guest,
+			 (int32_t)(conn->wnd_edge - conn->seq_from_guest),
+			 conn->wnd_span, conn->wnd_ratio,
+			 conn->sock >= 0 ? (unsigned)tcp_wnd_offered(conn) <<
+					   conn->ws_ours : 0,
+			 conn->seq_to_guest - conn->seq_acked, conn->wnd_guest,
+			 conn->acked_unread,
+			 conn->timer ? (long long)(conn->timer - now) : 0LL,
+			 conn->retries);
 	}
 }
 
@@ -702,7 +383,7 @@ void tcp_timer(struct ctx *c, uint64_t now)
 		if (!conn || (conn->flags & TCP_F_MIGRATED))
 			continue;
 		if ((uint32_t)now - conn->last_ms > TCP_IDLE_MS) {
-			debug_rl("TCP flow %u: idle, reset", i);
+			flow_dbg_rl(conn, "idle, reset");
 			tcp_rst(c, conn);
 			continue;
 		}
@@ -738,8 +419,7 @@ void tcp_timer(struct ctx *c, uint64_t now)
 				continue;
 			}
 			if (++conn->retries > TCP_MAX_RETRIES) {
-				debug_rl("TCP flow %u: guest not ACKing, reset",
-				      i);
+				flow_dbg_rl(conn, "guest not ACKing, reset");
 				tcp_rst(c, conn);
 				continue;
 			}

@@ -50,9 +50,8 @@ enum tcp_state {
 					    * (migrate_dst.c) */
 #define TCP_F_TAIL		(1U << 17) /* a migration's never-sent data,
 					    * or data kept, waits for room
-					    * in the socket (migrate_tail.c,
-					    * kept.c): guest data and FIN
-					    * wait behind it */
+					    * in the socket (kept.c): guest
+					    * data and FIN wait behind it */
 #define TCP_F_DRAINING		(1U << 18) /* both FINs done, the socket
 					    * still sends ours: closed once
 					    * the peer ACKed it all

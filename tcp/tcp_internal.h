@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tcp_internal.h - what the files of tcp/ share with each other, and
- * nobody else: tcp.c (state machine, control segments, timers), connect.c
+ * nobody else: tcp.c (state machine, timers), connect.c
  * (set-up), to_guest.c and from_guest.c (the two directions of data),
- * rst_owed.c, and the migration files.
+ * rst_owed.c, and the migration files. The layers below them have their
+ * own headers: conn.h (the connection, its events, its timer), window.h
+ * (the window we offer the guest), seg.h (control segments, end-of-round
+ * marks), close.h (the end of a connection).
  */
 #ifndef TCP_TCP_INTERNAL_H
 #define TCP_TCP_INTERNAL_H
@@ -52,32 +55,30 @@ struct tcp_rst_owed {
 	uint64_t at;
 };
 
-/* tcp.c: the state machine, control segments, closing, timers */
-struct tcp_conn *tcp_conn_at(unsigned idx);
-unsigned tcp_idx(const struct tcp_conn *conn);
-const void *tcp_gaddr(const struct tcp_conn *conn);
-const void *tcp_raddr(const struct tcp_conn *conn);
-void tcp_conn_events(struct ctx *c, struct tcp_conn *conn);
-void tcp_out_wait(struct ctx *c, struct tcp_conn *conn);
-void tcp_fill_hdr(uint8_t *th, struct tcp_conn *conn, uint32_t seq,
-		  uint8_t flags, uint16_t wnd, size_t hlen);
-int tcp_send_ctl(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
-		 uint32_t seq);
-void tcp_ack_now(struct ctx *c, struct tcp_conn *conn);
-void tcp_desync(struct ctx *c, struct tcp_conn *conn, const char *what,
-		int e);
-void tcp_close(struct ctx *c, struct tcp_conn *conn, bool rst);
-void tcp_rst(struct ctx *c, struct tcp_conn *conn);
-void tcp_timer_arm(struct tcp_conn *conn, uint64_t now);
-bool tcp_maybe_done(struct ctx *c, struct tcp_conn *conn);
-void tcp_rst_unknown(struct ctx *c, const struct pkt *p, uint16_t sport,
-		     uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags,
-		     size_t plen);
+/**
+ * struct tcpm_tail - never-sent data from a migration that the socket
+ *		      couldn't take yet (TCP_F_TAIL): written as it drains
+ * @idx:	flow index
+ * @gen:	flow generation
+ * @p:		the bytes (ours: copied out of the stream)
+ * @len:	how many
+ * @off:	how many of them are written
+ * @fin:	shutdown(SHUT_WR) once they all are
+ */
+struct tcpm_tail {
+	unsigned idx;
+	uint32_t gen;
+	uint8_t *p;
+	uint32_t len, off;
+	bool fin;
+};
 
 /* connect.c: set-up, half-open connections, listeners */
 void tcp_parse_syn_opts(struct pview opts, uint16_t *mss, int *ws);
 uint16_t tcp_mss_link(const struct ctx *c, int family);
 void tcp_sock_tune(int s);
+void tcp_listen_pause(bool paused);
+bool tcp_listen_paused(void);
 void tcp_conn_from_guest(struct ctx *c, const struct pkt *p,
 			 const struct flow_key *k, uint32_t seq,
 			 struct pview opts);
@@ -86,26 +87,23 @@ void tcp_connect_done(struct ctx *c, struct tcp_conn *conn);
 
 /* to_guest.c: socket -> guest, and the end of the round */
 void tcp_quiet(struct ctx *c, struct tcp_conn *conn);
-bool tcp_defer(struct tcp_conn *conn);
 int tcp_data_later(struct ctx *c, struct tcp_conn *conn);
 int tcp_sock_sync(struct ctx *c, struct tcp_conn *conn);
 int tcp_data_to_guest(struct ctx *c, struct tcp_conn *conn);
 int tcp_rewind(struct ctx *c, struct tcp_conn *conn);
-void tcp_block(struct tcp_conn *conn);
+int tcp_ack_from_guest(struct ctx *c, struct tcp_conn *conn, uint32_t ack,
+		       uint32_t wnd, bool bare);
 
-/* from_guest.c: guest -> socket, and the window we offer */
-uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low, bool *idle,
-		       uint16_t *ratio);
-uint16_t tcp_wnd_offered(const struct tcp_conn *conn);
-uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn);
-void tcp_window_update(struct ctx *c, struct tcp_conn *conn);
+/* from_guest.c: guest -> socket */
 void tcp_pend_forget(const struct tcp_conn *conn);
-void tcp_input_established(struct ctx *c, struct tcp_conn *conn,
-			   uint32_t seq, uint32_t ack, uint8_t flags,
-			   uint32_t wnd, struct pview payload,
-			   const struct pkt *p, bool progress);
+bool tcp_data_from_guest(struct ctx *c, struct tcp_conn *conn,
+			 uint32_t seq, uint8_t flags, struct pview payload,
+			 const struct pkt *p);
 
 /* kept.c: guest data the socket refused, kept; what waits for the socket */
+struct tcpm_tail *tcpm_tail_of(const struct tcp_conn *conn);
+int tcpm_tail_add(struct tcp_conn *conn, const uint8_t *p, uint32_t len,
+		  bool fin);
 ssize_t tcp_kept_add(const struct ctx *c, struct tcp_conn *conn,
 		     const struct iovec *iov, unsigned niov, size_t skip,
 		     size_t len);

@@ -63,14 +63,17 @@
 #include "flow.h"
 #include "log.h"
 #include "tap/tap.h"
+#include "tcp/close.h"
+#include "tcp/conn.h"
+#include "tcp/seg.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
+#include "tcp/window.h"
 #include "uring.h"
 #include "util.h"
 
 #define TCP_BATCH 64			/* segments per socket read */
-#define TCP_DEFER_MAX 1024		/* connections with a pending ACK */
 #define TCP_RESUME_ROOM (16 * 1024)	/* retry blocked ones past this room */
 #define TCP_QUIET_ON 3			/* no input events from this many
 					 * frames in flight */
@@ -79,10 +82,6 @@
 					 * socket with more for the guest (a
 					 * quarter of tcp_rmem's max, if less) */
 #define TCP_RMEM_PATH "/proc/sys/net/ipv4/tcp_rmem"
-
-static uint32_t defer_list[TCP_DEFER_MAX];
-static unsigned defer_count;
-static bool tcp_blocked_any;		/* some connection waits for room */
 
 /* Without SO_PEEK_OFF, bytes sent already are peeked again, into here */
 static uint8_t tcp_discard[65536];
@@ -117,23 +116,6 @@ void tcp_quiet(struct ctx *c, struct tcp_conn *conn)
 		return;
 	conn->flags ^= TCP_F_QUIET;
 	tcp_conn_events(c, conn);
-}
-
-/**
- * tcp_defer() - put @conn on the end-of-round list
- * @conn:	connection
- *
- * Return: false if the list is full
- */
-bool tcp_defer(struct tcp_conn *conn)
-{
-	if (conn->flags & TCP_F_DEFERRED)
-		return true;
-	if (defer_count == TCP_DEFER_MAX)
-		return false;
-	conn->flags |= TCP_F_DEFERRED;
-	defer_list[defer_count++] = tcp_idx(conn);
-	return true;
 }
 
 /**
@@ -221,11 +203,17 @@ static void tcp_sock_discard(struct ctx *c, struct tcp_conn *conn)
 	conn->acked_unread = 0;
 }
 
-/*
- * tcp_peek_skip() - without SO_PEEK_OFF, a peek starts at the queue's head:
- * what was sent already (@inflight bytes) is peeked again, into a scratch
- * area. Trim *@wnd so that it fits the TCP_DISCARD_IOV scratch pieces, and
- * unless that leaves no window, point the first pieces of @iov at them.
+/**
+ * tcp_peek_skip() - scratch pieces for a peek that starts at the queue's head
+ * @iov:	the first pieces pointed at the scratch area, unless no window
+ *		is left
+ * @inflight:	bytes sent already, peeked again
+ * @wnd:	window, trimmed so that it fits the TCP_DISCARD_IOV scratch
+ *		pieces
+ *
+ * Without SO_PEEK_OFF, a peek starts at the queue's head: what was sent already
+ * is peeked again, into a scratch area.
+ *
  * Return: number of scratch pieces in @iov
  */
 static unsigned tcp_peek_skip(struct iovec *iov, uint32_t inflight,
@@ -308,8 +296,7 @@ static int tcp_data_batch(struct ctx *c, struct tcp_conn *conn, bool *full)
 	if (n < 0) {
 		tap_seg_done(c);
 		if (errno != EAGAIN && errno != EWOULDBLOCK) {
-			debug_rl("TCP flow %u: recv: %s", tcp_idx(conn),
-			      strerror(errno));
+			flow_dbg_rl(conn, "recv: %s", strerror(errno));
 			tcp_rst(c, conn);
 			return -1;
 		}
@@ -440,27 +427,79 @@ int tcp_rewind(struct ctx *c, struct tcp_conn *conn)
 }
 
 /**
- * tcp_block() - what @conn sends the guest found no room: try again at the
- *		 end of a round with room (tcp_resume_blocked())
+ * tcp_ack_from_guest() - the ACK and window of a segment from the guest on
+ *			   an established connection: what it acknowledged
+ *			   of our data, or a duplicate ACK
+ * @c:		execution context
  * @conn:	connection
+ * @ack:	ACK number
+ * @wnd:	the guest's window, scaled
+ * @bare:	the segment has no payload and no FIN (it may be a duplicate
+ *		ACK)
+ *
+ * ACKed bytes are only counted here (dropped from the socket at the end of
+ * the round); the third duplicate ACK rewinds.
+ *
+ * Return: 1 if the ACK or the window moved (send the guest more), 0 if not,
+ *	   -1 if the segment is done with: a rewind answered it, or the
+ *	   connection was reset and is gone
  */
-void tcp_block(struct tcp_conn *conn)
+int tcp_ack_from_guest(struct ctx *c, struct tcp_conn *conn, uint32_t ack,
+		       uint32_t wnd, bool bare)
 {
-	conn->flags |= TCP_F_BLOCKED;
-	tcp_blocked_any = true;
+	int progress = 0;
+
+	/* ACK: discard what the guest has, from the socket's queue */
+	if (SEQ_GT(ack, conn->seq_acked) && SEQ_LE(ack, conn->seq_to_guest)) {
+		uint32_t acked = ack - conn->seq_acked;
+
+		if ((conn->flags & TCP_F_FIN_SENT) && ack == conn->seq_to_guest) {
+			conn->flags |= TCP_F_FIN_ACKED;
+			acked--;
+		}
+		/* Dropped from the socket at the end of the round */
+		conn->acked_unread += acked;
+		if (acked && !tcp_defer(conn) && tcp_sock_sync(c, conn))
+			return -1;
+		conn->seq_acked = ack;
+		conn->retries = 0;
+		conn->dup_acks = 0;
+		conn->timer = 0;
+		if (conn->seq_acked != conn->seq_to_guest)
+			tcp_timer_arm(conn, now_ms());
+		/* Listed, tcp_defer_handler() looks at the rest in flight */
+		if (!(conn->flags & TCP_F_DEFERRED))
+			tcp_quiet(c, conn);
+		progress = 1;
+	} else if (ack == conn->seq_acked && bare &&
+		   conn->seq_to_guest != conn->seq_acked &&
+		   wnd == conn->wnd_guest) {
+		if (++conn->dup_acks == 3) {
+			conn->wnd_guest = wnd;
+			tcp_rewind(c, conn);
+			return -1;
+		}
+	}
+	if (wnd != conn->wnd_guest)
+		progress = 1;
+	conn->wnd_guest = wnd;
+	return progress;
 }
 
-/* Connections that waited for room to the guest check themselves whether
- * their segments fit now, if there's a fair amount of room; a window
- * update that found none goes again first
+/**
+ * tcp_resume_blocked() - let connections waiting for room to the guest retry
+ * @c:		execution context
+ *
+ * Each checks whether its segments fit now, if there's a fair amount of room; a
+ * window update that found none goes again first.
  */
 static void tcp_resume_blocked(struct ctx *c)
 {
 	unsigned i, span;
 
-	if (!tcp_blocked_any || tap_tx_room(c) < TCP_RESUME_ROOM)
+	if (!tcp_blocked(false) || tap_tx_room(c) < TCP_RESUME_ROOM)
 		return;
-	tcp_blocked_any = false;
+	tcp_blocked(true);
 	span = flow_span();
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
@@ -487,11 +526,10 @@ static void tcp_resume_blocked(struct ctx *c)
  */
 void tcp_defer_handler(struct ctx *c)
 {
+	struct tcp_conn *conn;
 	unsigned i;
 
-	for (i = 0; i < defer_count; i++) {
-		struct tcp_conn *conn = tcp_conn_at(defer_list[i]);
-
+	for (i = 0; tcp_deferred(i, &conn); i++) {
 		if (!conn)
 			continue;
 		conn->flags &= ~TCP_F_DEFERRED;
@@ -511,15 +549,13 @@ void tcp_defer_handler(struct ctx *c)
 	 */
 	tcp_rst_owed_flush(c);
 	tcp_resume_blocked(c);
-	if (tap_rx_kicks(c, tcp_blocked_any))
+	if (tap_rx_kicks(c, tcp_blocked(false)))
 		tcp_resume_blocked(c);
 
 	/* Last, when no socket can be closed any more in this round: the
 	 * ACKed bytes go, with io_uring all at once (uring_flush())
 	 */
-	for (i = 0; i < defer_count; i++) {
-		struct tcp_conn *conn = tcp_conn_at(defer_list[i]);
-
+	for (i = 0; tcp_deferred(i, &conn); i++) {
 		if (!conn)
 			continue;
 		conn->flags &= ~TCP_F_DEFERRED;	/* even if listed again above */
@@ -527,7 +563,7 @@ void tcp_defer_handler(struct ctx *c)
 			tcp_sock_discard(c, conn);
 		tcp_quiet(c, conn);
 	}
-	defer_count = 0;
+	tcp_deferred_clear();
 }
 
 /**

@@ -103,11 +103,6 @@ static struct udp_flow *udp_flow_at(unsigned idx)
 	return flow ? &flow->udp : NULL;
 }
 
-static unsigned udp_idx(const struct udp_flow *uf)
-{
-	return flow_idx((const union flow *)uf);
-}
-
 /* Key address in its family's own format (IPv4 is stored IPv4-mapped) */
 static const void *udp_key_addr(const struct flow_key *k,
 				const struct in6_addr *a)
@@ -144,9 +139,16 @@ int udp_flow_key(const struct pkt *p, struct flow_key *k, struct pview *payload)
 	return 0;
 }
 
-/* Sources no guest datagram may carry, and destinations we don't
- * translate even where the host would route them (fwd_nat_outbound()
- * refuses the others: unspecified, multicast, limited broadcast)
+/**
+ * udp_addrs_refused() - addresses a datagram from the guest may not carry
+ * @c:		execution context
+ * @p:		parsed frame of the datagram
+ *
+ * Sources no guest datagram may carry, and destinations we don't translate even
+ * where the host would route them (fwd_nat_outbound() refuses the others:
+ * unspecified, multicast, limited broadcast).
+ *
+ * Return: true if the datagram is to be dropped
  */
 static bool udp_addrs_refused(const struct ctx *c, const struct pkt *p)
 {
@@ -175,7 +177,7 @@ static void udp_flow_close(struct ctx *c, struct udp_flow *uf)
 		close(uf->sock);
 		uf->sock = -1;
 	}
-	debug_rl("UDP flow %u closed", udp_idx(uf));
+	flow_dbg_rl(uf, "closed");
 	flow_close((union flow *)uf);
 }
 
@@ -190,8 +192,7 @@ static void udp_report_unreach(struct ctx *c, const struct udp_flow *uf, int e)
 {
 	const struct flow_key *k = &uf->f.key;
 
-	debug_rl("UDP flow %u: %s, telling the guest", udp_idx(uf),
-		 strerror(e));
+	flow_dbg_rl(uf, "%s, telling the guest", strerror(e));
 	local_unreach(c, k->family, IPPROTO_UDP, udp_key_addr(k, &k->gaddr),
 		      k->gport, udp_key_addr(k, &k->raddr), k->rport, 0, e);
 }
@@ -203,7 +204,13 @@ static void udp_flow_used(struct udp_flow *uf)
 	flow_lru_touch((union flow *)uf);
 }
 
-/* A flow table entry for key @k, no sockets yet. Return: flow or NULL */
+/**
+ * udp_flow_alloc() - a flow table entry for a key, no sockets yet
+ * @c:		execution context
+ * @k:		the flow's key
+ *
+ * Return: the flow, or NULL
+ */
 static struct udp_flow *udp_flow_alloc(struct ctx *c, const struct flow_key *k)
 {
 	struct udp_flow *uf;
@@ -231,7 +238,13 @@ static struct udp_flow *udp_flow_alloc(struct ctx *c, const struct flow_key *k)
 	return uf;
 }
 
-/* New guest-initiated flow with a connected socket. Return: flow or NULL */
+/**
+ * udp_flow_new_outbound() - new guest-initiated flow with a connected socket
+ * @c:		execution context
+ * @k:		the flow's key
+ *
+ * Return: the flow, or NULL
+ */
 static struct udp_flow *udp_flow_new_outbound(struct ctx *c,
 					      const struct flow_key *k)
 {
@@ -276,8 +289,8 @@ static struct udp_flow *udp_flow_new_outbound(struct ctx *c,
 		goto fail;
 	}
 	uf->sock = s;
-	debug_rl("UDP flow %u opened, guest port %u to port %u", flow_idx(flow),
-	      k->gport, k->rport);
+	flow_dbg_rl(flow, "opened, guest port %u to port %u", k->gport,
+		    k->rport);
 	return uf;
 
 fail:
@@ -346,12 +359,18 @@ void udp_input(struct ctx *c, const struct pkt *p)
 		n = udp_send_once(uf, data, payload.len);
 	}
 	if (n < 0)
-		debug_rl("UDP flow %u: datagram dropped: %s", udp_idx(uf),
-			 strerror(errno));
+		flow_dbg_rl(uf, "datagram dropped: %s", strerror(errno));
 }
 
-/* Read up to UDP_BATCH datagrams into the frames, payload at @hdr + 8;
- * with @names, their sources into udp_peers. Return: count, or -errno
+/**
+ * udp_recv_batch() - read up to UDP_BATCH datagrams into the frames
+ * @s:		socket to read from
+ * @hdr:	room for the headers before the UDP header in each frame
+ * @names:	note their sources into udp_peers
+ *
+ * The payload goes at @hdr + 8.
+ *
+ * Return: count, or -errno
  */
 static int udp_recv_batch(int s, size_t hdr, bool names)
 {
@@ -374,7 +393,12 @@ static int udp_recv_batch(int s, size_t hdr, bool names)
 	return n < 0 ? -errno : n;
 }
 
-/* Send datagram @i of the last batch to the guest along @uf */
+/**
+ * udp_frame_to_guest() - send a datagram of the last batch to the guest
+ * @c:		execution context
+ * @uf:		the flow
+ * @i:		index of the datagram in the batch
+ */
 static void udp_frame_to_guest(struct ctx *c, const struct udp_flow *uf, int i)
 {
 	const struct flow_key *k = &uf->f.key;
@@ -388,11 +412,14 @@ static void udp_frame_to_guest(struct ctx *c, const struct udp_flow *uf, int i)
 			 udp_key_addr(k, &k->gaddr), IPPROTO_UDP, frame,
 			 UDP_HDR_LEN + plen);
 	if (rc)
-		debug_rl("UDP flow %u: datagram to guest dropped: %s",
-			 udp_idx(uf), strerror(-rc));
+		flow_dbg_rl(uf, "datagram to guest dropped: %s", strerror(-rc));
 }
 
-/* Datagrams on a flow's own socket: replies from its remote */
+/**
+ * udp_flow_recv() - datagrams on a flow's own socket: replies from its remote
+ * @c:		execution context
+ * @uf:		the flow
+ */
 static void udp_flow_recv(struct ctx *c, struct udp_flow *uf)
 {
 	size_t hdr = tap_hdr_len(uf->f.key.family);
@@ -407,8 +434,7 @@ static void udp_flow_recv(struct ctx *c, struct udp_flow *uf)
 			if (udp_errno_unreach(-n))
 				udp_report_unreach(c, uf, -n);
 			else
-				debug_rl("UDP flow %u: recv: %s", udp_idx(uf),
-					 strerror(-n));
+				flow_dbg_rl(uf, "recv: %s", strerror(-n));
 			continue;
 		}
 
@@ -425,7 +451,15 @@ static void udp_flow_recv(struct ctx *c, struct udp_flow *uf)
 	}
 }
 
-/* Flow for a datagram that arrived at a forwarded port, new if needed */
+/**
+ * udp_flow_inbound() - flow, new if needed, for a datagram to a forwarded port
+ * @c:		execution context
+ * @k:		the flow's key
+ * @lsock:	the listening socket it arrived at
+ * @peer:	its source
+ *
+ * Return: the flow, NULL if none can be had or the key is another protocol's
+ */
 static struct udp_flow *udp_flow_inbound(struct ctx *c,
 					 const struct flow_key *k, int lsock,
 					 const union sockaddr_inany *peer)
@@ -452,12 +486,15 @@ static struct udp_flow *udp_flow_inbound(struct ctx *c,
 		flow_close(flow);
 		return NULL;
 	}
-	debug_rl("UDP flow %u opened, inbound to guest port %u", flow_idx(flow),
-	      k->gport);
+	flow_dbg_rl(flow, "opened, inbound to guest port %u", k->gport);
 	return uf;
 }
 
-/* Datagrams on the listening socket of a forwarded port */
+/**
+ * udp_listen_recv() - datagrams on the listening socket of a forwarded port
+ * @c:		execution context
+ * @ref:	epoll reference of the listening socket
+ */
 static void udp_listen_recv(struct ctx *c, union epoll_ref ref)
 {
 	uint16_t port = FWD_REF_PORT(ref.idx);
@@ -533,8 +570,7 @@ void udp_sock_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 			if (udp_errno_unreach(e))
 				udp_report_unreach(c, uf, e);
 			else
-				debug_rl("UDP flow %u: %s", ref.idx,
-					 strerror(e));
+				flow_dbg_rl(uf, "%s", strerror(e));
 		}
 	}
 	if (events & EPOLLIN)

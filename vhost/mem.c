@@ -60,7 +60,16 @@
 /* A dirty log bigger than this is refused (1 TiB of guest memory) */
 #define VU_LOG_MAX (1ULL << 25)
 
-/* Find the region holding [@a, ...) for address kind @gpa (else QVA) */
+/**
+ * vu_to_va() - translate a guest address by the region holding it
+ * @m:		guest memory table
+ * @a:		the address
+ * @len:	bytes wanted from @a, cut to what the region holds from there
+ * @gpa:	@a is a guest physical address, not a front-end (QEMU) virtual
+ *		one
+ *
+ * Return: our pointer to @a, NULL if no region holds it
+ */
 static void *vu_to_va(const struct vu_mem *m, uint64_t a, uint64_t *len,
 		      bool gpa)
 {
@@ -194,7 +203,14 @@ static void vu_guard_swap(uint8_t *map, uint64_t len)
 	}
 }
 
-/* SIGBUS: see "Memory that shrinks" above. Async-signal-safe: mmap() */
+/**
+ * vu_guard_handler() - SIGBUS in guest memory: see "Memory that shrinks" above
+ * @sig:	signal number, unused
+ * @si:		signal information, with the faulting address
+ * @uc:		signal context, unused
+ *
+ * Async-signal-safe: mmap().
+ */
 static void vu_guard_handler(int sig, siginfo_t *si, void *uc)
 {
 	static const char crash[] = "SIGBUS outside guest memory, a crash\n";
@@ -293,7 +309,14 @@ static int vu_fd_check(int fd, uint64_t len)
 	return 0;
 }
 
-/* Check the regions of a table: sizes, wrap-around, overlaps */
+/**
+ * vu_mem_check() - check the regions of a table: sizes, wrap-around, overlaps
+ * @msg:	the table's regions, as the message carries them
+ * @n:		number of regions
+ * @nr:		the regions, filled in
+ *
+ * Return: 0 or -EINVAL
+ */
 static int vu_mem_check(const uint8_t *msg, uint32_t n, struct vu_region *nr)
 {
 	uint32_t i, j;

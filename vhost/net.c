@@ -249,7 +249,11 @@ static bool vu_net_tx_part(struct ctx *c, const struct vq_elem *e,
 	return demux_input_part(c, e->iov[i].base + off, hlen, tail, n, len);
 }
 
-/* Hand one TX chain's frame to demux_input() */
+/**
+ * vu_net_tx_one() - hand one TX chain's frame to demux_input()
+ * @c:		execution context
+ * @e:		the chain
+ */
 static void vu_net_tx_one(struct ctx *c, const struct vq_elem *e)
 {
 	size_t len, off = VU_NET_HDR_LEN;
@@ -765,8 +769,16 @@ static void vu_net_res_giveback(struct virtq *vq, unsigned from,
 	vn.res_count = from;
 }
 
-/* Writable pieces of chain @e from byte @off on, as iovecs: at most
- * @iov_max, and at most @max bytes (in *@got)
+/**
+ * vu_net_pieces() - writable pieces of a chain from a byte on, as iovecs
+ * @e:		the chain
+ * @off:	first byte of its writable part to use
+ * @max:	bytes wanted at most
+ * @iov:	the pieces, filled in
+ * @iov_max:	number of entries @iov has room for
+ * @got:	set to the bytes the pieces hold, at most @max
+ *
+ * Return: number of entries of @iov used
  */
 static unsigned vu_net_pieces(const struct vq_elem *e, size_t off,
 			      size_t max, struct iovec *iov, unsigned iov_max,

@@ -200,7 +200,10 @@ static void vu_vq_stop(struct ctx *c, struct virtq *vq)
 	vu_net_tx_reset((unsigned)(vq - vu_dev.vq));
 }
 
-/* Forget everything the front-end set up; keep the connection */
+/**
+ * vu_dev_reset() - forget everything the front-end set up; keep the connection
+ * @c:		execution context
+ */
 static void vu_dev_reset(struct ctx *c)
 {
 	struct vu_dev *d = &vu_dev;
@@ -229,6 +232,10 @@ static void vu_rx_reset(void)
 	vu_ctl.rx.got = 0;
 }
 
+/**
+ * vu_disconnect() - the front-end is gone: reset the device, wait for another
+ * @c:		execution context
+ */
 static void vu_disconnect(struct ctx *c)
 {
 	struct vu_dev *d = &vu_dev;
@@ -362,7 +369,14 @@ void vu_listen_handler(struct ctx *c)
 	vu_attach(c, fd);
 }
 
-/* Send a reply with @len bytes of payload; -errno if it didn't all go */
+/**
+ * vu_send_reply() - send a reply with a payload
+ * @req:	the request answered
+ * @payload:	its payload
+ * @len:	length of @payload, at most 8 bytes
+ *
+ * Return: 0, or -errno if it didn't all go
+ */
 static int vu_send_reply(uint32_t req, const void *payload, uint32_t len)
 {
 	uint8_t buf[VU_HDR_LEN + 8];
@@ -461,6 +475,13 @@ static uint64_t vu_features_offer(const struct ctx *c)
 	return c->virtio_compat ? VU_FEATURES_COMPAT : VU_FEATURES;
 }
 
+/**
+ * vu_set_features() - SET_FEATURES: the features of our offer it accepts
+ * @c:		execution context
+ * @m:		the message
+ *
+ * Return: 0 or -EINVAL
+ */
 static int vu_set_features(struct ctx *c, const struct vu_msg *m)
 {
 	uint64_t f = vu_u64(m);
@@ -496,6 +517,13 @@ static int vu_set_features(struct ctx *c, const struct vu_msg *m)
 	return 0;
 }
 
+/**
+ * vu_set_mem_table() - SET_MEM_TABLE: map the guest's memory regions
+ * @c:		execution context, unused
+ * @m:		the message, with the regions and their descriptors
+ *
+ * Return: 0 or -errno
+ */
 static int vu_set_mem_table(struct ctx *c, const struct vu_msg *m)
 {
 	uint32_t n, i;
@@ -545,6 +573,13 @@ static int vu_set_log_fd(struct ctx *c, const struct vu_msg *m)
 	return 0;
 }
 
+/**
+ * vu_set_vring_num() - SET_VRING_NUM: the size of a ring
+ * @c:		execution context, unused
+ * @m:		the message
+ *
+ * Return: 0 or -EINVAL
+ */
 static int vu_set_vring_num(struct ctx *c, const struct vu_msg *m)
 {
 	struct vu_state s;
@@ -570,6 +605,16 @@ static int vu_set_vring_num(struct ctx *c, const struct vu_msg *m)
 	return 0;
 }
 
+/**
+ * vu_set_vring_addr() - SET_VRING_ADDR: where a ring's parts are
+ * @c:		execution context
+ * @m:		the message
+ *
+ * The addresses are the front-end's (QEMU's virtual ones), translated
+ * through the memory table.
+ *
+ * Return: 0, or -EINVAL, -EFAULT
+ */
 static int vu_set_vring_addr(struct ctx *c, const struct vu_msg *m)
 {
 	struct virtq *vq, tmp;
@@ -617,6 +662,13 @@ static int vu_set_vring_addr(struct ctx *c, const struct vu_msg *m)
 	return 0;
 }
 
+/**
+ * vu_set_vring_base() - SET_VRING_BASE: the index a ring starts from
+ * @c:		execution context, unused
+ * @m:		the message
+ *
+ * Return: 0 or -EINVAL
+ */
 static int vu_set_vring_base(struct ctx *c, const struct vu_msg *m)
 {
 	struct vu_state s;
@@ -638,7 +690,13 @@ static int vu_set_vring_base(struct ctx *c, const struct vu_msg *m)
 	return 0;
 }
 
-/* GET_VRING_BASE: stop the ring and report where we stopped */
+/**
+ * vu_get_vring_base() - GET_VRING_BASE: stop a ring, report where it stopped
+ * @c:		execution context
+ * @m:		the message
+ *
+ * Return: 0 or -errno
+ */
 static int vu_get_vring_base(struct ctx *c, const struct vu_msg *m)
 {
 	struct vu_state s;
@@ -725,7 +783,13 @@ int vu_eventfd_check(int fd)
 	return 0;
 }
 
-/* KICK, CALL, ERR: ring index and NOFD bit, then 0 or 1 fd */
+/**
+ * vu_vring_fd() - KICK, CALL, ERR: ring index and NOFD bit, 0 or 1 descriptor
+ * @m:		the message
+ * @fd:		set to the descriptor, -1 if none
+ *
+ * Return: the ring's index, or -EINVAL
+ */
 static int vu_vring_fd(const struct vu_msg *m, int *fd)
 {
 	uint64_t v;
@@ -757,6 +821,13 @@ static int vu_vring_fd(const struct vu_msg *m, int *fd)
 	return i;
 }
 
+/**
+ * vu_set_vring_kick() - SET_VRING_KICK: a ring's kick descriptor; it starts
+ * @c:		execution context
+ * @m:		the message
+ *
+ * Return: 0 or -errno
+ */
 static int vu_set_vring_kick(struct ctx *c, const struct vu_msg *m)
 {
 	struct virtq *vq;
@@ -808,6 +879,13 @@ static int vu_set_vring_kick(struct ctx *c, const struct vu_msg *m)
 	return 0;
 }
 
+/**
+ * vu_vring_call() - SET_VRING_CALL, SET_VRING_ERR: call or error descriptor
+ * @m:		the message
+ * @err:	it's the error descriptor
+ *
+ * Return: 0 or -EINVAL
+ */
 static int vu_vring_call(const struct vu_msg *m, bool err)
 {
 	uint64_t one = 1;
@@ -830,6 +908,13 @@ static int vu_vring_call(const struct vu_msg *m, bool err)
 	return 0;
 }
 
+/**
+ * vu_set_vring_enable() - SET_VRING_ENABLE: enable or disable a ring
+ * @c:		execution context
+ * @m:		the message
+ *
+ * Return: 0 or -EINVAL
+ */
 static int vu_set_vring_enable(struct ctx *c, const struct vu_msg *m)
 {
 	struct vu_state s;
@@ -858,9 +943,16 @@ struct vu_transfer {
 	uint32_t direction, phase;
 };
 
-/*
- * SET_DEVICE_STATE_FD: reply first (0x100: no fd of ours, use the pipe),
- * then the transfer runs from the loop (migrate/transfer.c)
+/**
+ * vu_set_device_state_fd() - SET_DEVICE_STATE_FD: start a migration transfer
+ * @c:		execution context
+ * @m:		the message, with the pipe
+ *
+ * Reply first (0x100: no fd of ours, use the pipe), then the transfer runs from
+ * the loop (migrate/transfer.c).
+ *
+ * Return: VU_ANSWERED (replied, whether or not the transfer starts), -EINVAL,
+ *	or -ECONNABORTED if the reply failed
  */
 static int vu_set_device_state_fd(struct ctx *c, const struct vu_msg *m)
 {
@@ -1060,7 +1152,13 @@ static const char *vu_req_name(uint32_t req)
 	return r ? r->name : "unknown";
 }
 
-/* Check payload size and fd count against the request's row */
+/**
+ * vu_req_check() - check payload size and descriptors against the request's row
+ * @r:		the row of vu_reqs
+ * @m:		the message
+ *
+ * Return: 0 or -EINVAL
+ */
 static int vu_req_check(const struct vu_req *r, const struct vu_msg *m)
 {
 	if (r->rule == VU_SIZE_MAX && m->size > r->size) {
@@ -1079,10 +1177,15 @@ static int vu_req_check(const struct vu_req *r, const struct vu_msg *m)
 	return 0;
 }
 
-/*
- * Handle one complete message: check it against its row of vu_reqs, call
- * the handler, answer as the row says. Return 0 to go on, -ECONNABORTED
- * to drop the connection.
+/**
+ * vu_handle() - handle one complete message
+ * @c:		execution context
+ * @m:		the message
+ *
+ * Check it against its row of vu_reqs, call the handler, answer as the row
+ * says.
+ *
+ * Return: 0 to go on, -ECONNABORTED to drop the connection
  */
 static int vu_handle(struct ctx *c, const struct vu_msg *m)
 {
@@ -1126,7 +1229,12 @@ static int vu_handle(struct ctx *c, const struct vu_msg *m)
 	}
 }
 
-/* Collect fds from control messages; -EPROTO if too many or truncated */
+/**
+ * vu_collect_fds() - collect descriptors from control messages
+ * @mh:		the message received
+ *
+ * Return: 0, -EPROTO if there are too many or they were truncated
+ */
 static int vu_collect_fds(struct msghdr *mh)
 {
 	struct cmsghdr *cm;
@@ -1158,10 +1266,13 @@ static int vu_collect_fds(struct msghdr *mh)
 	return rc;
 }
 
-/* Read what's there of the message being received, header and payload
- * alike: 1 once it is complete, 0 to wait for more, <0: disconnect. At
- * most one read per byte of the largest message, so a front-end that
- * trickles a byte at a time costs its own message's length
+/**
+ * vu_recv() - read what's there of the message being received
+ *
+ * Header and payload alike. At most one read per byte of the largest message,
+ * so a front-end that trickles a byte at a time costs its own message's length.
+ *
+ * Return: 1 once it is complete, 0 to wait for more, negative to disconnect
  */
 static int vu_recv(void)
 {

@@ -238,7 +238,14 @@ static void vq_desc_read(const uint8_t *table, unsigned i, struct vq_desc *d)
 	d->next = (uint16_t)(rest >> 48);
 }
 
-/* Append the translated pieces of one buffer to @e */
+/**
+ * vq_elem_add() - append the translated pieces of one buffer to a chain element
+ * @m:		guest memory table
+ * @e:		the element
+ * @d:		the buffer's descriptor
+ *
+ * Return: 0 or -EINVAL
+ */
 static int vq_elem_add(const struct vu_mem *m, struct vq_elem *e,
 		       const struct vq_desc *d)
 {
@@ -275,8 +282,17 @@ static int vq_elem_add(const struct vu_mem *m, struct vq_elem *e,
 	return 0;
 }
 
-/* Walk the chain starting at @i in @table of @n entries; @e->walked
- * counts the descriptors read, at most VQ_CHAIN_MAX
+/**
+ * vq_walk() - walk a descriptor chain into an element
+ * @m:		guest memory table
+ * @e:		the element; @e->walked counts the descriptors read, at most
+ *		VQ_CHAIN_MAX
+ * @table:	the descriptor table
+ * @n:		its number of entries
+ * @i:		first descriptor of the chain
+ * @indirect:	@table is an indirect one (no further indirection)
+ *
+ * Return: 0, or -EINVAL, -ELOOP, -E2BIG, -EFAULT for a chain we refuse
  */
 static int vq_walk(const struct vu_mem *m, struct vq_elem *e,
 		   const uint8_t *table, unsigned n, unsigned i, bool indirect)
@@ -474,7 +490,14 @@ bool vq_notify_wanted(struct virtq *vq)
 	       (uint16_t)(vq->used_idx - old);
 }
 
-/* vq_kicks() with EVENT_IDX: see "Notifications" above */
+/**
+ * vq_kicks_event() - vq_kicks() with EVENT_IDX: see "Notifications" above
+ * @vq:		ready queue
+ * @m:		guest memory (dirty log)
+ * @on:		true: kicks wanted (avail_event at the driver's avail->idx)
+ *
+ * Return: true if kicks were just turned on (look at the ring again)
+ */
 static bool vq_kicks_event(struct virtq *vq, struct vu_mem *m, bool on)
 {
 	uint64_t gpa = vq->log_gpa + 4 + 8 * (uint64_t)vq->size;

@@ -118,6 +118,62 @@ void *noret(void)
 struct __attribute__((packed)) st { int a; };
 static const struct st tab[] = { { 1 }, };
 int (*fp)(int) = 0;
+
+static int long_nodoc(int x)
+{
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	return x;
+}
+
+static int short_nodoc(int x)
+{
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	return x;
+}
+
+/**
+ * long_doc() - documented, as long as long_nodoc()
+ * @x:	x
+ *
+ * Return: x + 12
+ */
+static int long_doc(int x)
+{
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	x++;
+	return x;
+}
 C
 
 cat > "$dir/expected" <<'E'
@@ -132,6 +188,7 @@ t.c:85: sdoc(): @x not documented
 t.c:85: sdoc(): @y documented, not a parameter
 t.c:92: nosum(): kernel-doc does not start with "nosum() - summary"
 t.c:99: noret(): returns a value, no "Return:" line
+t.c:108: long_nodoc(): static, 16 lines, no kernel-doc block
 E
 
 lint="$(cd "$(dirname "$0")" && pwd)/kerneldoc.sh"

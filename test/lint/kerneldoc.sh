@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# kerneldoc.sh - every non-static function definition carries a kernel-doc
-# block, and every kernel-doc block names its function and its parameters
+# kerneldoc.sh - every non-static function definition, and every static one
+# over 15 lines, carries a kernel-doc block, and every kernel-doc block names
+# its function and its parameters
 #
 # Usage: test/lint/kerneldoc.sh [PATH...]
 #
@@ -26,6 +27,9 @@
 #
 # Reported, one line each (file:line: function(): problem):
 #  - a non-static function with no kernel-doc block right before it;
+#  - a static function longer than 15 lines, counted from the first line
+#    of its definition to its closing brace, with no kernel-doc block
+#    right before it (short static helpers may go without);
 #  - a block (static function or not) whose first line doesn't name the
 #    function as "name() - summary";
 #  - a parameter without an "@param:" line, and an "@name:" line for no
@@ -66,7 +70,7 @@ for p in "$@"; do
 done
 [ ${#files[@]} -eq 0 ] && exit 0
 
-exec awk '
+exec awk -v MAX_UNDOC=15 '
 function reset_decl() {
 	decl = ""
 	decl_line = 0
@@ -202,6 +206,11 @@ function check_def(text, line,    s, i, j, c, d, name, plist, np, params,
 		drop_doc()
 		if (!static_fn)
 			report(line, name, "no kernel-doc block")
+		else {
+			# judged at its closing brace, by its length
+			undoc_name = name
+			undoc_line = line
+		}
 		return
 	}
 
@@ -255,6 +264,7 @@ function check_def(text, line,    s, i, j, c, d, name, plist, np, params,
 }
 
 FNR == 1 {
+	undoc_name = ""
 	depth = 0
 	state = ""	# "", "comment", "str", "chr"
 	reset_decl()
@@ -327,11 +337,19 @@ FNR == 1 {
 		if (depth > 0) {
 			if (c == "{")
 				depth++
-			else if (c == "}" && --depth == 0)
+			else if (c == "}" && --depth == 0) {
 				reset_decl()
+				if (undoc_name != "" &&
+				    FNR - undoc_line + 1 > MAX_UNDOC)
+					report(undoc_line, undoc_name,
+					       "static, " (FNR - undoc_line + 1) \
+					       " lines, no kernel-doc block")
+				undoc_name = ""
+			}
 			continue
 		}
 		if (c == "{") {
+			undoc_name = ""
 			check_def(decl, decl_line)
 			depth = 1
 			drop_doc()

@@ -70,9 +70,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef TCP_REPAIR
-#define TCP_REPAIR 19
-#endif
+#include "kernel_abi.h"
 
 #define MAX_BATCH 253
 #define MAX_SOCKS 2048

@@ -2,7 +2,7 @@
 /*
  * test_flow.c - flow table and flow hash: allocation, counting, lookups,
  * collisions and deletion inside probe runs; the reclaim order of UDP and
- * ICMP echo flows.
+ * ICMP echo flows; the per-flow log prefix.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,10 +12,14 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "flow.h"
+#include "log.h"
 
 static int setup(void **state)
 {
@@ -457,6 +461,65 @@ static void test_closed_dgram_flow_leaves_the_use_list(void **state)
 	assert_int_equal(flow_count(), 0);
 }
 
+/* What the log file holds, NUL-terminated, in @buf */
+static void log_read(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+static void test_flow_log_prefixes_type_and_index(void **state)
+{
+	char path[] = "/tmp/test_flow_log.XXXXXX", buf[4096], want[64];
+	enum log_level saved = log_level;
+	union flow *u, *t, *i;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(log_open_file(path), 0);
+	log_to_stderr(false);
+
+	u = flow_alloc();
+	t = flow_alloc();
+	i = flow_alloc();
+	u->f.type = FLOW_UDP;
+	t->f.type = FLOW_TCP;
+	i->f.type = FLOW_ICMP;
+
+	log_level = LOG_LVL_DEBUG;
+	flow_dbg(&u->udp, "closed");
+	flow_warn_rl(&t->tcp, "%s failed (%s)", "write", "short");
+	flow_dbg_rl(i, "opened, identifier %u", 7U);
+	/* Below the level: nothing */
+	flow_trace(&t->tcp, "not logged");
+	log_level = LOG_LVL_INFO;
+	flow_dbg(&u->udp, "not logged either");
+	log_level = saved;
+	log_close();
+	log_to_stderr(true);
+
+	log_read(path, buf, sizeof(buf));
+	unlink(path);
+	snprintf(want, sizeof(want), "UDP flow %u: closed\n", flow_idx(u));
+	assert_non_null(strstr(buf, want));
+	snprintf(want, sizeof(want), "TCP flow %u: write failed (short)\n",
+		 flow_idx(t));
+	assert_non_null(strstr(buf, want));
+	snprintf(want, sizeof(want), "ICMP flow %u: opened, identifier 7\n",
+		 flow_idx(i));
+	assert_non_null(strstr(buf, want));
+	assert_null(strstr(buf, "not logged"));
+	assert_string_equal(flow_type_name(FLOW_NONE), "free");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -495,6 +558,8 @@ int main(void)
 			setup),
 		cmocka_unit_test_setup(
 			test_closed_dgram_flow_leaves_the_use_list, setup),
+		cmocka_unit_test_setup(test_flow_log_prefixes_type_and_index,
+				       setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,10 +29,7 @@
 #include <sys/socket.h>
 
 #include "isolation.h"
-
-#ifndef IPV6_FREEBIND
-#define IPV6_FREEBIND	78
-#endif
+#include "kernel_abi.h"
 
 /* Upstream passt's main filter, x86_64: ours can't be larger */
 #define UPSTREAM_COUNT 34
@@ -144,16 +141,6 @@ static void test_direct_is_migrate(void **state)
 				 isolation_profile_allows(m, names[i]));
 	}
 }
-
-#ifndef SO_PEEK_OFF
-#define SO_PEEK_OFF 42
-#endif
-#ifndef IPV6_MINHOPCOUNT
-#define IPV6_MINHOPCOUNT 73
-#endif
-#ifndef TCP_REPAIR_WINDOW
-#define TCP_REPAIR_WINDOW 29
-#endif
 
 /* ...but setsockopt() only for what the daemon sets */
 static void test_direct_sockopts(void **state)
