@@ -24,6 +24,9 @@
 #ifndef SO_PEEK_OFF
 #define SO_PEEK_OFF		42
 #endif
+#ifndef SO_ATTACH_BPF
+#define SO_ATTACH_BPF		50	/* Linux 3.19 */
+#endif
 #ifndef SO_BUF_LOCK
 #define SO_BUF_LOCK		72	/* Linux 5.14 */
 #endif

@@ -128,19 +128,13 @@
 
 #include <seccomp.h>
 
+#include "kernel_abi.h"	/* TCP_REPAIR, SO_ATTACH_BPF where the headers lack them */
 #include "repair_msg.h"	/* repair_msg_check(), the command values */
 #include "sigsys.h"	/* a denied call says which, then we exit */
 
-#ifndef TCP_REPAIR
-#define TCP_REPAIR		19
-#endif
 #define REPAIR_SUFFIX		".repair"
 #define REPAIR_RETRY_MS		50	/* pause between connect() attempts */
 #define REPAIR_RETRY_COUNT	100	/* 5 s for the daemon to listen */
-
-#ifndef SO_ATTACH_BPF
-#define SO_ATTACH_BPF		50	/* Linux 3.19, asm-generic/socket.h */
-#endif
 
 /*
  * The sanitizer runtime makes system calls of its own (at start-up of its

@@ -99,10 +99,6 @@ struct tcpm_opt {
 #define TCPM_OPT_SACK_PERM	4
 #define TCPM_OPT_TIMESTAMP	8
 
-#ifndef SO_BUF_LOCK
-#define SO_BUF_LOCK	72	/* Linux 5.14, asm-generic/socket.h */
-#endif
-
 /* Largest MSS TCP_MAXSEG takes (the kernel's MAX_TCP_WINDOW) */
 #define TCPM_MAXSEG_MAX	32767
 
