@@ -255,9 +255,11 @@ static const struct iso_rule iso_rules[] = {
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_BINDTODEVICE),
 	  "fwd/fwd.c, icmp/icmp.c: -i/--outbound-if*" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_SNDBUF),
-	  "tcp/migrate_dst.c: the restored socket's send buffer" },
+	  "tcp/migrate_dst.c: the restored socket's send buffer; "
+	  "tcp/window.c: a buffer the guest keeps short of data, doubled" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_BUF_LOCK),
-	  "tcp/migrate_dst.c: ...unlocked again for autotuning" },
+	  "tcp/migrate_dst.c, tcp/window.c: ...unlocked again for "
+	  "autotuning" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_RCVBUF),
 	  "tcp/migrate_dst.c: the restored socket's receive buffer" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_LINGER),

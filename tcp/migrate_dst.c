@@ -87,6 +87,7 @@
 #include "tcp/migrate_internal.h"
 #include "tcp/seg.h"
 #include "tcp/tcp_internal.h"
+#include "tcp/window.h"
 #include "util.h"
 
 /* Our own copy of the kernel's repair structure (uapi linux/tcp.h) */
@@ -217,17 +218,6 @@ static int tcpm_restore_conn(int s, const struct mig_flow_in *f)
 	return 0;
 }
 
-/*
- * Let autotuning size @s's buffers again (SO_BUF_LOCK 0, Linux 5.14):
- * SO_SNDBUF and SO_RCVBUF lock the size they set for the socket's life
- */
-static void tcpm_buf_unlock(int s)
-{
-	int unlock = 0;
-
-	setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
-}
-
 /**
  * tcpm_fill_sent() - write the part of the send queue that was sent, all of it
  * @s:		the socket, in repair mode
@@ -264,7 +254,7 @@ static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
 	 * grew the source's buffer, may go on from there (Linux 5.14). Only
 	 * now: unlocked, memory pressure could shrink it under the fill
 	 */
-	tcpm_buf_unlock(s);
+	tcp_buf_unlock(s);
 	return 0;
 }
 
@@ -284,13 +274,13 @@ static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
  * nothing as the guest reads. SO_RCVBUF gives at most twice net.core.rmem_max,
  * and locks the size; locked, the fill can't change it (unlocked, a write that
  * doesn't fit clamps it down to what is queued), so it stays locked for the
- * fill if it holds the queue, and is unlocked after it (tcpm_buf_unlock();
+ * fill if it holds the queue, and is unlocked after it (tcp_buf_unlock();
  * SO_BUF_LOCK 0, Linux 5.14: autotuning goes on from there as it did on the
  * source); if it can't hold the queue, it is unlocked at once, and the kernel
  * raises it as the queue is written. A window takes twice its size in buffer at
  * first (tcp_win_from_space(), before any segment has come).
  *
- * Return: true if the buffer is locked, for tcpm_buf_unlock()
+ * Return: true if the buffer is locked, for tcp_buf_unlock()
  */
 static bool tcpm_rcvbuf(int s, uint32_t len, uint32_t wnd)
 {
@@ -309,7 +299,7 @@ static bool tcpm_rcvbuf(int s, uint32_t len, uint32_t wnd)
 	getsockopt(s, SOL_SOCKET, SO_RCVBUF, &have, &sl);
 	if ((uint64_t)have >= queue)
 		return true;
-	tcpm_buf_unlock(s);
+	tcp_buf_unlock(s);
 	return false;
 }
 
@@ -376,7 +366,7 @@ static int tcpm_restore_queues(int s, const struct mig_flow_in *f)
 	locked = tcpm_rcvbuf(s, e->rcvq, e->rcv_wnd);
 	n = tcpm_fill(s, f->rcvq, e->rcvq);
 	if (locked)
-		tcpm_buf_unlock(s);
+		tcp_buf_unlock(s);
 	if (n < 0 || (uint32_t)n < e->rcvq)
 		return n < 0 ? (int)n : -ENOBUFS;
 	/* The timer the in-flight data arms as it goes in, within a second:

@@ -62,6 +62,8 @@ enum tcp_state {
 #define TCP_F_WND_DUE		(1U << 20) /* a window update found no room
 					    * to the guest: sent again with
 					    * TCP_F_BLOCKED (from_guest.c) */
+#define TCP_F_BUF_GROWN		(1U << 21) /* the send buffer is as large
+					    * as tcp_sock_grow() makes it */
 
 /**
  * struct tcp_conn - a TCP connection between the guest and a host socket

@@ -24,6 +24,15 @@
  * such segment at least (@wnd_max, the largest window we sent): what it
  * doesn't take of that is kept.
  *
+ * The kernel grows a send buffer (autotuning) only after a write found it
+ * full, and a window that is the buffer's free room never fills it. A
+ * socket whose peer drains at once (a pod on the same node) is empty at
+ * nearly every measurement: the guest, not the peer, is what it waits
+ * for, so its buffer is doubled here (tcp_sock_grow()) whenever the guest
+ * used up the window and the kernel still finds room. Behind a slower
+ * peer the queue is what the guest sent, the socket runs low, and the
+ * kernel's own autotuning grows it (EPOLLOUT below).
+ *
  * One measurement serves many segments (tcp_wnd_to_guest()). A window
  * update asks for the same window on its duplicate ACKs
  * (tcp_wnd_repeat()).
@@ -44,6 +53,7 @@
 #define TCP_LIMITED_ROOM (64 * 1024)	/* less window left: the guest waits */
 #define TCP_RATIO_BYTES (16 * 1024)	/* queued payload that tells its ratio */
 #define TCP_RATIO_PRIOR (1U << 15)	/* ratio until one is measured: half */
+#define TCP_GROW_MAX (4 * 1024 * 1024) /* tcp_sock_grow() stops there */
 
 /* Send the window of the last segment again: duplicate ACKs */
 static bool tcp_wnd_same;
@@ -138,6 +148,57 @@ uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low,
 }
 
 /**
+ * tcp_buf_unlock() - let autotuning size a socket's buffers again
+ * @s:		socket
+ *
+ * SO_SNDBUF and SO_RCVBUF lock the size they set for the socket's life;
+ * SO_BUF_LOCK 0 (Linux 5.14) lifts that and keeps the size.
+ *
+ * Return: 0, or -1 with errno set (older kernels: ENOPROTOOPT)
+ */
+int tcp_buf_unlock(int s)
+{
+	int unlock = 0;
+
+	return setsockopt(s, SOL_SOCKET, SO_BUF_LOCK, &unlock, sizeof(unlock));
+}
+
+/**
+ * tcp_sock_grow() - double the send buffer of a socket that the guest, not
+ *		     the peer, keeps short of data
+ * @conn:	connection: the guest used up the window, and the socket
+ *		isn't short of room
+ *
+ * The kernel grows a send buffer (autotuning) only after a write found it
+ * full. A socket whose peer takes everything at once (a pod on the same
+ * node) never is: its queue is empty whenever we measure it, the window
+ * stays a fraction of the first, small buffer (about 69 kB), and a Linux
+ * guest sends segments of half the largest window it saw: 25 kB where it
+ * could send 64 kB, more frames and more, smaller writes for the same
+ * data. So the buffer is doubled here (SO_SNDBUF sets twice the value
+ * given, at most twice net.core.wmem_max) and unlocked for autotuning
+ * again, up to TCP_GROW_MAX. A kernel without SO_BUF_LOCK keeps the size
+ * set, and the connection isn't grown again.
+ */
+static void tcp_sock_grow(struct tcp_conn *conn)
+{
+	int cur = 0, got = 0;
+	socklen_t sl = sizeof(cur);
+
+	if (getsockopt(conn->sock, SOL_SOCKET, SO_SNDBUF, &cur, &sl) ||
+	    cur <= 0 || cur >= TCP_GROW_MAX / 2 ||
+	    setsockopt(conn->sock, SOL_SOCKET, SO_SNDBUF, &cur, sizeof(cur))) {
+		conn->flags |= TCP_F_BUF_GROWN;
+		return;
+	}
+	sl = sizeof(got);
+	if (tcp_buf_unlock(conn->sock) ||
+	    getsockopt(conn->sock, SOL_SOCKET, SO_SNDBUF, &got, &sl) ||
+	    got <= cur)
+		conn->flags |= TCP_F_BUF_GROWN;
+}
+
+/**
  * tcp_wnd_offered() - the window field we'd put in a segment to the guest
  *		       now (unscaled, as sent), without side effects
  * @conn:	connection
@@ -187,6 +248,10 @@ uint16_t tcp_wnd_offered(const struct tcp_conn *conn)
 uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 {
 	uint32_t room = conn->wnd_edge - conn->seq_from_guest;
+	/* The guest used up the window of the last measurement */
+	bool used = conn->wnd_span &&
+		    (SEQ_GT(conn->seq_from_guest, conn->wnd_edge) ||
+		     room < MIN((uint32_t)conn->mss, conn->wnd_span / 2));
 	/* Idle at the measurement, and the socket took nothing since */
 	bool keep = (conn->flags & TCP_F_WND_IDLE) && room == conn->wnd_span;
 	bool low, idle;
@@ -205,6 +270,11 @@ uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 		room = tcp_sock_room(conn, &low, &idle, &conn->wnd_ratio);
 		if (low && conn->f.state == TCP_ST_ESTABLISHED)
 			tcp_out_wait(c, conn);
+		if (!low && used && conn->f.state == TCP_ST_ESTABLISHED &&
+		    !(conn->flags & TCP_F_BUF_GROWN)) {
+			tcp_sock_grow(conn);
+			room = tcp_sock_room(conn, NULL, NULL, NULL);
+		}
 		/* A writable socket: one of the guest's segments at least,
 		 * rounded up to what the window field can say
 		 */

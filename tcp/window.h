@@ -13,6 +13,7 @@ struct ctx;
 struct tcp_conn;
 
 void tcp_wnd_repeat(bool on);
+int tcp_buf_unlock(int s);
 uint32_t tcp_sock_room(const struct tcp_conn *conn, bool *low, bool *idle,
 		       uint16_t *ratio);
 uint16_t tcp_wnd_offered(const struct tcp_conn *conn);
