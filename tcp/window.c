@@ -248,10 +248,12 @@ uint16_t tcp_wnd_offered(const struct tcp_conn *conn)
 uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 {
 	uint32_t room = conn->wnd_edge - conn->seq_from_guest;
-	/* The guest used up the window of the last measurement */
+	/* The guest used half the window of the last measurement or more:
+	 * one of its segments, at least, was as large as the window let it
+	 */
 	bool used = conn->wnd_span &&
 		    (SEQ_GT(conn->seq_from_guest, conn->wnd_edge) ||
-		     room < MIN((uint32_t)conn->mss, conn->wnd_span / 2));
+		     room <= conn->wnd_span / 2);
 	/* Idle at the measurement, and the socket took nothing since */
 	bool keep = (conn->flags & TCP_F_WND_IDLE) && room == conn->wnd_span;
 	bool low, idle;

@@ -251,8 +251,11 @@ static int conns(const char *addr, int port, int nports, unsigned long n)
 	fds = calloc(n, sizeof(*fds));
 	up = calloc(n, sizeof(*up));
 	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (!fds || !up || ep < 0)
+	if (!fds || !up || ep < 0) {
+		free(fds);
+		free(up);
 		return 1;
+	}
 	memset(buf, 'y', sizeof(buf));
 
 	/* Open them all, non-blocking; completion (or failure) on EPOLLOUT */
@@ -341,6 +344,8 @@ static int conns(const char *addr, int port, int nports, unsigned long n)
 	end = now_ns() + 300 * 1000000000LL;
 	while (stop_file && access(stop_file, F_OK) && now_ns() < end)
 		usleep(20000);
+	free(fds);
+	free(up);
 	return 0;
 }
 
