@@ -64,7 +64,7 @@ endif
 
 # Everything but the programs' main files goes into one static library
 LIB_SRCS := $(filter-out passt.c passt-repair.c,$(wildcard *.c)) \
-            $(wildcard conf/*.c tap/*.c local/*.c stream/*.c vhost/*.c net/*.c fwd/*.c tcp/*.c udp/*.c icmp/*.c migrate/*.c)
+            $(wildcard conf/*.c tap/*.c local/*.c stream/*.c vhost/*.c net/*.c fwd/*.c tcp/*.c udp/*.c icmp/*.c migrate/*.c repair/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(wildcard test/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:test/unit/%.c=$(BUILD)/test/unit/%)
@@ -126,7 +126,7 @@ $(BUILD)/passt-repair: $(BUILD)/passt-repair.o $(BUILD)/sigsys.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The sandbox (isolation*.o, seccomp and libcap) comes with
-# migrate/repair.o, and the io_uring with everything that queues on it
+# repair/repair.o, and the io_uring with everything that queues on it
 $(UNIT_BINS): LDLIBS += -lseccomp -lcap -luring
 $(BUILD)/test/unit/%: test/unit/%.c $(BUILD)/libpasst.a
 	@mkdir -p $(dir $@)

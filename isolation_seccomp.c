@@ -285,7 +285,7 @@ static const struct iso_rule iso_rules[] = {
 	  "tcp/migrate_dst.c: a restored socket's window growth "
 	  "(rcv_ssthresh)" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR),
-	  "migrate/repair.c: direct TCP_REPAIR, what CAP_NET_ADMIN is for" },
+	  "repair/repair.c: direct TCP_REPAIR, what CAP_NET_ADMIN is for" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR_QUEUE),
 	  "tcp/migrate_common.c: dump and restore of the queues" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_QUEUE_SEQ),

@@ -53,7 +53,7 @@
 #include "flow.h"
 #include "kernel_abi.h"
 #include "log.h"
-#include "migrate/format.h"
+#include "repair/format.h"
 #include "tcp/migrate_internal.h"
 #include "tcp/tcp_info.h"
 #include "tcp/tcp_internal.h"

@@ -29,7 +29,7 @@
 #include "flow.h"
 #include "fwd/fwd.h"
 #include "log.h"
-#include "migrate/format.h"
+#include "repair/format.h"
 #include "tcp/conn.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"

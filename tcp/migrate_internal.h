@@ -32,7 +32,7 @@ struct tcpm_window {
 #define TCPM_TCP_CLOSE	7
 
 /* Sockets per helper request where the daemon works on one chunk while
- * the helper takes the next (struct repair_pipe, migrate/repair.h): small
+ * the helper takes the next (struct repair_pipe, repair/repair.h): small
  * enough for the two to overlap, large enough that the round trips, some
  * tens of microseconds each, don't count
  */

@@ -80,7 +80,7 @@
 #include "flow.h"
 #include "log.h"
 #include "loop.h"
-#include "migrate/repair.h"
+#include "repair/repair.h"
 #include "tcp/close.h"
 #include "tcp/conn.h"
 #include "tcp/migrate.h"
