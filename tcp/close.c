@@ -27,11 +27,11 @@
 #include <sys/socket.h>
 
 #include "flow.h"
+#include "flow_tcp.h"
 #include "log.h"
 #include "loop.h"
 #include "tcp/close.h"
 #include "tcp/seg.h"
-#include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
 #include "uring.h"
 #include "util.h"

@@ -39,7 +39,7 @@
 #include "tcp/conn.h"
 #include "tcp/seg.h"
 #include "tcp/tcp.h"
-#include "tcp/tcp_conn.h"
+#include "flow_tcp.h"
 #include "tcp/tcp_internal.h"
 #include "util.h"
 

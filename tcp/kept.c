@@ -64,10 +64,10 @@
 
 #include "ctx.h"
 #include "flow.h"
+#include "flow_tcp.h"
 #include "log.h"
 #include "tcp/conn.h"
 #include "tcp/migrate_internal.h"
-#include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
 #include "util.h"
 

@@ -77,6 +77,7 @@
 
 #include "ctx.h"
 #include "flow.h"
+#include "fwd/fwd.h"
 #include "log.h"
 #include "loop.h"
 #include "repair/format.h"

@@ -18,10 +18,10 @@
 
 #include "ctx.h"
 #include "flow.h"
+#include "flow_tcp.h"
 #include "log.h"
 #include "tap/tap.h"
 #include "tcp/seg.h"
-#include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
 #include "util.h"
 

@@ -75,6 +75,7 @@
 
 #include "ctx.h"
 #include "flow.h"
+#include "flow_tcp.h"
 #include "log.h"
 #include "net/packet.h"
 #include "tap/tap.h"
@@ -82,7 +83,6 @@
 #include "tcp/conn.h"
 #include "tcp/seg.h"
 #include "tcp/tcp.h"
-#include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
 #include "tcp/window.h"
 #include "util.h"

@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "flow_tcp.h"
 #include "net/packet.h"
-#include "tcp/tcp_conn.h"
 
 struct ctx;
 struct iovec;

@@ -33,9 +33,9 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include "flow_tcp.h"
 #include "tap/coalesce.h"
 #include "tcp/conn.h"
-#include "tcp/tcp_conn.h"
 #include "tcp/tcp_internal.h"
 #include "tcp/window.h"
 #include "util.h"
