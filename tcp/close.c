@@ -31,8 +31,11 @@
 #include "log.h"
 #include "loop.h"
 #include "tcp/close.h"
+#include "tcp/from_guest.h"
+#include "tcp/kept.h"
+#include "tcp/proto.h"
+#include "tcp/rst_owed.h"
 #include "tcp/seg.h"
-#include "tcp/tcp_internal.h"
 #include "uring.h"
 #include "util.h"
 

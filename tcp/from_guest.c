@@ -38,8 +38,10 @@
 #include "tap/tap.h"
 #include "tcp/close.h"
 #include "tcp/conn.h"
+#include "tcp/from_guest.h"
+#include "tcp/kept.h"
+#include "tcp/proto.h"
 #include "tcp/seg.h"
-#include "tcp/tcp_internal.h"
 #include "tcp/window.h"
 #include "util.h"
 

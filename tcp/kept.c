@@ -67,8 +67,8 @@
 #include "flow_tcp.h"
 #include "log.h"
 #include "tcp/conn.h"
+#include "tcp/kept.h"
 #include "tcp/migrate_internal.h"
-#include "tcp/tcp_internal.h"
 #include "util.h"
 
 #define TCP_KEPT_MAX	(4 * 1024 * 1024) /* bytes a connection keeps */

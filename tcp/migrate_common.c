@@ -56,7 +56,6 @@
 #include "repair/format.h"
 #include "tcp/migrate_internal.h"
 #include "tcp/tcp_info.h"
-#include "tcp/tcp_internal.h"
 #include "util.h"
 
 /* TCP_RTO_MAX_MS: the least the kernel takes, and its default (TCP_RTO_MAX,

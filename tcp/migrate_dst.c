@@ -84,10 +84,13 @@
 #include "repair/repair.h"
 #include "tcp/close.h"
 #include "tcp/conn.h"
+#include "tcp/connect.h"
+#include "tcp/kept.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
+#include "tcp/proto.h"
 #include "tcp/seg.h"
-#include "tcp/tcp_internal.h"
+#include "tcp/to_guest.h"
 #include "util.h"
 
 /* Our own copy of the kernel's repair structure (uapi linux/tcp.h) */

@@ -86,7 +86,7 @@
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
 #include "tcp/seg.h"
-#include "tcp/tcp_internal.h"
+#include "tcp/to_guest.h"
 #include "util.h"
 
 #define TCPM_POKE_MS		600	/* a socket's pokes, at least apart */

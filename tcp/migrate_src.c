@@ -73,11 +73,13 @@
 #include "repair/repair.h"
 #include "tcp/close.h"
 #include "tcp/conn.h"
+#include "tcp/connect.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
+#include "tcp/rst_owed.h"
 #include "tcp/seg.h"
-#include "tcp/tcp_internal.h"
 #include "tcp/tcp_info.h"
+#include "tcp/to_guest.h"
 #include "util.h"
 
 /**

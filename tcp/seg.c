@@ -24,8 +24,8 @@
 #include "net/packet.h"
 #include "tap/tap.h"
 #include "tcp/conn.h"
+#include "tcp/proto.h"
 #include "tcp/seg.h"
-#include "tcp/tcp_internal.h"
 #include "tcp/window.h"
 #include "util.h"
 
