@@ -15,7 +15,6 @@ struct ctx;
 struct pkt;
 struct tcp_conn;
 
-void tcp_pend_forget(const struct tcp_conn *conn);
 bool tcp_data_from_guest(struct ctx *c, struct tcp_conn *conn,
 			 uint32_t seq, uint8_t flags, struct pview payload,
 			 const struct pkt *p);
