@@ -66,9 +66,9 @@
 #include "flow.h"
 #include "flow_tcp.h"
 #include "log.h"
+#include "repair/sock.h"
 #include "tcp/conn.h"
 #include "tcp/kept.h"
-#include "tcp/migrate_internal.h"
 #include "util.h"
 
 #define TCP_KEPT_MAX	(4 * 1024 * 1024) /* bytes a connection keeps */

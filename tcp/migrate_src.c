@@ -71,6 +71,7 @@
 #include "log.h"
 #include "loop.h"
 #include "repair/repair.h"
+#include "repair/tcp_info.h"
 #include "tcp/close.h"
 #include "tcp/conn.h"
 #include "tcp/connect.h"
@@ -78,7 +79,6 @@
 #include "tcp/migrate_internal.h"
 #include "tcp/rst_owed.h"
 #include "tcp/seg.h"
-#include "tcp/tcp_info.h"
 #include "tcp/to_guest.h"
 #include "util.h"
 
