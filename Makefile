@@ -22,7 +22,8 @@
 #                   2.41, 2.43; sid's QEMU 11.1, libvirt 12.8): ROOTS=sid
 # make libvirt-migrate  libvirt live-migrates it between two "nodes"
 # make lint         kernel-doc on every non-static function of the daemon,
-#                   the README's Layout table against the tree, cppcheck
+#                   the README's Layout table against the tree, cppcheck,
+#                   includes up a layer and cycles between folders
 # make analyze      cppcheck and clang-tidy's static analyzer (not in check)
 # make lsm          the AppArmor and SELinux profiles in contrib/
 # make fuzz         every libFuzzer harness for FUZZ_SECS seconds
@@ -63,7 +64,7 @@ endif
 
 # Everything but the programs' main files goes into one static library
 LIB_SRCS := $(filter-out passt.c passt-repair.c,$(wildcard *.c)) \
-            $(wildcard conf/*.c tap/*.c local/*.c stream/*.c vhost/*.c net/*.c fwd/*.c tcp/*.c udp/*.c icmp/*.c migrate/*.c)
+            $(wildcard conf/*.c tap/*.c local/*.c stream/*.c vhost/*.c net/*.c fwd/*.c tcp/*.c udp/*.c icmp/*.c migrate/*.c repair/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(wildcard test/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:test/unit/%.c=$(BUILD)/test/unit/%)
@@ -125,7 +126,7 @@ $(BUILD)/passt-repair: $(BUILD)/passt-repair.o $(BUILD)/sigsys.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The sandbox (isolation*.o, seccomp and libcap) comes with
-# migrate/repair.o, and the io_uring with everything that queues on it
+# repair/repair.o, and the io_uring with everything that queues on it
 $(UNIT_BINS): LDLIBS += -lseccomp -lcap -luring
 $(BUILD)/test/unit/%: test/unit/%.c $(BUILD)/libpasst.a
 	@mkdir -p $(dir $@)
@@ -267,11 +268,15 @@ lsm:
 
 # kernel-doc on every non-static function of the daemon and on every static
 # one over 15 lines, and blocks that match their functions
-# (test/lint/kerneldoc-test.sh checks the checker)
+# (test/lint/kerneldoc-test.sh checks the checker), the README's Layout
+# table against the tree, and the layers counted from the includes
+# (test/lint/includes.sh, the order in test/lint/layers; its own test too)
 lint: cppcheck
 	test/lint/kerneldoc-test.sh
 	test/lint/kerneldoc.sh
 	test/lint/layout.sh
+	test/lint/includes-test.sh
+	test/lint/includes.sh
 
 # Static analysis of the daemon's sources. cppcheck (a few seconds) is part
 # of make lint, at zero findings; each suppression is a false positive:

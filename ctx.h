@@ -12,6 +12,7 @@
 #define CTX_H
 
 #include <limits.h>
+#include <net/ethernet.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -19,8 +20,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
-#include "conf/ports.h"
-#include "net/packet.h"
+#include "fwd_ports.h"
 
 #define MAXDNS 4
 #define MAXDNS_SEARCH 6
@@ -243,8 +243,8 @@ struct ctx {
 	char ifname_out6[IFNAMSIZ];
 	struct ip4_ctx ip4;
 	struct ip6_ctx ip6;
-	uint8_t our_mac[ETH_ADDR_LEN];
-	uint8_t guest_mac[ETH_ADDR_LEN];
+	uint8_t our_mac[ETH_ALEN];
+	uint8_t guest_mac[ETH_ALEN];
 	bool guest_mac_set;
 	int mtu;
 

@@ -19,12 +19,12 @@
 #include <stdint.h>
 
 #include "flow_common.h"
+#include "flow_tcp.h"
+#include "flow_udp.h"
 
 struct ctx;
 #include "log.h"
 #include "loop.h"
-#include "tcp/tcp_conn.h"
-#include "udp/udp_flow.h"
 
 /**
  * struct icmp_flow - an ICMP/ICMPv6 echo flow, see icmp/icmp.c

@@ -63,7 +63,7 @@
  * credential checker of step 4 is isolation_peer.c.
  *
  * Note: some kernels refuse SO_ATTACH_FILTER (the drop filter that holds
- * connections during a migration, tcp/migrate_common.c) without CAP_NET_ADMIN.
+ * connections during a migration, repair/sock.c) without CAP_NET_ADMIN.
  * There, a daemon with a repair helper can't hold TCP connections; direct
  * TCP_REPAIR (--repair-path none, CAP_NET_ADMIN kept) can.
  */

@@ -270,9 +270,9 @@ static const struct iso_rule iso_rules[] = {
 	  "tcp/connect.c, tcp/to_guest.c, tcp/migrate_src.c: peeking at "
 	  "unacknowledged data" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_ATTACH_FILTER),
-	  "tcp/migrate_common.c: the drop-all filter of a held connection" },
+	  "repair/sock.c: the drop-all filter of a held connection" },
 	{ "setsockopt", P_DIR, SOCKOPT(SOL_SOCKET, SO_DETACH_FILTER),
-	  "tcp/migrate_common.c: ...taken off when it resumes" },
+	  "repair/sock.c: ...taken off when it resumes" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IPV6, IPV6_V6ONLY),
 	  "fwd/fwd.c: IPv6 listening sockets" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IP, IP_FREEBIND),
@@ -287,9 +287,9 @@ static const struct iso_rule iso_rules[] = {
 	  "tcp/migrate_dst.c: a restored socket's window growth "
 	  "(rcv_ssthresh)" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR),
-	  "migrate/repair.c: direct TCP_REPAIR, what CAP_NET_ADMIN is for" },
+	  "repair/repair.c: direct TCP_REPAIR, what CAP_NET_ADMIN is for" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR_QUEUE),
-	  "tcp/migrate_common.c: dump and restore of the queues" },
+	  "repair/sock.c: dump and restore of the queues" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_QUEUE_SEQ),
 	  "tcp/migrate_dst.c: restored sequence numbers" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_REPAIR_OPTIONS),
@@ -301,12 +301,12 @@ static const struct iso_rule iso_rules[] = {
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_MAXSEG),
 	  "tcp/migrate_dst.c: a restored socket's MSS before connect()" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_TCP, TCP_RTO_MAX_MS),
-	  "tcp/migrate_common.c: a restored socket's timeouts while it is "
+	  "repair/sock.c: a restored socket's timeouts while it is "
 	  "poked" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IP, IP_MINTTL),
-	  "tcp/migrate_common.c: a held or parked socket deaf to the peer" },
+	  "repair/sock.c: a held or parked socket deaf to the peer" },
 	{ "setsockopt", P_DIR, SOCKOPT(IPPROTO_IPV6, IPV6_MINHOPCOUNT),
-	  "tcp/migrate_common.c: ...the same for IPv6" },
+	  "repair/sock.c: ...the same for IPv6" },
 
 	/* The stream front-end's output, by reference (stream/stream_out.c) */
 	{ "sendfile", P_ST, NOARG,

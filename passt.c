@@ -67,7 +67,7 @@
 #include "icmp/icmp.h"
 #include "migrate/announce.h"
 #include "migrate/transfer.h"
-#include "migrate/repair.h"
+#include "repair/repair.h"
 #include "rmfile.h"
 #include "uring.h"
 #include "util.h"

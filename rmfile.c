@@ -25,7 +25,7 @@
  * (/tmp) or one owned by that user (libvirt's) lets us remove it.
  *
  * This module knows nothing of who created the files: the sandbox keeps
- * them, their owners (passt.c, tap/listen.c, migrate/repair.c) remove
+ * them, their owners (passt.c, tap/listen.c, repair/repair.c) remove
  * them.
  */
 #include <errno.h>

@@ -39,6 +39,7 @@
 #include "conf/resolv.h"
 #include "ctx.h"
 #include "log.h"
+#include "net/packet.h"
 #include "util.h"
 
 #ifndef VERSION

@@ -35,10 +35,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "conf/ports.h"
 #include "ctx.h"
 #include "flow.h"
 #include "fwd/fwd.h"
+#include "fwd_ports.h"
 #include "kernel_abi.h"
 #include "log.h"
 #include "loop.h"

@@ -12,19 +12,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "inany.h"
+
 struct ctx;
-
-union sockaddr_inany {
-	struct sockaddr sa;
-	struct sockaddr_in sa4;
-	struct sockaddr_in6 sa6;
-};
-
-/* An address in its family's own format */
-union inany_addr {
-	struct in_addr v4;
-	struct in6_addr v6;
-};
 
 /* epoll reference index of a listening socket: port and family */
 #define FWD_REF(port, family) ((uint32_t)(port) | \

@@ -23,7 +23,7 @@
  *	stream announces for the flows it carries (mig_stream_need(): the
  *	buffer is as large as the stream, never larger; bytes past its end,
  *	or past a beginning no stream we take could have, are dropped).
- *	Then the whole stream is parsed and validated (migrate/format.c)
+ *	Then the whole stream is parsed and validated (repair/format.c)
  *	and checked against our own flows; a stream that fails any check
  *	is refused as a whole, nothing of it applied. A good one is
  *	applied: addresses adopted, connections recreated, but kept in
@@ -69,10 +69,10 @@
 #include "ctx.h"
 #include "log.h"
 #include "loop.h"
-#include "migrate/format.h"
 #include "migrate/announce.h"
 #include "migrate/transfer.h"
-#include "migrate/repair.h"
+#include "repair/format.h"
+#include "repair/repair.h"
 #include "tap/tap.h"
 #include "tcp/migrate.h"
 #include "util.h"

@@ -11,6 +11,7 @@
 #ifndef NET_PACKET_H
 #define NET_PACKET_H
 
+#include <net/ethernet.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -89,7 +90,7 @@ static inline bool pv_be32(struct pview v, size_t off, uint32_t *out)
 }
 
 /* Header lengths: Ethernet, and IP without options or extension headers */
-#define ETH_ADDR_LEN 6		/* a MAC address */
+#define ETH_ADDR_LEN ETH_ALEN	/* a MAC address: 6, as struct ctx's */
 #define ETH_HDR_LEN 14
 #define IP4_HDR_LEN 20
 #define IP6_HDR_LEN 40

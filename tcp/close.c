@@ -13,9 +13,12 @@
  * close() send the peer a RST); a reset sets SO_LINGER 0 so that the
  * kernel sends one. The socket is closed through uring.c, which knows
  * whether a queued discard still names it. The flow goes at once, with
- * whatever it held: guest data batched for its socket (from_guest.c's
- * tcp_pend_forget(), the one call up from here), data kept for it
- * (kept.c). A RST the guest can't get now is owed (rst_owed.c).
+ * whatever it held: data kept for it (kept.c). Guest data batched for
+ * its socket dies too, without a call up: the batch's end writes only to
+ * a live flow of the same generation (from_guest.c's
+ * tcp_flush_pending()), and a closed flow's slot isn't reused before the
+ * round ends (flow.c). A RST the guest can't get now is owed
+ * (rst_owed.c).
  *
  * Both FINs done doesn't mean the peer has everything: the flow stays,
  * draining (TCP_F_DRAINING), until SIOCOUTQ is empty, so that a
@@ -27,25 +30,27 @@
 #include <sys/socket.h>
 
 #include "flow.h"
+#include "flow_tcp.h"
 #include "log.h"
 #include "loop.h"
 #include "tcp/close.h"
+#include "tcp/kept.h"
+#include "tcp/proto.h"
+#include "tcp/rst_owed.h"
 #include "tcp/seg.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_internal.h"
 #include "uring.h"
 #include "util.h"
 
 /*
  * tcp_conn_free() - forget a connection; the socket is already handled.
- * Guest data held for it in a batch dies with it: it must never reach
- * the socket of a connection that later gets the same slot.
+ * Guest data held for it in a batch dies with it (tcp_flush_pending()
+ * finds the flow closing): it must never reach the socket of a
+ * connection that later gets the same slot (test tcp_reuse).
  */
 static void tcp_conn_free(struct tcp_conn *conn)
 {
 	union flow *flow = (union flow *)conn;
 
-	tcp_pend_forget(conn);
 	tcp_kept_drop(conn);
 	conn->flags &= ~TCP_F_ACK_DUE;
 	flow_close(flow);

@@ -20,9 +20,9 @@
 #include <sys/socket.h>
 
 #include "flow.h"
+#include "flow_tcp.h"
 #include "loop.h"
 #include "tcp/conn.h"
-#include "tcp/tcp_conn.h"
 #include "util.h"
 
 #define TCP_RTO_MS 1000			/* initial retransmission timeout */

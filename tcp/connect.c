@@ -29,18 +29,20 @@
 
 #include "ctx.h"
 #include "flow.h"
+#include "flow_tcp.h"
 #include "fwd/fwd.h"
+#include "local/local.h"
 #include "log.h"
 #include "loop.h"
 #include "net/packet.h"
-#include "local/local.h"
 #include "tap/tap.h"
 #include "tcp/close.h"
 #include "tcp/conn.h"
+#include "tcp/connect.h"
+#include "tcp/proto.h"
 #include "tcp/seg.h"
 #include "tcp/tcp.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_internal.h"
+#include "tcp/to_guest.h"
 #include "util.h"
 
 #define TCP_CONNECT_TIMEOUT_MS (60 * 1000)

@@ -32,14 +32,16 @@
 
 #include "ctx.h"
 #include "flow.h"
+#include "flow_tcp.h"
 #include "log.h"
 #include "net/packet.h"
 #include "tap/tap.h"
 #include "tcp/close.h"
 #include "tcp/conn.h"
+#include "tcp/from_guest.h"
+#include "tcp/kept.h"
+#include "tcp/proto.h"
 #include "tcp/seg.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_internal.h"
 #include "tcp/window.h"
 #include "util.h"
 
@@ -49,6 +51,8 @@
  * sendmsg(), so the kernel builds large segments instead of one per frame.
  * The iovecs point into the front-end's frames, which stay valid until the
  * batch ends: demux_input_end() calls tcp_flush_pending() before that.
+ * A connection closed with data held here loses it: tcp_flush_pending()
+ * writes only to a live flow (not closing) of the same generation.
  */
 #define TCP_WBATCH 128
 static struct {
@@ -59,17 +63,6 @@ static struct {
 	size_t len;
 	struct iovec iov[TCP_WBATCH];
 } tcp_pend = { .idx = -1 };
-
-/**
- * tcp_pend_forget() - a connection is going: guest data held for it in a
- *		       batch dies with it (see tcp_conn_free())
- * @conn:	connection
- */
-void tcp_pend_forget(const struct tcp_conn *conn)
-{
-	if (tcp_pend.idx == (int)tcp_idx(conn))
-		tcp_pend.idx = -1;
-}
 
 /* Ask for an ACK at the end of this loop round (coalesces many) */
 static void tcp_ack_later(struct ctx *c, struct tcp_conn *conn)

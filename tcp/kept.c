@@ -64,11 +64,11 @@
 
 #include "ctx.h"
 #include "flow.h"
+#include "flow_tcp.h"
 #include "log.h"
+#include "repair/sock.h"
 #include "tcp/conn.h"
-#include "tcp/migrate_internal.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_internal.h"
+#include "tcp/kept.h"
 #include "util.h"
 
 #define TCP_KEPT_MAX	(4 * 1024 * 1024) /* bytes a connection keeps */

@@ -80,13 +80,13 @@
 #include "flow.h"
 #include "log.h"
 #include "loop.h"
-#include "migrate/repair.h"
+#include "repair/repair.h"
 #include "tcp/close.h"
 #include "tcp/conn.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
 #include "tcp/seg.h"
-#include "tcp/tcp_internal.h"
+#include "tcp/to_guest.h"
 #include "util.h"
 
 #define TCPM_POKE_MS		600	/* a socket's pokes, at least apart */

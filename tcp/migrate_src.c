@@ -24,7 +24,7 @@
  *     the fabric delivers to the target.
  *     The flow is marked TCP_F_MIGRATED. An event already queued for it
  *     is ignored (tcp.c).
- *  2. TCP_REPAIR goes on for all of them (migrate/repair.c). A socket that
+ *  2. TCP_REPAIR goes on for all of them (repair/repair.c). A socket that
  *     still owes its peer a delayed ACK leaves repair mode for a moment
  *     (tcpm_flush_acks()): the kernel's timer would send that ACK later,
  *     from the source, repair mode or not. Then each socket's send window
@@ -70,14 +70,16 @@
 #include "fwd/fwd.h"
 #include "log.h"
 #include "loop.h"
-#include "migrate/repair.h"
+#include "repair/repair.h"
+#include "repair/tcp_info.h"
 #include "tcp/close.h"
 #include "tcp/conn.h"
+#include "tcp/connect.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
+#include "tcp/rst_owed.h"
 #include "tcp/seg.h"
-#include "tcp/tcp_internal.h"
-#include "tcp/tcp_info.h"
+#include "tcp/to_guest.h"
 #include "util.h"
 
 /**

@@ -18,11 +18,12 @@
 
 #include "ctx.h"
 #include "flow.h"
+#include "flow_tcp.h"
 #include "log.h"
 #include "tap/tap.h"
+#include "tcp/proto.h"
+#include "tcp/rst_owed.h"
 #include "tcp/seg.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_internal.h"
 #include "util.h"
 
 #define TCP_RST_OWED_MAX	256

@@ -20,12 +20,12 @@
 #include <netinet/in.h>
 
 #include "flow.h"
+#include "flow_tcp.h"
 #include "net/packet.h"
 #include "tap/tap.h"
 #include "tcp/conn.h"
+#include "tcp/proto.h"
 #include "tcp/seg.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_internal.h"
 #include "tcp/window.h"
 #include "util.h"
 

@@ -42,10 +42,11 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include "flow_tcp.h"
 #include "tap/coalesce.h"
 #include "tcp/conn.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_internal.h"
+#include "tcp/kept.h"
+#include "tcp/proto.h"
 #include "tcp/window.h"
 #include "util.h"
 

@@ -79,6 +79,7 @@
 
 #include "ctx.h"
 #include "flow.h"
+#include "flow_udp.h"
 #include "fwd/fwd.h"
 #include "log.h"
 #include "loop.h"
@@ -86,7 +87,6 @@
 #include "local/local.h"
 #include "tap/tap.h"
 #include "udp/udp.h"
-#include "udp/udp_flow.h"
 #include "util.h"
 
 /* Frames for datagrams read from sockets: payload lands after the headers */

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 
 #include "fuzz_common.h"
-#include "migrate/format.h"
+#include "repair/format.h"
 
 static bool in_input(const uint8_t *p, size_t n, const uint8_t *b, size_t len)
 {

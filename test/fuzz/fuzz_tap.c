@@ -376,7 +376,7 @@ static void flows_expire(void)
 
 	/* A day past the clock the flows use, not past the last call's: a
 	 * day more per iteration wrapped the low 32 bits of a connection's
-	 * last activity (last_ms, tcp/tcp_conn.h) into the idle timeout's
+	 * last activity (last_ms, flow_tcp.h) into the idle timeout's
 	 * window about once in 50 iterations. Two seconds apart from one
 	 * iteration to the next, either way: the timers that scan at most
 	 * once a second (icmp_timer()) scan every time

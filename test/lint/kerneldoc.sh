@@ -9,7 +9,8 @@
 #
 # PATH is a C file or a folder (its *.c files, not recursive). Without PATH,
 # the daemon's sources: the top-level *.c files (passt-repair.c among them)
-# and conf/ tap/ local/ stream/ vhost/ net/ fwd/ tcp/ udp/ icmp/ migrate/.
+# and conf/ tap/ local/ stream/ vhost/ net/ fwd/ tcp/ udp/ icmp/ migrate/
+# repair/.
 # test/ is not checked; those paths are relative to the top of the tree,
 # wherever the script is run from. Given paths are relative to the current directory.
 #
@@ -52,7 +53,7 @@ set -u
 
 if [ $# -eq 0 ]; then
 	cd "$(dirname "$0")/../.." || exit 2
-	set -- *.c conf tap local stream vhost net fwd tcp udp icmp migrate
+	set -- *.c conf tap local stream vhost net fwd tcp udp icmp migrate repair
 fi
 
 files=()

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * test_migrate_format.c - the version 2 migration stream codec
- * (migrate/format.c): byte layout against the offsets of doc/migration.md
+ * (repair/format.c): byte layout against the offsets of doc/migration.md
  * (section 2, "The wire format"), round trips, every refusal with its
  * errno and reason, truncation at every length, skip records, and the
  * fixtures in test/data/migrate/; how long a stream is as far as its first
@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "migrate/format.h"
+#include "repair/format.h"
 
 static void a6(struct in6_addr *a, const char *s)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * test_tcp_info.c - tcp/tcp_info.h reads TCP_INFO by the kernel's layout:
+ * test_tcp_info.c - repair/tcp_info.h reads TCP_INFO by the kernel's layout:
  * on a real connection over loopback, the fields the daemon reads say
  * what the connection did (state, bytes and segments received, the
  * options and window scales), the kernel fills at least as far as
@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "tcp/tcp_info.h"
+#include "repair/tcp_info.h"
 
 /* A connected pair over loopback: @c the client, @a the accepted end */
 static void pair(int *c, int *a)

@@ -26,7 +26,7 @@ set -eu
 need busybox
 
 # More than 61: with that many flows glibc's qsort() asked the kernel for
-# the memory size, and the sandboxed target died (migrate/format.c)
+# the memory size, and the sandboxed target died (repair/format.c)
 MIG_CONNS=${MIG_CONNS:-64}
 MIG_RATE=${MIG_RATE:-32}
 MIG_W=${MIG_W:-500}

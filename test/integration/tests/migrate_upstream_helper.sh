@@ -13,7 +13,7 @@
 # That helper leaves its control buffer at the length of the last request
 # it got, so after one-socket requests the kernel hands it only the first
 # two sockets of a larger one, and it echoes the request all the same
-# (migrate/repair.c). Checked: B holds and dumps all of its connections
+# (repair/repair.c). Checked: B holds and dumps all of its connections
 # (no "can't dump", "4 of 4 restored" in C), it noticed the helper's
 # limit and worked around it, and every byte arrives. And our daemons
 # take that helper, which runs as root, while they run as nobody (the

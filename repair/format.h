@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * migrate/format.h - encoder and decoder of upstream passt's version 2
+ * repair/format.h - encoder and decoder of upstream passt's version 2
  * migration stream (the bytes that go through the vhost-user device-state
  * pipe), see doc/migration.md, section 2.
  *
@@ -10,8 +10,8 @@
  * that the target would otherwise have to trust, so that the daemon applies
  * nothing unless the whole stream is consistent.
  */
-#ifndef MIGRATE_FORMAT_H
-#define MIGRATE_FORMAT_H
+#ifndef REPAIR_FORMAT_H
+#define REPAIR_FORMAT_H
 
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -168,4 +168,4 @@ void mig_put_stream(struct mig_buf *b, const struct mig_stream_in *s);
 bool mig_stream_in_equal(const struct mig_stream_in *a,
 			 const struct mig_stream_in *b);
 
-#endif /* MIGRATE_FORMAT_H */
+#endif /* REPAIR_FORMAT_H */

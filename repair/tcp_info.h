@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * tcp/tcp_info.h - TCP_INFO as the kernel lays it out, not as a C library
+ * repair/tcp_info.h - TCP_INFO as the kernel lays it out, not as a C library
  * copies it.
  *
  * getsockopt(TCP_INFO) fills the kernel's struct tcp_info (uapi
@@ -14,8 +14,8 @@
  * kernel's offsets (checked below), and read with tcp_info_get(), which
  * says which of them the kernel filled.
  */
-#ifndef TCP_TCP_INFO_H
-#define TCP_TCP_INFO_H
+#ifndef REPAIR_TCP_INFO_H
+#define REPAIR_TCP_INFO_H
 
 #include <errno.h>
 #include <stddef.h>
@@ -86,4 +86,4 @@ static inline int tcp_info_get(int s, struct tcp_info_k *ti)
 	return (int)sl;
 }
 
-#endif /* TCP_TCP_INFO_H */
+#endif /* REPAIR_TCP_INFO_H */

@@ -3,8 +3,8 @@
  * repair.h - turning TCP_REPAIR on and off for our sockets: directly when
  * we hold CAP_NET_ADMIN, through the passt-repair helper otherwise.
  */
-#ifndef MIGRATE_REPAIR_H
-#define MIGRATE_REPAIR_H
+#ifndef REPAIR_REPAIR_H
+#define REPAIR_REPAIR_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -84,4 +84,4 @@ void repair_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 void repair_close(struct ctx *c);
 void repair_cleanup(struct ctx *c);
 
-#endif /* MIGRATE_REPAIR_H */
+#endif /* REPAIR_REPAIR_H */

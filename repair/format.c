@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * migrate/format.c - encoder and decoder of upstream passt's version 2
+ * repair/format.c - encoder and decoder of upstream passt's version 2
  * migration stream.
  *
  * Theory of operation
@@ -44,7 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "migrate/format.h"
+#include "repair/format.h"
 
 /* Writer */
 

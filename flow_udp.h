@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * udp_flow.h - the per-flow state of a UDP flow, as stored in the flow
- * table (see udp.c).
+ * flow_udp.h - the per-flow state of a UDP flow, as stored in the flow
+ * table (see udp/udp.c).
  */
-#ifndef UDP_UDP_FLOW_H
-#define UDP_UDP_FLOW_H
+#ifndef FLOW_UDP_H
+#define FLOW_UDP_H
 
 #include <stdint.h>
 
 #include "flow_common.h"
-#include "fwd/fwd.h"
+#include "inany.h"
 
 /**
  * struct udp_flow - datagrams between a guest port and a remote endpoint
@@ -32,4 +32,4 @@ struct udp_flow {
 	uint64_t last_ms;
 };
 
-#endif /* UDP_UDP_FLOW_H */
+#endif /* FLOW_UDP_H */

@@ -75,7 +75,7 @@
 #include "ctx.h"
 #include "log.h"
 #include "loop.h"
-#include "migrate/repair.h"
+#include "repair/repair.h"
 #include "rmfile.h"
 #include "util.h"
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * tcp_conn.h - the per-connection state of a translated TCP connection,
- * as stored in the flow table (see tcp.c and the files beside it for
+ * flow_tcp.h - the per-connection state of a translated TCP connection,
+ * as stored in the flow table (see tcp/tcp.c and the files beside it for
  * what each field means).
  */
-#ifndef TCP_TCP_CONN_H
-#define TCP_TCP_CONN_H
+#ifndef FLOW_TCP_H
+#define FLOW_TCP_H
 
 #include <stdint.h>
 
@@ -124,4 +124,4 @@ struct tcp_conn {
 	uint16_t wnd_max;
 };
 
-#endif /* TCP_TCP_CONN_H */
+#endif /* FLOW_TCP_H */
