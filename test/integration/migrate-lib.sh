@@ -1225,7 +1225,9 @@ mig_watch_run() {
 # mig_pauses NAME...: each stream's longest pause so far
 mig_pauses() {
 	for _pn in "$@"; do
-		read -r _pm _pa <"$T/pause.$_pn" 2>/dev/null || _pm=0 _pa=-
+		# No file: it never paused for a whole sample (100 ms)
+		{ read -r _pm _pa <"$T/pause.$_pn"; } 2>/dev/null ||
+			_pm=0 _pa=-
 		printf ' %s %s ms (at %s ms)' "$_pn" "$_pm" "$_pa"
 	done
 }

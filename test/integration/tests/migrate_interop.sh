@@ -33,7 +33,9 @@
 #       pq: the peer sent 20000 bytes and FIN, the guest doesn't read: the
 #           source's socket in CLOSE_WAIT with data in its receive queue.
 # Everything must arrive byte-exact, each connection must end with both
-# EOFs (no reset), and no RST may leave either pod.
+# EOFs (no reset), and no RST may leave either pod; the four long ones
+# never get nothing for more than MIG_STALL_MS (3 s) outside the
+# cut-overs (mig_watch: the test fails at once, with where they stopped).
 #
 # Why the old pod is cut off the fabric (mig_pod_link src down) when
 # migration 1 starts: upstream's source exits as soon as CHECK_DEVICE_STATE
@@ -317,6 +319,9 @@ done
 for s in down4 up4 down6 up6; do
 	mig_flowing "$s" 16384 10 || fail "stream $s does not flow"
 done
+# They never stop for long but for the cut-overs (not the daemons'
+# debug logs on a stall: upstream's would take SIGUSR1 for the end)
+mig_watch down4 up4 down6 up6
 
 # round N SRC_POD SRC_SOCK TO_POD: half-closed flows, migrate, finish them
 round() {
@@ -379,6 +384,8 @@ mig_daemon_stop "$our_pid"
 ! grep -h "Repair helper refused" "$T"/*/passt.socket.err ||
 	bad="$bad helper-refused"
 ! grep -h "skipping" "$T"/repair-*.err || bad="$bad helper-skipped"
+mig_watch_stop
+log "longest pauses:$(mig_pauses down4 up4 down6 up6)"
 verify down4 up4 down6 up6
 mig_cap_stop "$CAP_PID"
 for r in 1 2; do
