@@ -205,7 +205,9 @@ cleanup() {
 	rm -rf "/etc/netns/$HOST"
 	if [ "$_rc" -ne 0 ] && [ "$_rc" -ne 77 ]; then
 		_dumped=
-		for _f in "$T"/*.err "$T"/*.log; do
+		# The daemons' logs too, in their pods' directories
+		# (migrate-lib.sh's mig_pod_daemon: $T/POD/passt.socket.err)
+		for _f in "$T"/*.err "$T"/*.log "$T"/*/*.err; do
 			[ -s "$_f" ] || continue
 			log "---- $_f (last 40 lines)"
 			tail -n 40 "$_f" >&2

@@ -117,7 +117,7 @@ expect "the guest's blackhole rules after the LOAD" \
 # complete its connections
 mig_all_flowing 16384 10 d4 u6 || {
 	mig_diag d4 u6
-	fail "not flowing with the guest's SYNs held back: $MIG_LAGGING; the guest's sockets: $(ns "$GUEST" ss -tnH "$ports" | tr -s ' \n' ' ')"
+	fail "not flowing with the guest's SYNs held back: $MIG_LAGGING; the guest's sockets: $(ns "$GUEST" ss -tnH "$ports" | tr -s ' \n' ' '); the target: $(grep -h 'Migration\|restored\|reset' "$b_log" | tr '\n' ' ')"
 }
 wait_for "[ \$(mig_prog r4 c end) != running ] && [ \$(mig_prog r4 l end) != running ]" 20 ||
 	fail "r4 still open: guest $(cat "$T/r4.c.prog"), peer $(cat "$T/r4.l.prog")"
