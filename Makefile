@@ -16,7 +16,8 @@
 #                   TESTS="tcp_drain tcp_halfclose": only those (e2e too)
 # make e2e          QEMU 10 end-to-end tests, both front-ends (e2e-asan)
 # make flakes       the flake budget: SUITES (integration) N times (10), each
-#                   test's failure count (LOAD busy loops beside, LIMITS)
+#                   test's failure count (LOAD busy loops beside, LIMITS,
+#                   TEST_LIMIT: each test's time limit, seconds)
 # make libvirt      real libvirt drives the installed daemon; the .deb
 # make roots        build and test inside Debian 13 and sid roots (glibc
 #                   2.41, 2.43; sid's QEMU 11.1, libvirt 12.8): ROOTS=sid
@@ -202,12 +203,13 @@ libvirt-migrate: $(BUILD)/passt $(BUILD)/passt-repair tools
 # The flake budget (not in make check): SUITES (integration; also
 # integration-asan, e2e, e2e-asan, each with ":TEST,TEST" for some of its
 # tests) N times, with LOAD busy loops beside, once per value of LIMITS
-# (net.core.wmem_max/rmem_max, restored after); a table of each test's
-# failures at the end (test/flakes.sh)
+# (net.core.wmem_max/rmem_max, restored after), each test killed after
+# TEST_LIMIT seconds if set; a table of each test's failures at the end
+# (test/flakes.sh)
 .PHONY: flakes
 flakes: all $(BUILD)/test/passt-hooks
 	test/flakes.sh -n $(or $(N),10) -l $(or $(LOAD),0) -b "$(LIMITS)" \
-		$(or $(SUITES),integration)
+		$(if $(TEST_LIMIT),-t $(TEST_LIMIT)) $(or $(SUITES),integration)
 
 help:
 	@sed -n '3,/^$$/s/^# \{0,1\}//p' Makefile

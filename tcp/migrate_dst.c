@@ -55,7 +55,11 @@
  * fit is written as the socket drains (TCP_F_TAIL, kept.c).
  * Then FIN_WAIT1, CLOSING and LAST_ACK get their FIN again (after the
  * window probe, which the kernel sends in ESTABLISHED only), the flow goes
- * in the loop and resumes from the first byte the guest hasn't ACKed.
+ * in the loop and resumes from the first byte the guest hasn't ACKed. One
+ * the source moved in its handshake, our SYN-ACK not acknowledged
+ * (tcpm_handshake()), goes on as one: the guest gets the SYN-ACK again at
+ * once (it may never have had it, and a guest in SYN-SENT drops anything
+ * else), and whatever the peer sent waits in the socket for its ACK.
  * The kernel can't be given a FIN the peer had sent (a repair-mode write
  * to the receive queue carries data only): that one stays in the flow
  * (TCP_F_SOCK_EOF), and the socket is ESTABLISHED, or FIN_WAIT1 then
@@ -150,6 +154,23 @@ static bool tcpm_closed(const struct mig_flow_in *f)
 {
 	return f->e.tcpi_state == MIG_TCP_FIN_WAIT2 &&
 	       (f->b.events & MIG_EV_SOCK_FIN_RCVD);
+}
+
+/*
+ * Was the connection in its handshake, our SYN-ACK not acknowledged by the
+ * guest? Our source says so (MIG_F_ACK_FROM_TAP_DUE, migrate_dump.c), and the
+ * rest of the record must agree: the guest opened it, nothing was sent to it
+ * after the SYN-ACK, and nothing came from it after its SYN
+ */
+static bool tcpm_handshake(const struct mig_flow_in *f)
+{
+	const struct mig_tcp_basic *b = &f->b;
+
+	return (b->flags & MIG_F_ACK_FROM_TAP_DUE) &&
+	       b->pif[0] == MIG_PIF_TAP && b->seq_to_tap == b->seq_ack_from_tap &&
+	       b->seq_from_tap == b->seq_init_from_tap + 1 &&
+	       !(b->events & (MIG_EV_TAP_FIN_RCVD | MIG_EV_TAP_FIN_SENT)) &&
+	       !tcpm_closed(f);
 }
 
 /* Index of the HOST side of a record (the other is the TAP side) */
@@ -439,7 +460,11 @@ static int tcpm_flow_new(int s, const struct mig_flow_in *f, unsigned *idx,
 	conn->f.type = FLOW_TCP;
 	tcpm_tap_key(&conn->f.key, &f->b.side[!tcpm_host(f)]);
 	conn->sock = s;
-	conn->f.state = TCP_ST_ESTABLISHED;
+	/* In its handshake: the SYN-ACK again at the release (and on the
+	 * timer), the guest's ACK awaited as for any connection
+	 */
+	conn->f.state = tcpm_handshake(f) ? TCP_ST_SYNACK_TO_GUEST
+					  : TCP_ST_ESTABLISHED;
 	conn->flags = TCP_F_MIGRATED | TCP_F_PARKED;
 	if (b->pif[0] == MIG_PIF_HOST)
 		conn->flags |= TCP_F_INBOUND;
@@ -909,6 +934,17 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 			live[poked] = conn->sock;
 			cap[poked] = p->f->e.snd_wnd;
 			idx[poked++] = p->idx;
+		}
+		if (conn->f.state == TCP_ST_SYNACK_TO_GUEST) {
+			/* The guest may be in SYN-SENT still, its SYN-ACK lost
+			 * at the source: it drops anything but a SYN-ACK, and a
+			 * RST from the peer meanwhile would refuse its connect().
+			 * Already established, it answers with an ACK
+			 */
+			flow_dbg(conn, "restored in its handshake, SYN-ACK "
+				 "again");
+			tcp_connect_done(c, conn);
+			continue;
 		}
 		tcp_ack_now(c, conn);
 		tcp_data_to_guest(c, conn);

@@ -212,11 +212,19 @@ static int tcpm_basic(const struct ctx *c, const struct tcp_conn *conn,
 	/* Our SYN-ACK sent, the guest's ACK not here yet (tcpm_movable()):
 	 * its window comes with that ACK. Until then, one segment's worth,
 	 * so that the target sends something the guest answers: with 0, a
-	 * guest that had nothing to send, its ACK lost, would never say
+	 * guest that had nothing to send, its ACK lost, would never say.
+	 * And an ACK from the guest is due: for our SYN-ACK, which it may
+	 * never have had (sent into a ring the switch-over had stopped
+	 * already). Our target sends it again as soon as the guest runs
+	 * there (migrate_dst.c): a guest in SYN-SENT ignores anything else,
+	 * and would wait for its own SYN's retransmission, seconds later
 	 */
-	if (conn->f.state == TCP_ST_SYNACK_TO_GUEST && !b->wnd_from_tap)
-		b->wnd_from_tap = (uint16_t)MAX((uint32_t)conn->mss >>
-						conn->ws_guest, 1U);
+	if (conn->f.state == TCP_ST_SYNACK_TO_GUEST) {
+		if (!b->wnd_from_tap)
+			b->wnd_from_tap = (uint16_t)MAX((uint32_t)conn->mss >>
+							conn->ws_guest, 1U);
+		b->flags |= MIG_F_ACK_FROM_TAP_DUE;
+	}
 	/* What the guest may send: up to the largest edge we advertised
 	 * (rounded up to the field), not the window we'd offer now (0 while
 	 * a tail waits: the target would refuse what the guest has in

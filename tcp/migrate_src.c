@@ -296,9 +296,10 @@ static int tcpm_flush_acks(struct ctx *c, int *fds, unsigned n,
  * guest: the guest's ACK may be in the TX ring the switch-over stopped,
  * with its first data, and the target takes them from there (a flow it
  * didn't know would get a RST, after the guest had its connection). It
- * goes as established, our SYN acknowledged: the SYN-ACK is in the
- * guest's memory already (the used ring moves with it), or, dropped for
- * lack of buffers, the guest's SYN comes again to the target
+ * goes as established, our SYN acknowledged, an ACK from the guest due
+ * (migrate_dump.c): the SYN-ACK is in the guest's memory already (the
+ * used ring moves with it), or, sent into a stopped ring or dropped for
+ * lack of buffers, the target sends it again (migrate_dst.c)
  */
 static bool tcpm_conn_movable(const struct tcp_conn *conn)
 {

@@ -19,8 +19,10 @@
 # refuses --vhost-user. Builds the guest image first (test/guest/build.sh:
 # nothing to do when it's up to date). Each test boots its own guest, gets
 # its own namespaces (named after our pid, the test and the mode) and is
-# killed after $E2E_TIMEOUT seconds (default 150), or what the test says in
-# a "# e2e-timeout: SECS" line, if that is more.
+# killed, its whole process group, after $E2E_TIMEOUT seconds (default
+# 150), or what the test says in a "# e2e-timeout: SECS" line, if that is
+# more (PT_TEST_LIMIT, if set, instead of both). Stopped (SIGTERM, SIGINT,
+# SIGHUP), the runner stops the test that runs with it.
 #
 # Environment: PASST, TOOLS, QEMU, E2E_ACCEL as in lib.sh. The last line is
 # always "e2e: N passed, N failed" (skips are listed, not counted); the
@@ -64,6 +66,10 @@ if [ "${E2E_GUEST_BUILT:-0}" != 1 ] && ! "$TOP/test/guest/build.sh"; then
 fi
 
 LOGDIR=$(mktemp -d "/tmp/passt-e2e.$$.XXXXXX")
+# Stopped, the runner stops the test that runs with it (leftovers.sh)
+id=
+trap 'limited_stop; [ -z "$id" ] || leftovers "$id"; exit 143' TERM HUP
+trap 'limited_stop; [ -z "$id" ] || leftovers "$id"; exit 130' INT
 pass=0
 fail=0
 skipped=
@@ -85,14 +91,15 @@ for mode in $MODES; do
 				"$script" | head -n 1)
 			[ -n "$to" ] && [ "$to" -gt "$E2E_TIMEOUT" ] ||
 				to=$E2E_TIMEOUT
-			E2E_MODE=$mode PT_ID=$id \
-				timeout -k 10 "$to" bash "$script" \
+			to=${PT_TEST_LIMIT:-$to}
+			E2E_MODE=$mode PT_ID=$id limited "$to" bash "$script" \
 				>"$log" 2>&1 </dev/null || st=$?
 		fi
 		# A test killed by timeout leaves its namespaces and QEMU
 		if [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
 			leftovers "$id"
 		fi
+		id=
 		secs=$(($(date +%s) - start))
 		case "$st" in
 		0)

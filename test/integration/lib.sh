@@ -205,7 +205,9 @@ cleanup() {
 	rm -rf "/etc/netns/$HOST"
 	if [ "$_rc" -ne 0 ] && [ "$_rc" -ne 77 ]; then
 		_dumped=
-		for _f in "$T"/*.err "$T"/*.log; do
+		# The daemons' logs too, in their pods' directories
+		# (migrate-lib.sh's mig_pod_daemon: $T/POD/passt.socket.err)
+		for _f in "$T"/*.err "$T"/*.log "$T"/*/*.err; do
 			[ -s "$_f" ] || continue
 			log "---- $_f (last 40 lines)"
 			tail -n 40 "$_f" >&2
@@ -308,9 +310,12 @@ setup_ns() {
 # The daemon binds its socket, then listens: in between (a moment, or much
 # longer on a loaded machine) the file is there, and a connect() is
 # refused. Clients retry (QEMU, vu-front -r, passt-repair); a test that
-# connects once waits for this first
+# connects once waits for this first. In the state "listening" itself:
+# ss -l also lists a UNIX stream socket that is bound and not listening
+# yet (UNCONN), in exactly that moment
 sock_listening() {
-	ip netns exec "$1" ss -xlH src "$2" 2>/dev/null | grep -q .
+	ip netns exec "$1" ss -xH state listening src "$2" 2>/dev/null |
+		grep -q .
 }
 
 # passt_start [OPTION...]: start the daemon in HOST in the foreground,

@@ -36,10 +36,13 @@
 # nodes have; these machines have 4 MiB, which hid deep send queues that
 # a target couldn't take) and puts the old values back on exit. They are
 # global, not per namespace, and migration tests may run at once (other
-# runners): the first one saves the old values, each adds its pid to a
-# list, and the last one to leave restores them (mig_sysctl_*, under
-# flock). Tests that aren't migration tests may meanwhile see the low
-# limits: they only cap SO_SNDBUF and SO_RCVBUF.
+# runners, a flake budget's rounds): the machine's values are saved by
+# whoever comes first, and the last one to leave restores them
+# (test/sysctl-share.sh). Tests that aren't migration tests may meanwhile
+# see the low limits: they only cap SO_SNDBUF and SO_RCVBUF.
+
+# shellcheck source=../sysctl-share.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../sysctl-share.sh"
 
 SRC=$PT_ID-src
 DST=$PT_ID-dst
@@ -91,37 +94,13 @@ trap mig_cleanup EXIT
 
 MIG_WMEM_MAX=${MIG_WMEM_MAX:-212992}
 MIG_RMEM_MAX=${MIG_RMEM_MAX:-212992}
-MIG_SYSCTL_DIR=/run/passt-test-sysctl
 MIG_SYSCTL_SET=0
 
-# mig_sysctl_users: the pids in the users list that still run (the list
-# rewritten with them), under the lock
-mig_sysctl_users() {
-	_msu=
-	[ -f "$MIG_SYSCTL_DIR/users" ] || return 0
-	while read -r _p; do
-		[ -n "$_p" ] && [ -d "/proc/$_p" ] && _msu="$_msu $_p"
-	done <"$MIG_SYSCTL_DIR/users"
-	printf '%s\n' $_msu >"$MIG_SYSCTL_DIR/users"
-	sed -i '/^$/d' "$MIG_SYSCTL_DIR/users"
-}
-
-# mig_sysctl_set: save the machine's values (if no other test did), join
-# the users, set MIG_WMEM_MAX and MIG_RMEM_MAX
+# mig_sysctl_set: join the users of the limits (the machine's values saved
+# if nobody did yet), set MIG_WMEM_MAX and MIG_RMEM_MAX
 mig_sysctl_set() {
-	mkdir -p "$MIG_SYSCTL_DIR"
-	(
-		flock 9
-		mig_sysctl_users
-		if [ ! -s "$MIG_SYSCTL_DIR/users" ] ||
-		   [ ! -s "$MIG_SYSCTL_DIR/saved" ]; then
-			echo "$(sysctl -n net.core.wmem_max) $(sysctl -n net.core.rmem_max)" \
-				>"$MIG_SYSCTL_DIR/saved"
-		fi
-		echo "$$" >>"$MIG_SYSCTL_DIR/users"
-		sysctl -qw net.core.wmem_max="$MIG_WMEM_MAX" \
-			net.core.rmem_max="$MIG_RMEM_MAX"
-	) 9>"$MIG_SYSCTL_DIR/lock" || fail "can't set net.core.wmem_max/rmem_max"
+	sysctl_share_join "$$" "$MIG_WMEM_MAX" "$MIG_RMEM_MAX" ||
+		fail "can't set net.core.wmem_max/rmem_max"
 	MIG_SYSCTL_SET=1
 	log "net.core.wmem_max=$(sysctl -n net.core.wmem_max)" \
 		"net.core.rmem_max=$(sysctl -n net.core.rmem_max)"
@@ -132,15 +111,7 @@ mig_sysctl_set() {
 mig_sysctl_restore() {
 	[ "$MIG_SYSCTL_SET" = 1 ] || return 0
 	MIG_SYSCTL_SET=0
-	(
-		flock 9
-		sed -i "/^$$\$/d" "$MIG_SYSCTL_DIR/users" 2>/dev/null
-		mig_sysctl_users
-		[ ! -s "$MIG_SYSCTL_DIR/users" ] || exit 0
-		read -r _w _r <"$MIG_SYSCTL_DIR/saved" || exit 0
-		sysctl -qw net.core.wmem_max="$_w" net.core.rmem_max="$_r"
-		rm -f "$MIG_SYSCTL_DIR/saved"
-	) 9>"$MIG_SYSCTL_DIR/lock"
+	sysctl_share_leave "$$"
 }
 
 # mig_pod NS IF: pod NS, its end IF of a veth from FABRIC
@@ -1225,7 +1196,9 @@ mig_watch_run() {
 # mig_pauses NAME...: each stream's longest pause so far
 mig_pauses() {
 	for _pn in "$@"; do
-		read -r _pm _pa <"$T/pause.$_pn" 2>/dev/null || _pm=0 _pa=-
+		# No file: it never paused for a whole sample (100 ms)
+		{ read -r _pm _pa <"$T/pause.$_pn"; } 2>/dev/null ||
+			_pm=0 _pa=-
 		printf ' %s %s ms (at %s ms)' "$_pn" "$_pm" "$_pa"
 	done
 }

@@ -9,8 +9,11 @@
 # runner's pid and the test, and removes them on exit. A script exits 0
 # (PASS), 77 (SKIP) or anything else (FAIL); one that runs longer than
 # $PT_TIMEOUT seconds (default 180; more if the script has a line
-# "# PT_TIMEOUT: SECONDS") is killed and fails. Its output goes to
-# a log, shown on failure (or always with -v / PT_VERBOSE=1).
+# "# PT_TIMEOUT: SECONDS"; PT_TEST_LIMIT, if set, instead of both) is
+# killed, its whole process group, and fails (status 124). Stopped
+# (SIGTERM, SIGINT, SIGHUP), the runner stops the test that runs with it.
+# Its output goes to a log, shown on failure (or always with -v /
+# PT_VERBOSE=1).
 #
 # Environment: PASST and TOOLS as in lib.sh. The last line is always
 # "integration: N passed, N failed" (skips are listed, not counted), and
@@ -39,6 +42,9 @@ fi
 . "$TOP/test/leftovers.sh"
 
 LOGDIR=$(mktemp -d "/tmp/passt-integration.$$.XXXXXX")
+cur=
+trap 'limited_stop; [ -z "$cur" ] || leftovers "$cur"; exit 143' TERM HUP
+trap 'limited_stop; [ -z "$cur" ] || leftovers "$cur"; exit 130' INT
 pass=0
 fail=0
 skipped=
@@ -54,10 +60,13 @@ for t in "$@"; do
 	tmo=$(sed -n 's/^# PT_TIMEOUT: *\([0-9][0-9]*\)$/\1/p' "$script" |
 	      head -n 1)
 	[ -n "$tmo" ] && [ "$tmo" -gt "$PT_TIMEOUT" ] || tmo=$PT_TIMEOUT
-	PT_ID=pt$$-$t timeout -k 10 "$tmo" bash "$script" \
-		>"$log" 2>&1 </dev/null || st=$?
+	tmo=${PT_TEST_LIMIT:-$tmo}
+	cur=pt$$-$t
+	PT_ID=$cur limited "$tmo" bash "$script" >"$log" 2>&1 </dev/null ||
+		st=$?
 	secs=$(($(date +%s) - start))
-	leftovers "pt$$-$t"
+	leftovers "$cur"
+	cur=
 
 	case $st in
 	0)

@@ -56,7 +56,7 @@ one() {
 		-m 1500 $_opts >"$T/passt.out" 2>"$PASST_ERR" &
 	PASST_PID=$!
 	track "$PASST_PID"
-	if ! wait_for "[ -S '$SOCK' ] || ! alive $PASST_PID" 10 ||
+	if ! wait_for "sock_listening $HOST '$SOCK' || ! alive $PASST_PID" 10 ||
 	   ! alive "$PASST_PID"; then
 		fail "$1 $2: daemon did not start: $(cat "$PASST_ERR")"
 	fi

@@ -26,7 +26,11 @@ ip netns exec "$HOST" "$PASST" -f -s "$SOCK" -t "$A4/8090" \
 	>"$T/plain.out" 2>"$T/plain.err" &
 pid=$!
 track "$pid"
-wait_for "[ -S '$SOCK' ] || ! alive $pid" 10 || :
+# Its socket listens, and then its forwarded ports are set up: it says
+# it started once they are
+wait_for "sock_listening $HOST '$SOCK' && grep -q 'Started: passt' '$T/plain.err' ||
+	  ! alive $pid" 10 && alive "$pid" ||
+	fail "the daemon without --freebind did not start: $(cat "$T/plain.err")"
 listening "$A4" 8090 && fail "a listener on $A4 without --freebind"
 kill -TERM "$pid" 2>/dev/null || :
 wait "$pid" 2>/dev/null || :

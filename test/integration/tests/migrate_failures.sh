@@ -26,6 +26,10 @@
 #     migration is cancelled: the held connections can't leave repair
 #     mode; they stay held, silent, waiting for a helper (which
 #     migrate_helper_gone.sh brings): no FIN and no RST to anyone.
+#
+# Through 1 to 3, k4 and k6 never get nothing for more than MIG_STALL_MS
+# (3 s) outside a cut-over: the test fails at once, with where they
+# stopped (mig_watch).
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -67,6 +71,9 @@ bg "$FABRIC" x9.c /dev/null /dev/null "$SOCKIO" -t 120 --report --send \
 x9_c=$BG_PID
 mig_all_flowing 32768 20 k4 k6 || fail "not flowing: $MIG_LAGGING"
 mig_stream_wait_rx x9 l 32768 20 || fail "x9 not flowing"
+# k4 and k6 never stop for long until the helper is gone (4.)
+mig_guest_daemon "$src_pid" "$src_log"
+mig_watch k4 k6
 
 # 1. The front-end goes away in the middle of the transfer
 rst0=$(mig_rsts "$SRC")
@@ -89,6 +96,7 @@ cap_s=$CAP_PID
 mig_cap_start "$FABRIC" fd c2d in
 cap_d=$CAP_PID
 mig_migrate_switch "$dst_sock" dst 500 || fail "2: $MIG_RESULT"
+mig_guest_daemon "$dst_pid" "$dst_log"
 grep -q "can't be restored (Cannot assign requested address)" "$dst_log" ||
 	fail "2: target: $(grep Migration "$dst_log" | tr '\n' ' ')"
 wait_for "ended x9 l" 20 || fail "2: x9: the guest's end is still open"
@@ -124,6 +132,7 @@ EOF
 rst0=$(mig_rsts "$DST")
 mig_migrate_switch "$src_sock" src 500 || fail "3: $MIG_RESULT"
 rm -f "$MIG_PHASE_HOOK"
+mig_guest_daemon "$src_pid" "$src_log"
 grep -q "target, 2 of 2 connection(s) restored" "$src_log" ||
 	fail "3: target: $(grep Migration "$src_log" | tr '\n' ' ')"
 mig_all_flowing 32768 20 k4 k6 || fail "3: not flowing: $MIG_LAGGING"
@@ -133,6 +142,8 @@ expect "3: the source's exit status" "$MIG_EXIT_ST" 0
 mig_all_flowing 32768 20 k4 k6 || fail "3: not flowing: $MIG_LAGGING"
 expect "3: RSTs from DST" $(($(mig_rsts "$DST") - rst0)) 0
 log "3: DST's helper died during the hold; the migration went through"
+mig_watch_stop
+log "k4's and k6's longest pauses:$(mig_pauses k4 k6)"
 
 # 4. SRC's helper dies once the state is saved; the migration is cancelled
 mig_repair_ready src "$src_sock"

@@ -25,7 +25,8 @@
 # target the guest gets every byte of f4 and f6 and then their end of
 # stream (a client that reads until the peer closes would hang for good
 # otherwise), and both ends of each exit cleanly; u4 carries on and
-# arrives byte-exact; no RST from either pod.
+# arrives byte-exact, never getting nothing for more than MIG_STALL_MS
+# (3 s) outside the cut-over (mig_watch); no RST from either pod.
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -40,7 +41,7 @@ need busybox
 mig_setup
 mig_peer_ttl 255
 mig_pod_daemon src source --migrate-linger-timeout 600
-src_sock=$D_SOCK src_pid=$D_PID
+src_sock=$D_SOCK src_pid=$D_PID src_log=$D_LOG
 mig_probe "$src_sock"
 MIG_SOCK=$src_sock
 guest_up
@@ -53,6 +54,9 @@ for s in f4 f6; do
 	mig_stream_wait_rx "$s" c 200000 20 ||
 		fail "$s: the guest got $(mig_prog "$s" c rx) of 200000 bytes"
 done
+# u4 goes on all along (f4 and f6 have sent all and wait for their FINs)
+mig_guest_daemon "$src_pid" "$src_log"
+mig_watch u4
 
 mig_pod_daemon dst target
 dst_sock=$D_SOCK dst_pid=$D_PID dst_log=$D_LOG
@@ -80,11 +84,15 @@ esac
 EOF
 mig_migrate_switch "$dst_sock" dst 500 || fail "migration: $MIG_RESULT"
 rm -f "$MIG_PHASE_HOOK"
+mig_guest_daemon "$dst_pid" "$dst_log"
 log "at the SAVE, in SRC: $(tr -s ' \n' ' ' <"$T/hook-ss.log")"
 grep -q "target, 3 of 3 connection(s) restored" "$dst_log" ||
 	fail "target: $(grep 'Migration' "$dst_log" | tr '\n' ' ')"
 
 # f4 and f6 end (the guest got the FIN); u4 goes on
+mig_all_flowing 16384 20 u4 || fail "u4 stopped: $MIG_LAGGING"
+mig_watch_stop
+log "u4's longest pause:$(mig_pauses u4)"
 MIG_VERIFY_TIMEOUT=30 mig_streams_verify f4 f6 u4
 for s in f4 f6; do
 	expect "$s: the guest's end of stream" "$(mig_prog "$s" c end)" eof

@@ -24,14 +24,15 @@
 # 2.6. The fabric switches on the target's RARP, as OVN's
 # activation-strategy=rarp does. Checked: the migration restores all
 # five; every byte of both directions arrives, in order, and both ends
-# see the other's EOF (no reset); no RST leaves the target pod; f2's
-# socket on the target is back in FIN-WAIT-2 within 5 s. Logged: the
-# states of the sockets on both sides, and when f2's got back to
-# FIN-WAIT-2 (its FIN, queued in repair mode, counts as sent and isn't
-# probed: its tail loss probe, a second after the restore, brings the
-# peer's acknowledgement; sent after repair mode, as it was tried, it went
-# out before the fabric had switched, a few milliseconds after the RARP,
-# and came to the same).
+# see the other's EOF (no reset), cw's upload never getting nothing for
+# more than MIG_STALL_MS (3 s) from the switch on (mig_watch); no RST
+# leaves the target pod; f2's socket on the target is back in FIN-WAIT-2
+# within 5 s. Logged: the states of the sockets on both sides, and when
+# f2's got back to FIN-WAIT-2 (its FIN, queued in repair mode, counts as
+# sent and isn't probed: its tail loss probe, a second after the restore,
+# brings the peer's acknowledgement; sent after repair mode, as it was
+# tried, it went out before the fabric had switched, a few milliseconds
+# after the RARP, and came to the same).
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -80,6 +81,8 @@ mig_guest_start --migrate-linger-timeout 600
 a_sock=$D_SOCK a_pid=$D_PID
 
 conn cw 7621 "--send --bytes 3000" "--send --rate $RATE"
+# shellcheck disable=SC2034 # for mig_watch (eval): the guest sends
+KIND_cw=up4 PORT_cw=7621
 conn la 7622 "--send --bytes 3000" "--send --bytes 3000 --fin-file $T/la.fin"
 conn f1 7623 "--send --bytes 3000 --fin-file $T/f1.pfin" \
 	"--send --bytes 3000 --fin-file $T/f1.fin"
@@ -101,7 +104,7 @@ wait_state f1 7623 fin-wait-1
 log "source: $(ns "$SRC" ss -tnH '( dport >= :7621 and dport <= :7625 )' | tr -s ' \n' ' ')"
 
 mig_pod_daemon dst target --migrate-linger-timeout 600
-b_sock=$D_SOCK b_log=$D_LOG
+b_sock=$D_SOCK b_log=$D_LOG b_pid=$D_PID
 mig_repair_ready src "$a_sock"
 rst0=$(mig_rsts "$DST")
 # The fabric switches on the target's RARP (OVN's activation-strategy=rarp:
@@ -109,6 +112,10 @@ rst0=$(mig_rsts "$DST")
 # repair mode (doc/migration.md, section 10.1)
 act_migrate "$b_sock" dst 3000 || fail "$MIG_RESULT"
 [ "$ACT_HOW" = rarp ] || fail "the fabric switched on $ACT_HOW, not on a RARP"
+# cw's upload goes on from the switch (it waited since the source pod
+# was cut off)
+mig_guest_daemon "$b_pid" "$b_log"
+mig_watch cw
 grep -q "target, 5 of 5 connection(s) restored" "$b_log" ||
 	fail "target: $(grep 'Migration' "$b_log" | tr '\n' ' ')"
 sw=$(now_ms)
@@ -116,6 +123,10 @@ wait_for "in_state $DST 7625 fin-wait-2" 5 ||
 	fail "f2: the target's socket isn't in FIN-WAIT-2: $(ns "$DST" ss -tinH '( dport = :7625 )' | tr -s ' \n' ' ')"
 log "f2: FIN-WAIT-2 on the target $(($(now_ms) - sw)) ms after the switch"
 log "target: $(ns "$DST" ss -tnH '( dport >= :7621 and dport <= :7625 )' | tr -s ' \n' ' ')"
+
+mig_all_flowing 16384 20 cw || fail "cw's upload stopped: $MIG_LAGGING"
+mig_watch_stop
+log "cw's longest pause after the switch:$(mig_pauses cw)"
 
 # The peer's FINs of f1 and f2 now, then everything ends
 touch "$T/f1.pfin" "$T/f2.pfin"

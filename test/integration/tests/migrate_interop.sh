@@ -33,7 +33,15 @@
 #       pq: the peer sent 20000 bytes and FIN, the guest doesn't read: the
 #           source's socket in CLOSE_WAIT with data in its receive queue.
 # Everything must arrive byte-exact, each connection must end with both
-# EOFs (no reset), and no RST may leave either pod.
+# EOFs (no reset), and no RST may leave either pod; the four long ones
+# never get nothing for more than MIG_STALL_MS (3 s) outside the cut-over
+# of migration 1, whose target is ours (mig_watch: the test fails at
+# once, with where they stopped). Not through migration 2: upstream's
+# target doesn't poke the peers of the sockets it restores, and one whose
+# last flight the cut-over lost waits for its first timeout, 3 s without
+# an RTT sample (tcp/migrate_poke.c): up6 got nothing for 3.0 s after it
+# once, under ASan on a loaded machine. The 15 s that each stream has to
+# move after each migration (round) cover that.
 #
 # Why the old pod is cut off the fabric (mig_pod_link src down) when
 # migration 1 starts: upstream's source exits as soon as CHECK_DEVICE_STATE
@@ -317,6 +325,10 @@ done
 for s in down4 up4 down6 up6; do
 	mig_flowing "$s" 16384 10 || fail "stream $s does not flow"
 done
+# They never stop for long but for the cut-over, as long as ours runs the
+# guest (see the top; not the daemons' debug logs on a stall: upstream's
+# would take SIGUSR1 for the end)
+mig_watch down4 up4 down6 up6
 
 # round N SRC_POD SRC_SOCK TO_POD: half-closed flows, migrate, finish them
 round() {
@@ -360,6 +372,8 @@ migration $_r: $MIG_RESULT; RSTs from the old pod $rst_old, from the new $rst_ne
 
 # 1: upstream (with our helper) -> ours (with upstream's helper)
 round 1 src "$up_sock" dst
+mig_watch_stop
+log "longest pauses through migration 1:$(mig_pauses down4 up4 down6 up6)"
 our_sock=$to_sock our_pid=$to_pid
 mig_daemon_stop "$up_pid"
 mig_pod_link src up

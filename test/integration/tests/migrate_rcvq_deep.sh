@@ -21,7 +21,8 @@
 # new socket's, which the restored one kept before, 64 KiB: the peer got
 # a window of 64 KiB once it had filled the old one, growing back a few
 # segments per segment it sent); once the guest reads again, every byte
-# arrives, in order; then the peer's FIN, and the guest's, and both ends
+# arrives, in order, never stopping for more than MIG_STALL_MS (3 s,
+# mig_watch); then the peer's FIN, and the guest's, and both ends
 # exit cleanly; no RST from the target pod. Logged: both sockets' buffers
 # and windows (ss -tinm).
 set -eu
@@ -71,8 +72,12 @@ ssth=$(mig_ss_field "$DST" rcv_ssthresh state established '( dport = :7611 )')
 	fail "the guest's end is $(mig_prog d c end) after the migration"
 
 touch "$T/d.rx"
+# Nothing moved while the guest didn't read; now it all flows, in one go
+mig_watch d
 mig_stream_wait_rx d c "$RCVQ" 20 ||
 	fail "the guest got $(mig_prog d c rx) of $RCVQ bytes: $(mig_ss_info "$DST" -m '( dport = :7611 )')"
+mig_watch_stop
+log "d's longest pause once the guest read:$(mig_pauses d)"
 touch "$T/d.fin"
 MIG_VERIFY_TIMEOUT=30 mig_streams_verify d
 expect "RSTs from the target pod" $(($(mig_rsts "$DST") - rst0)) 0

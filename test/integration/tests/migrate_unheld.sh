@@ -27,7 +27,9 @@
 # 1), it refuses the SAVE rather than lose them all (with "k4") (doc/migration.md,
 # 8.1): the migration fails, "n4" and "n6", uploads from the guest, go on
 # from DST, no FIN and no RST for them; then, with a helper again, the
-# migration goes through and both move.
+# migration goes through and both move. The streams that run across the
+# migrations (k4, then n4 and n6) never get nothing for more than
+# MIG_STALL_MS (3 s) outside a cut-over (mig_watch).
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -53,6 +55,8 @@ fw_l=$BG_PID
 wait_ready "$T/fw.ready"
 mig_stream k4 down4 7960 --rate 256
 mig_all_flowing 32768 20 k4 || fail "k4 not flowing: $MIG_LAGGING"
+mig_guest_daemon "$src_pid" "$src_log"
+mig_watch k4
 
 # shellcheck disable=SC2086
 mig_pod_daemon dst target --migrate-linger-timeout 600 $fwd
@@ -83,6 +87,7 @@ esac
 EOF
 mig_migrate_switch "$dst_sock" dst 2000 || fail "migration 1: $MIG_RESULT"
 rm -f "$MIG_PHASE_HOOK"
+mig_guest_daemon "$dst_pid" "$dst_log"
 log "source: $(grep 'Migration\|Linger' "$src_log" | tr '\n' ' ')"
 
 # fw: through the target, every byte, both ends clean
@@ -113,12 +118,15 @@ expect "ac: the peer's end" "$(mig_prog ac c end)" rst
 mig_stream n4 up4 7961 --rate 128
 mig_stream n6 up6 7962 --rate 128
 mig_all_flowing 16384 20 n4 n6 k4 || fail "not flowing: $MIG_LAGGING"
+mig_watch_stop
+log "k4's longest pause in migration 1:$(mig_pauses k4)"
+mig_watch n4 n6 k4
 kill "$dst_helper" 2>/dev/null || :
 wait_for "grep -q 'Repair helper disconnected' '$dst_log'" 10 ||
 	fail "the target's helper is still connected"
 # shellcheck disable=SC2086
 mig_pod_daemon src target --migrate-linger-timeout 600 $fwd
-src2_pid=$D_PID src2_sock=$D_SOCK
+src2_pid=$D_PID src2_sock=$D_SOCK src2_log=$D_LOG
 rst0=$(mig_rsts "$DST")
 if mig_migrate "$src2_sock"; then
 	fail "migration 2 went through without a helper: $(grep 'Migration' "$dst_log" | tr '\n' ' ')"
@@ -132,12 +140,15 @@ done
 expect "RSTs from DST after the refused migration" $(($(mig_rsts "$DST") - rst0)) 0
 mig_repair_ready dst "$dst_sock"
 mig_migrate_switch "$src2_sock" src 0 || fail "migration 2, with a helper: $MIG_RESULT"
+mig_guest_daemon "$src2_pid" "$src2_log"
 grep -q "completed as source, 3 connection(s) moved" "$dst_log" ||
 	fail "migration 2, source: $(grep 'Migration' "$dst_log" | tr '\n' ' ')"
 mig_all_flowing 16384 20 n4 n6 || fail "migration 2: not flowing: $MIG_LAGGING"
 kill -USR2 "$dst_pid"
 mig_exit_wait "$dst_pid" 10 || fail "the second source ignores SIGUSR2"
 expect "the second source's exit status" "$MIG_EXIT_ST" 0
+mig_watch_stop
+log "longest pauses in migration 2:$(mig_pauses n4 n6 k4)"
 mig_streams_verify n4 n6
 mig_stop "$src2_pid"
 sanitizer_check "$T"/*/passt.socket.err
