@@ -38,6 +38,11 @@ struct tcpm_window {
  */
 #define TCPM_PIPE_CHUNK	128
 
+/* Connections left in repair mode by a helper that went away or is late
+ * (a poke, the release) wait that long for one, then are reset
+ */
+#define TCPM_STUCK_MS	30000
+
 /* Largest piece written into a queue in one call (halved on ENOBUFS) */
 #define TCPM_CHUNK	(64 * 1024)
 #define TCPM_CHUNK_MIN	1024
