@@ -285,9 +285,10 @@ static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
  * written. A new socket's buffer is tcp_rmem's default (128 KiB), and a write
  * into the receive queue goes through the checks data from the network goes
  * through (tcp_try_rmem_schedule()): tcp_clamp_window() raises an unlocked
- * buffer to what is queued, up to tcp_rmem[2], so the queue goes in, but leaves
- * no room: the window the source advertised would have to come back from
- * nothing as the guest reads. SO_RCVBUF gives at most twice net.core.rmem_max,
+ * buffer to what is queued, up to tcp_rmem[2] (not under socket memory
+ * pressure: then what doesn't fit fails, ENOBUFS), so the queue goes in, but
+ * leaves no room: the window the source advertised would have to come back
+ * from nothing as the guest reads. SO_RCVBUF gives at most twice net.core.rmem_max,
  * and locks the size; locked, the fill can't change it (unlocked, a write that
  * doesn't fit clamps it down to what is queued), so it stays locked for the
  * fill if it holds the queue, and is unlocked after it (tcpm_buf_unlock();
