@@ -356,6 +356,7 @@ static void tcpm_unhold(struct ctx *c, struct tcp_conn *conn)
 			   sizeof(po));
 	}
 	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_QUIET);
+	tcp_block_back(conn);
 	if (loop_add(c, conn->sock, tcpm_events(conn),
 		     flow_ref((union flow *)conn, REF_TCP)))
 		tcp_rst(c, conn);
