@@ -238,6 +238,12 @@ static int migrate_save_start(struct ctx *c)
 		    c->repair_path);
 		return -EBUSY;
 	}
+	if ((n = (int)tcp_migrate_target_waiting())) {
+		err("Migration: refusing to save the state: %i connection(s) "
+		    "restored here still wait for the passt-repair helper on "
+		    "%s to take them out of repair mode", n, c->repair_path);
+		return -EBUSY;
+	}
 	if (!repair_available(c, 10) && repair_seen() &&
 	    (n = (int)tcp_migrate_movable())) {
 		/* A helper was here (this deployment runs one) and left: the
@@ -258,11 +264,19 @@ static int migrate_save_start(struct ctx *c)
 	tcp_migrate_listen(c, false);
 	n = 0;
 	if (repair_available(c, 0)) {
+		repair_phase_begin();
 		n = tcp_migrate_source_hold(c);
+		repair_phase_end();
 		if (n < 0) {
+			/* Rather than move some and reset the others: the
+			 * guest goes on here with all of them
+			 * (doc/migration.md, section 8)
+			 */
 			err("Migration: can't put the connections in repair "
-			    "mode (%s): migrating none of them",
-			    strerror(-n));
+			    "mode (%s): refusing to save the state; %u "
+			    "connection(s) the helper may have put in repair "
+			    "mode stay held until it answers", strerror(-n),
+			    tcp_migrate_held());
 			tcp_migrate_listen(c, true);
 			return n;
 		}
@@ -308,20 +322,39 @@ static void migrate_save_write(struct ctx *c)
 	migrate_finish(c, 0);
 }
 
-/* LOAD, all read: validate it whole, then apply it */
+/**
+ * migrate_load_apply() - LOAD, all read and validated: apply it
+ * @c:		execution context
+ *
+ * Fails the LOAD if the connections can't be restored (no repair mode: the
+ * source keeps them).
+ */
 static void migrate_load_apply(struct ctx *c)
 {
-	unsigned n, count;
+	unsigned count;
+	int n;
 
 	migrate_addrs_set(c, &mig.parsed.addrs);
 	count = mig.parsed.count;
 	/* tcp/migrate_dst.c keeps the stream until the guest runs here */
+	repair_phase_begin();
 	n = tcp_migrate_target(c, &mig.parsed, &mig.in);
-	info("Migration: target, %u of %u connection(s) restored in %llu ms "
+	repair_phase_end();
+	if (n < 0) {
+		migrate_finish(c, n);
+		return;
+	}
+	info("Migration: target, %i of %u connection(s) restored in %llu ms "
 	     "(%.1f ms of CPU)", n, count,
 	     (unsigned long long)(now_ms() - mig.started_ms), migrate_cpu_ms());
 	announce_target_loaded();
 	migrate_finish(c, 0);
+}
+
+/* A helper is connected (or not needed), and not late with a request */
+static bool migrate_helper_ready(struct ctx *c)
+{
+	return repair_available(c, 0) && !repair_busy();
 }
 
 /**
@@ -349,7 +382,7 @@ static void migrate_load_eof(struct ctx *c)
 		migrate_finish(c, rc);
 		return;
 	}
-	if (mig.parsed.count && !repair_available(c, 0)) {
+	if (mig.parsed.count && !migrate_helper_ready(c)) {
 		info("Migration: waiting for the passt-repair helper");
 		mig.phase = MIG_WAIT_HELPER;
 		mig.helper_deadline = now_ms() + MIGRATE_HELPER_WAIT_MS;
@@ -468,8 +501,11 @@ int migrate_state_fd(struct ctx *c, uint32_t direction, int fd)
 		return -EBADF;
 	}
 	migrate_reset_buffers();
-	/* Connections restored by an earlier LOAD whose guest never ran */
-	if (tcp_migrate_target_drop(c))
+	/* Connections restored by an earlier LOAD whose guest never ran
+	 * (not those released that wait for a helper: the SAVE refuses)
+	 */
+	if (!(direction == MIGRATE_SAVE && tcp_migrate_target_waiting()) &&
+	    tcp_migrate_target_drop(c))
 		info("Migration: connections restored for a guest that never "
 		     "ran here closed silently");
 	mig.fd = fd;
@@ -711,15 +747,19 @@ void migrate_device_started(struct ctx *c)
 		return;
 	if (tcp_migrate_parked()) {
 		/* The announcement first, then the window probes */
+		repair_phase_begin();
 		n = tcp_migrate_target_release(c, &reset,
-					       announce_device_started);
+					       announce_device_started, false);
+		repair_phase_end();
 		info("Migration: the guest runs here: %u connection(s) "
 		     "resumed, %u reset", n, reset);
 		return;
 	}
 	if (!tcp_migrate_held() && !tcp_migrate_listen_paused())
 		return;
+	repair_phase_begin();
 	n = tcp_migrate_source_resume(c, false, &waiting);
+	repair_phase_end();
 	info("Migration: failed or cancelled, the guest runs here again: "
 	     "%u connection(s) resumed", n);
 	if (waiting && !linger.resume_deadline) {
@@ -747,25 +787,30 @@ void migrate_device_started(struct ctx *c)
 }
 
 /**
- * migrate_repair_changed() - a repair helper connected: go on if we wait
+ * migrate_repair_changed() - a repair helper connected, or answered: go on
+ *			     with what waits for one
  * @c:		execution context
  */
 void migrate_repair_changed(struct ctx *c)
 {
-	if (mig.phase == MIG_WAIT_HELPER && repair_available(c, 0))
+	if (mig.phase == MIG_WAIT_HELPER && migrate_helper_ready(c))
 		migrate_load_apply(c);
-	if (!repair_available(c, 0))
+	/* None, or a late one: nothing to ask it until it answers */
+	if (!migrate_helper_ready(c))
 		return;
+	repair_phase_begin();
 	tcp_migrate_repair_retry(c);
+	tcp_migrate_target_retry(c);
 	if (linger.resume_deadline) {
 		unsigned n, waiting;
 
 		n = tcp_migrate_source_resume(c, false, &waiting);
-		info("Migration: a repair helper connected: %u connection(s) "
-		     "held by the failed migration resumed", n);
+		info("Migration: a repair helper connected or answered: %u "
+		     "connection(s) held by the failed migration resumed", n);
 		if (!waiting)
 			linger.resume_deadline = 0;
 	}
+	repair_phase_end();
 }
 
 /**
@@ -776,7 +821,7 @@ void migrate_repair_changed(struct ctx *c)
 void migrate_timer(struct ctx *c, uint64_t now)
 {
 	if (mig.phase == MIG_WAIT_HELPER) {
-		if (repair_available(c, 0)) {
+		if (migrate_helper_ready(c)) {
 			migrate_load_apply(c);
 		} else if (now >= mig.helper_deadline) {
 			err("Migration: no passt-repair helper connected in "
@@ -787,10 +832,13 @@ void migrate_timer(struct ctx *c, uint64_t now)
 	}
 	repair_timer(c, now);
 	tcp_migrate_poke_timer(c, now);
+	tcp_migrate_target_timer(c, now);
 	if (linger.resume_deadline && now >= linger.resume_deadline) {
 		unsigned held = tcp_migrate_held(), waiting, n;
 
+		repair_phase_begin();
 		n = tcp_migrate_source_resume(c, true, &waiting);
+		repair_phase_end();
 		warn("Migration: no passt-repair helper in %u s: %u "
 		     "connection(s) held by the failed migration reset",
 		     MIGRATE_RESUME_WAIT_MS / 1000, held - n);

@@ -21,9 +21,10 @@
  *    is nobody then, whom any process may run as. A
  *    request is one sendmsg() of one byte (the command: 1 on, 0 off, -1
  *    off without window probe) with 1 to REPAIR_FDS_MAX sockets attached
- *    (SCM_RIGHTS); the helper applies it to each and echoes the byte. Anything else back (EOF, a different
- *    byte, silence for REPAIR_TIMEOUT_MS) fails the request, and we drop
- *    the helper connection: it can't be trusted to be in step any more.
+ *    (SCM_RIGHTS); the helper applies it to each and echoes the byte.
+ *    Anything else back (EOF, a different byte, silence for
+ *    REPAIR_ASYNC_TIMEOUT_MS) fails the request, and we drop the helper
+ *    connection: it can't be trusted to be in step any more.
  *
  * An echo is not proof, so after each round trip we read TCP_REPAIR back
  * (no privilege needed) and send again those the helper didn't set.
@@ -41,19 +42,33 @@
  *
  * A request runs as a job: its commands (one, or "on" then "off" for a
  * poke) for each socket in turn, one message at a time, each answer
- * checked as above before the next message goes. repair_set() waits for
- * the whole job (poll() with a deadline of REPAIR_TIMEOUT_MS per answer):
- * the migration stage that asks for it can't go on without the answer,
- * and the guest doesn't run here meanwhile (SAVE, LOAD) or its
- * connections are still being handed over. repair_run(), for what is
+ * checked as above before the next message goes. repair_set() and
+ * repair_wait() wait for the whole job (poll()): the migration stage that
+ * asks for it can't go on without the answer, and the guest doesn't run
+ * here meanwhile (SAVE, LOAD) or its connections are still being handed
+ * over. The loop waits, the guest's data path with it, so the wait has a
+ * budget: REPAIR_BUDGET_MS for all the requests of one migration phase
+ * together (repair_phase_begin(), _end(): SAVE, LOAD, the release, a
+ * resume), or for one request outside a phase. A helper that hasn't
+ * answered when the budget is spent (stopped, starved, or gone without
+ * closing its socket) is "late": we stop waiting, the request fails for
+ * its caller, which keeps the sockets it asked for as they are (they may
+ * get the command whenever the helper takes the request), and one line
+ * says so, naming passt-repair and its socket. The job goes on from the
+ * loop: its answer, if it comes, only ends it (nothing is read back, or
+ * sent again: the caller may have closed those sockets since), and the
+ * loop then tells the migration code (migrate_repair_changed()), which
+ * tries again what waits for a helper. Meanwhile any other request fails
+ * at once, without waiting; a late helper silent for
+ * REPAIR_ASYNC_TIMEOUT_MS is dropped, so that another one may connect.
+ * repair_run(), for what is
  * asked while the guest runs (the pokes, migrate_poke.c), waits at most
  * REPAIR_SYNC_MS: a helper that takes longer, or stalls, doesn't freeze
  * the loop, and with it the guest's data path. The job then goes on from
  * the loop (the helper's socket is in it, EPOLLIN), with a deadline of
  * REPAIR_ASYNC_TIMEOUT_MS per answer (repair_timer()), and its caller
  * hears the outcome from a callback. One job at a time: repair_set()
- * first lets one still running end (repair_settle()), within
- * REPAIR_TIMEOUT_MS.
+ * first lets one still running end (repair_settle()), from the budget.
  *
  * --repair-path none disables the listener. The listener is only there in
  * vhost-user mode, the only mode that migrates. conf() parses the option
@@ -79,7 +94,7 @@
 #include "rmfile.h"
 #include "util.h"
 
-#define REPAIR_TIMEOUT_MS	2000	/* an answer, the loop waiting */
+#define REPAIR_BUDGET_MS	1000	/* the loop waits, a phase in all */
 #define REPAIR_SYNC_MS		50	/* repair_run() waits that long */
 #define REPAIR_ASYNC_TIMEOUT_MS	10000	/* an answer, the loop going on */
 
@@ -96,6 +111,13 @@ static bool repair_seen_once;	/* a helper was connected at some point */
  */
 static int repair_started_rc;
 
+/* The waiting budget of the current phase (see the top of the file) */
+static struct {
+	bool on;		/* in a phase */
+	unsigned left;		/* ms the loop may still wait in it */
+	bool warned;		/* the helper was late in it, and we said so */
+} repair_phase;
+
 /**
  * struct repair_job - a request being served by the helper
  * @fds:	its sockets (a copy): those of the current command that
@@ -110,6 +132,8 @@ static int repair_started_rc;
  * @timeout:	the time an answer may take, ms
  * @cb:		called with the outcome if the job ends from the loop
  * @active:	a job is running
+ * @late:	its caller stopped waiting for it (see the top of the file):
+ *		an answer ends it, nothing is read back or sent again
  */
 static struct repair_job {
 	int *fds;
@@ -123,6 +147,7 @@ static struct repair_job {
 	unsigned timeout;
 	repair_done_fn cb;
 	bool active;
+	bool late;
 } repair_job;
 
 static void repair_job_end(struct ctx *c, int rc);
@@ -424,6 +449,11 @@ static void repair_job_answer(struct ctx *c, int8_t echo)
 		repair_job_fail(c);
 		return;
 	}
+	if (repair_job.late && !repair_job.cb) {
+		info("passt-repair on %s answered, late", c->repair_path);
+		repair_job_end(c, 0);
+		return;
+	}
 	/* Those it set to the front: all, if the last (see the top) */
 	if (repair_is(todo[k - 1], cmd))
 		set = k;
@@ -537,18 +567,92 @@ static int repair_job_start(struct ctx *c, const int *fds, unsigned n,
 }
 
 /**
- * repair_settle() - let a job running from the loop end now: wait for it,
- *		     REPAIR_TIMEOUT_MS at most, then give up on the helper
- * @c:		execution context
+ * repair_phase_begin() - a migration phase starts: the loop may wait for
+ *			  the helper REPAIR_BUDGET_MS in all until
+ *			  repair_phase_end() (see the top of the file)
  */
-void repair_settle(struct ctx *c)
+void repair_phase_begin(void)
 {
+	repair_phase.on = true;
+	repair_phase.left = REPAIR_BUDGET_MS;
+	repair_phase.warned = false;
+}
+
+/**
+ * repair_phase_end() - the phase is over: each request outside one has its
+ *			own budget
+ */
+void repair_phase_end(void)
+{
+	repair_phase.on = false;
+}
+
+/**
+ * repair_job_wait_budget() - wait for the job, from the budget of the
+ *			      phase (a budget of its own outside one)
+ * @c:		execution context
+ *
+ * Past the budget, the job is late (see the top of the file) and we say so,
+ * once a phase; a late one isn't waited for at all.
+ *
+ * Return: true if it ended (or there was none)
+ */
+static bool repair_job_wait_budget(struct ctx *c)
+{
+	unsigned left = repair_phase.on ? repair_phase.left : REPAIR_BUDGET_MS;
+	uint64_t t0 = now_ms(), spent;
+	bool ended;
+
 	if (!repair_job.active)
-		return;
-	if (!repair_job_wait(c, now_ms() + REPAIR_TIMEOUT_MS)) {
-		warn("Repair helper: no answer in %i ms", REPAIR_TIMEOUT_MS);
-		repair_job_fail(c);
+		return true;
+	if (repair_job.late)
+		return false;
+	ended = repair_job_wait(c, t0 + left);
+	spent = now_ms() - t0;
+	if (repair_phase.on)
+		repair_phase.left = spent >= left ? 0 : left - (unsigned)spent;
+	if (ended || !repair_job.active)
+		return true;
+	repair_job.late = true;
+	if (!repair_phase.on || !repair_phase.warned) {
+		warn("Migration: passt-repair on %s hasn't answered in %u ms "
+		     "(stopped, starved, or hung?): not waiting for it any "
+		     "more; the connections it has are held until it answers "
+		     "(or another one connects)", c->repair_path,
+		     REPAIR_BUDGET_MS);
 	}
+	repair_phase.warned = true;
+	return false;
+}
+
+/**
+ * repair_settle() - let a job running from the loop end now: wait for it,
+ *		     from the phase's budget (see the top of the file)
+ * @c:		execution context
+ *
+ * Return: true if no job runs now, false if the helper is late (the job
+ *	   goes on from the loop)
+ */
+bool repair_settle(struct ctx *c)
+{
+	return repair_job_wait_budget(c);
+}
+
+/**
+ * repair_pending() - is a socket in the request of a late helper?
+ * @fd:		the socket
+ *
+ * Return: true if so: it may get the command whenever the helper takes it
+ */
+bool repair_pending(int fd)
+{
+	unsigned i;
+
+	for (i = 0; repair_job.active && i < repair_job.n; i++) {
+		if (repair_job.fds[i] == fd)
+			return true;
+	}
+	return false;
 }
 
 /**
@@ -672,11 +776,12 @@ int repair_start(struct ctx *c, const int *fds, unsigned n, int cmd)
 	} else if (c->repair_mode == REPAIR_MODE_DIRECT) {
 		rc = repair_direct(fds, n, &cmd, 1);
 	} else {
-		repair_settle(c);
-		if (repair_conn_fd < 0)
+		if (!repair_settle(c))
+			rc = -EBUSY;	/* the helper is late */
+		else if (repair_conn_fd < 0)
 			rc = -ENOTCONN;
 		else if (!(rc = repair_job_start(c, fds, n, &cmd, 1,
-						 REPAIR_TIMEOUT_MS)))
+						 REPAIR_ASYNC_TIMEOUT_MS)))
 			rc = 1;
 	}
 	repair_started_rc = rc;
@@ -684,11 +789,13 @@ int repair_start(struct ctx *c, const int *fds, unsigned n, int cmd)
 }
 
 /**
- * repair_wait() - wait for what repair_start() started: each answer
- *		   REPAIR_TIMEOUT_MS at most, the loop waiting too
+ * repair_wait() - wait for what repair_start() started, the loop waiting
+ *		   too, from the phase's budget (see the top of the file)
  * @c:		execution context
  *
- * Return: 0 if every socket got it, -errno otherwise (some may have)
+ * Return: 0 if every socket got it, -ETIMEDOUT if the helper is late (any
+ *	   socket of the request may get it later: repair_pending()),
+ *	   another -errno otherwise (some may have it)
  */
 int repair_wait(struct ctx *c)
 {
@@ -697,7 +804,8 @@ int repair_wait(struct ctx *c)
 	repair_started_rc = 0;
 	if (rc != 1)
 		return rc;
-	repair_job_wait(c, UINT64_MAX);
+	if (!repair_job_wait_budget(c))
+		return -ETIMEDOUT;
 	return repair_conn_fd >= 0 ? 0 : -EIO;
 }
 

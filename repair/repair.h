@@ -78,7 +78,10 @@ bool repair_pipe_ready(struct ctx *c, struct repair_pipe *rp, unsigned pos);
 int repair_run(struct ctx *c, const int *fds, unsigned n, const int *cmds,
 	       unsigned ncmd, repair_done_fn cb);
 bool repair_busy(void);
-void repair_settle(struct ctx *c);
+bool repair_settle(struct ctx *c);
+bool repair_pending(int fd);
+void repair_phase_begin(void);
+void repair_phase_end(void);
 void repair_timer(struct ctx *c, uint64_t now);
 void repair_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
 void repair_close(struct ctx *c);

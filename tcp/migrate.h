@@ -69,11 +69,14 @@ unsigned tcp_migrate_held(void);
 /* Target */
 int tcp_migrate_target_check(const struct mig_stream_in *s, char *why,
 			     size_t whylen);
-unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
-			    uint8_t **buf);
+int tcp_migrate_target(struct ctx *c, struct mig_stream_in *s, uint8_t **buf);
 unsigned tcp_migrate_parked(void);
 unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
-				    void (*before_off)(struct ctx *c));
+				    void (*before_off)(struct ctx *c),
+				    bool give_up);
+unsigned tcp_migrate_target_waiting(void);
+void tcp_migrate_target_retry(struct ctx *c);
+void tcp_migrate_target_timer(struct ctx *c, uint64_t now);
 unsigned tcp_migrate_target_drop(struct ctx *c);
 void tcp_migrate_poke_timer(struct ctx *c, uint64_t now);
 unsigned tcp_migrate_poke(struct ctx *c);

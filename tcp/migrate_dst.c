@@ -119,11 +119,15 @@ struct tcpm_opt {
  *		the guest is told, with a RST, at the release)
  * @gen:	flow generation, against reuse
  * @f:		its records and queues, in the stream we keep meanwhile
+ * @queued:	its options, queues and window are restored (the release)
+ * @done:	the release is over for it: live, or reset
  */
 struct tcpm_parked {
 	unsigned idx;
 	uint32_t gen;
 	const struct mig_flow_in *f;
+	bool queued;
+	bool done;
 };
 #define TCPM_NO_FLOW	(~0U)
 
@@ -133,6 +137,8 @@ static struct {
 	struct mig_flow_in *flows;	/* parsed records */
 	struct tcpm_parked *p;
 	unsigned n;
+	bool released;			/* the guest ran here */
+	uint64_t deadline;		/* some wait for a helper until then */
 } tcpm_park;
 
 static void tcpm_sockaddr(union sockaddr_inany *sa, const struct in6_addr *a,
@@ -294,9 +300,10 @@ static int tcpm_fill_sent(int s, const uint8_t *p, uint32_t len)
  * written. A new socket's buffer is tcp_rmem's default (128 KiB), and a write
  * into the receive queue goes through the checks data from the network goes
  * through (tcp_try_rmem_schedule()): tcp_clamp_window() raises an unlocked
- * buffer to what is queued, up to tcp_rmem[2], so the queue goes in, but leaves
- * no room: the window the source advertised would have to come back from
- * nothing as the guest reads. SO_RCVBUF gives at most twice net.core.rmem_max,
+ * buffer to what is queued, up to tcp_rmem[2] (not under socket memory
+ * pressure: then what doesn't fit fails, ENOBUFS), so the queue goes in, but
+ * leaves no room: the window the source advertised would have to come back
+ * from nothing as the guest reads. SO_RCVBUF gives at most twice net.core.rmem_max,
  * and locks the size; locked, the fill can't change it (unlocked, a write that
  * doesn't fit clamps it down to what is queued), so it stays locked for the
  * fill if it holds the queue, and is unlocked after it (tcp_buf_unlock();
@@ -591,12 +598,16 @@ int tcp_migrate_target_check(const struct mig_stream_in *s, char *why,
  * Each connection's socket is connected in repair mode and stays so, and
  * silent, until tcp_migrate_target_release() (see the top of the file).
  * One that fails here is closed (nothing reaches its peer) and will be
- * reset towards the guest when it runs here.
+ * reset towards the guest when it runs here. But if repair mode can't be
+ * had for some (the helper failed, went away, or is late: see
+ * repair/repair.c), the LOAD fails as a whole, and every socket made here
+ * is closed, silently: the migration fails, and the source, which still
+ * holds every connection, takes them all back, where going on would reset
+ * those.
  *
- * Return: number of connections restored so far
+ * Return: number of connections restored, -EIO if repair mode failed
  */
-unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
-			    uint8_t **buf)
+int tcp_migrate_target(struct ctx *c, struct mig_stream_in *s, uint8_t **buf)
 {
 	unsigned done = 0, k = 0, pos, failed = 0, us_sock, us_on, us_wait = 0;
 	struct repair_pipe rp;
@@ -624,7 +635,8 @@ unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
 	for (i = 0; i < tcpm_park.n; i++) {
 		const struct mig_flow_in *f = &tcpm_park.flows[i];
 
-		tcpm_park.p[i] = (struct tcpm_parked){ TCPM_NO_FLOW, 0, f };
+		tcpm_park.p[i] = (struct tcpm_parked){ TCPM_NO_FLOW, 0, f,
+							false, false };
 		fds[i] = -1;
 		if (f->skip)
 			continue;
@@ -651,7 +663,7 @@ unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
 
 		if (fds[i] < 0)
 			continue;
-		ok = on && repair_pipe_ready(c, &rp, pos++);
+		ok = on && !failed && repair_pipe_ready(c, &rp, pos++);
 		us_wait += tcpm_lap(&w);
 		if (!ok) {
 			close(fds[i]);	/* not connected: silent */
@@ -671,14 +683,19 @@ unsigned tcp_migrate_target(struct ctx *c, struct mig_stream_in *s,
 	}
 	repair_pipe_ready(c, &rp, k);	/* all answered: nothing in flight */
 	free(on);
-	if (failed)
-		warn("Migration: can't turn TCP_REPAIR on for %u of the new "
-		     "sockets, resetting their connections", failed);
 	free(fds);
+	if (failed) {
+		/* In repair mode, or never connected: closed silently */
+		tcp_migrate_target_drop(c);
+		err("Migration: can't turn TCP_REPAIR on for %u of the %u new "
+		    "sockets: refusing the state (the source keeps the "
+		    "connections)", failed, k);
+		return -EIO;
+	}
 	debug("Migration: %u connection(s) parked: %u us sockets, %u us "
 	      "repair on and restored (%u us of it waiting for repair on)",
 	      done, us_sock, us_on + tcpm_lap(&t), us_wait);
-	return done;
+	return (int)done;
 }
 
 /**
@@ -800,15 +817,27 @@ static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
  *		before they leave repair mode (the announcement: the
  *		fabric may switch on it, and the answers to the window
  *		probes must find the sockets listening), or NULL
+ * @give_up:	reset those that can't leave repair mode now, rather than
+ *		keep them parked for a helper to answer
+ *
+ * Connections whose sockets can't leave repair mode now (the helper is
+ * gone, or late: see repair/repair.c) stay parked, restored, out of the
+ * loop, hearing their peers, unless @give_up: a later call, when a helper
+ * connects or answers (tcp_migrate_target_retry()), lets them go live, and
+ * after TCPM_STUCK_MS (tcp_migrate_target_timer()) those still in repair
+ * mode are reset (silently for the peer, closed in repair mode). Only the
+ * first call pokes the peers (migrate_poke.c).
  *
  * Return: number of connections that went live
  */
 unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
-				    void (*before_off)(struct ctx *c))
+				    void (*before_off)(struct ctx *c),
+				    bool give_up)
 {
-	unsigned i, k = 0, q = 0, done = 0, poked = 0, *idx, *at;
+	unsigned i, k = 0, q = 0, done = 0, poked = 0, waiting = 0, *idx, *at;
 	unsigned us_queues, us_hear, us_off, us_wait = 0;
 	bool *cap, off_failed = false, warned = false;
+	bool first = !tcpm_park.released;
 	int *fds, *quiet, *live;
 	struct repair_pipe rp;
 	uint64_t t = now_ns();
@@ -816,6 +845,7 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 	*reset = 0;
 	if (!tcpm_park.n)
 		return 0;
+	tcpm_park.released = true;
 	fds = calloc(tcpm_park.n, sizeof(*fds));
 	live = calloc(tcpm_park.n, sizeof(*live));
 	quiet = calloc(tcpm_park.n, sizeof(*quiet));
@@ -829,9 +859,12 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 		free(quiet);
 		free(idx);
 		free(cap);
-		*reset = tcpm_park.n;
-		for (i = 0; i < tcpm_park.n; i++)
+		for (i = 0; i < tcpm_park.n; i++) {
+			if (tcpm_park.p[i].done)
+				continue;
 			tcpm_reset_guest(c, tcpm_park.p[i].f);
+			(*reset)++;
+		}
 		tcp_migrate_target_drop(c);
 		if (before_off)
 			before_off(c);
@@ -844,14 +877,16 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 		struct tcp_conn *conn = tcpm_parked_conn(p);
 		int rc;
 
-		if (!conn)
+		if (!conn || p->done)
 			continue;
-		if ((rc = tcpm_restore_queues(conn->sock, p->f))) {
+		if (!p->queued &&
+		    (rc = tcpm_restore_queues(conn->sock, p->f))) {
 			warn("Migration: flow %u can't be restored (%s), "
 			     "resetting it", i, strerror(-rc));
 			tcpm_park_close(conn);
 			continue;
 		}
+		p->queued = true;
 		if (tcpm_closed(p->f)) {
 			quiet[q++] = conn->sock;
 		} else {
@@ -874,7 +909,7 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 		struct tcp_conn *conn = tcpm_parked_conn(p);
 
 		/* No filter here: the helper attaches none to a new socket */
-		if (conn && !tcpm_closed(p->f))
+		if (conn && !p->done && !tcpm_closed(p->f))
 			tcpm_deaf(conn->sock, tcpm_family_of(p->f), false);
 	}
 	if (before_off)
@@ -897,7 +932,10 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 		bool failed = off_failed;
 		int rc;
 
+		if (p->done)
+			continue;
 		if (!conn) {
+			p->done = true;
 			tcpm_reset_guest(c, p->f);
 			(*reset)++;
 			continue;
@@ -908,19 +946,28 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 			failed = !repair_pipe_ready(c, &rp, at[i]);
 			us_wait += tcpm_lap(&w);
 		}
-		if (failed && !warned) {
-			warn("Migration: can't clear TCP_REPAIR on restored "
-			     "connections: those left in repair mode are "
-			     "reset");
-			warned = true;
-		}
-		/* The helper's answer checked them all, unless it failed */
-		if (failed && tcpm_in_repair(conn->sock)) {
+		/* The helper's answer checked them all, unless it failed; a
+		 * late one may still clear repair mode on those it has
+		 */
+		if (failed && (tcpm_in_repair(conn->sock) ||
+			       repair_pending(conn->sock))) {
+			if (!give_up) {
+				waiting++;
+				continue;
+			}
+			if (!warned) {
+				warn("Migration: can't clear TCP_REPAIR on "
+				     "restored connections: those left in "
+				     "repair mode are reset");
+				warned = true;
+			}
+			p->done = true;
 			tcpm_park_close(conn);
 			tcpm_reset_guest(c, p->f);
 			(*reset)++;
 			continue;
 		}
+		p->done = true;
 		if ((rc = tcpm_go(c, conn, p->f))) {
 			warn("Migration: flow %u: %s after the restore, "
 			     "resetting it", i, strerror(-rc));
@@ -950,7 +997,8 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 		tcp_data_to_guest(c, conn);
 	}
 	repair_pipe_ready(c, &rp, k);	/* all answered: nothing in flight */
-	tcpm_poke_start(live, idx, cap, poked);
+	if (first)
+		tcpm_poke_start(live, idx, cap, poked);
 	debug("Migration: %u connection(s) released: %u us queues, %u us "
 	      "hearing and announced, %u us repair off and live (%u us of "
 	      "it waiting for repair off)", done, us_queues, us_hear,
@@ -961,6 +1009,69 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 	free(quiet);
 	free(idx);
 	free(cap);
-	tcpm_park_free();
+	if (!waiting) {
+		tcpm_park_free();
+		return done;
+	}
+	if (!tcpm_park.deadline) {
+		tcpm_park.deadline = now_ms() + TCPM_STUCK_MS;
+		warn("Migration: %u restored connection(s) can't leave repair "
+		     "mode without passt-repair on %s: they wait for it to "
+		     "answer (or another one to connect) for up to %u s, then "
+		     "are reset", waiting, c->repair_path,
+		     TCPM_STUCK_MS / 1000);
+	}
 	return done;
+}
+
+/**
+ * tcp_migrate_target_waiting() - how many released connections wait for a
+ *				  helper to take them out of repair mode
+ *
+ * Return: that many (0 also before the release)
+ */
+unsigned tcp_migrate_target_waiting(void)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; tcpm_park.released && i < tcpm_park.n; i++)
+		n += !tcpm_park.p[i].done && tcpm_parked_conn(&tcpm_park.p[i]);
+	return n;
+}
+
+/**
+ * tcp_migrate_target_retry() - a helper connected or answered: let the
+ *				released connections that wait for one go
+ *				live
+ * @c:		execution context
+ */
+void tcp_migrate_target_retry(struct ctx *c)
+{
+	unsigned n, reset, left = tcp_migrate_target_waiting();
+
+	if (!left || repair_busy())
+		return;
+	n = tcp_migrate_target_release(c, &reset, NULL, false);
+	info("Migration: passt-repair on %s answers again: %u of %u "
+	     "restored connection(s) that waited for it resumed, %u reset",
+	     c->repair_path, n, left, reset);
+}
+
+/**
+ * tcp_migrate_target_timer() - released connections that waited too long
+ *				for a helper are reset
+ * @c:		execution context
+ * @now:	current time, ms
+ */
+void tcp_migrate_target_timer(struct ctx *c, uint64_t now)
+{
+	unsigned n, reset, left;
+
+	if (!tcpm_park.deadline || now < tcpm_park.deadline)
+		return;
+	left = tcp_migrate_target_waiting();
+	n = tcp_migrate_target_release(c, &reset, NULL, true);
+	warn("Migration: no answer from passt-repair on %s in %u s: of %u "
+	     "restored connection(s) that waited for it, %u resumed, %u "
+	     "reset", c->repair_path, TCPM_STUCK_MS / 1000, left, n, reset);
 }

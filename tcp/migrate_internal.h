@@ -29,6 +29,11 @@ struct tcp_conn;
  */
 #define TCPM_PIPE_CHUNK	128
 
+/* Connections left in repair mode by a helper that went away or is late
+ * (a poke, the release) wait that long for one, then are reset
+ */
+#define TCPM_STUCK_MS	30000
+
 /* migrate_src.c: the source */
 bool tcpm_saved_window(const struct tcp_conn *conn, uint32_t *wnd);
 bool tcpm_is_held(const struct tcp_conn *conn);

@@ -95,7 +95,6 @@
 #define TCPM_POKE_SLOW_MS	4000	/* the longest interval after that */
 #define TCPM_POKE_FOR_MS	30000	/* no poke after this */
 #define TCPM_POKE_CHECK		256	/* sockets read per tick, at most */
-#define TCPM_STUCK_MS		30000	/* left in repair mode: reset then */
 #define TCPM_CAP_MS		5000	/* RTO capped that long after a sign */
 #define TCPM_SENTINEL_POKES	4	/* then the next socket is the sentinel */
 
@@ -251,6 +250,7 @@ static void tcpm_freeze(struct ctx *c, struct tcp_conn *conn)
 static bool tcpm_thaw(struct ctx *c, struct tcp_conn *conn)
 {
 	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED | TCP_F_QUIET);
+	tcp_block_back(conn);
 	if (loop_add(c, conn->sock, tcpm_events(conn),
 		     flow_ref((union flow *)conn, REF_TCP))) {
 		tcp_rst(c, conn);

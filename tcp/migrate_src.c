@@ -359,6 +359,7 @@ static void tcpm_unhold(struct ctx *c, struct tcp_conn *conn)
 			   sizeof(po));
 	}
 	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_QUIET);
+	tcp_block_back(conn);
 	if (loop_add(c, conn->sock, tcpm_events(conn),
 		     flow_ref((union flow *)conn, REF_TCP)))
 		tcp_rst(c, conn);
@@ -523,14 +524,18 @@ bool tcp_migrate_listen_paused(void)
  *
  * Takes each of them (tcpm_conn_movable()) out of the loop, makes its socket
  * deaf (drop-all filter, TTL limit), and turns TCP_REPAIR on for all of
- * them. On failure, everything is given back as it was.
+ * them. On failure, those never asked for repair mode are given back as they
+ * were; those asked for it (a helper that failed or is late may have set it,
+ * or may yet: repair_pending()) stay held, deaf and silent, for
+ * tcp_migrate_source_resume() when the guest runs here again: taken back or
+ * reset now, a socket in repair mode could only be reset.
  *
  * Return: number of connections held, or -errno
  */
 int tcp_migrate_source_hold(struct ctx *c)
 {
 	unsigned i, span = flow_span(), n, held = 0, unfiltered = 0, nowed = 0;
-	unsigned us_prep, us_on, us_flush;
+	unsigned us_prep, us_on, us_flush, asked = 0, j;
 	int *fds, *owed, rc, attach_err = 0, one = 1;
 	bool helper_filter = false;
 	struct repair_pipe rp;
@@ -599,6 +604,7 @@ int tcp_migrate_source_hold(struct ctx *c)
 			owed[nowed++] = fds[i];
 	}
 	repair_pipe_ready(c, &rp, n);	/* all answered: nothing in flight */
+	asked = rp.started;	/* in flow order, as fds */
 	/* Our passt-repair attaches the drop-all filter to each deaf socket
 	 * it puts in repair mode, on all or on none (upstream's never does):
 	 * the last one tells. Where it didn't, we attach ours, if the kernel
@@ -623,8 +629,12 @@ int tcp_migrate_source_hold(struct ctx *c)
 				     !helper_filter && !attach_err);
 	us_flush = tcpm_lap(&t);
 	if (rc) {
-		/* Some may be in repair mode: take them out silently */
-		repair_set(c, fds, n, REPAIR_OFF_NO_WP);
+		/* Some may be in repair mode: take them out silently, if the
+		 * helper answers in time
+		 */
+		if (nowed)
+			asked = n;	/* the flush asked for any of them */
+		repair_set(c, fds, asked, REPAIR_OFF_NO_WP);
 		free(fds);
 		free(owed);
 		goto rollback;
@@ -656,11 +666,18 @@ int tcp_migrate_source_hold(struct ctx *c)
 	return (int)held;
 
 rollback:
-	for (i = 0; i < span; i++) {
+	/* Those asked for repair mode wait, held (see above), unless out of
+	 * it and not in a late helper's request: the others come back now
+	 */
+	for (i = 0, j = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 
-		if (tcpm_is_held(conn))
-			tcpm_take_back(c, conn);
+		if (!tcpm_is_held(conn))
+			continue;
+		if (j++ < asked && (tcpm_in_repair(conn->sock) ||
+				    repair_pending(conn->sock)))
+			continue;
+		tcpm_unhold(c, conn);
 	}
 	return rc;
 }
@@ -674,10 +691,11 @@ rollback:
  * @waiting:	set to how many stay held, waiting for a repair helper
  *
  * Leaving repair mode needs the helper (or CAP_NET_ADMIN). Without one,
- * a held connection can't move data: unless @give_up, it stays held,
- * deaf and silent, as it was, and a later call (a helper connected)
- * takes it back; with @give_up it is reset (closed in repair mode, which
- * the peer doesn't hear; the guest gets a RST).
+ * or with one that is late (repair_busy(): not asked again until it
+ * answers), a held connection can't move data: unless @give_up, it stays
+ * held, deaf and silent, as it was, and a later call (a helper connected
+ * or answered) takes it back; with @give_up it is reset (closed in
+ * repair mode, which the peer doesn't hear; the guest gets a RST).
  *
  * Return: number of connections resumed
  */
@@ -704,19 +722,23 @@ unsigned tcp_migrate_source_resume(struct ctx *c, bool give_up,
 		tcpm_ts_thaw(conn);
 	}
 	fds = calloc(held, sizeof(*fds));
-	if (fds) {
+	if (fds && !repair_busy()) {
 		n = tcpm_held_fds(fds, held);
 		if (repair_set(c, fds, n, REPAIR_OFF))
 			warn("Can't clear TCP_REPAIR on resumed connections "
 			     "(no passt-repair helper)");
-		free(fds);
 	}
+	free(fds);
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 
 		if (!tcpm_is_held(conn))
 			continue;
-		if (!give_up && tcpm_in_repair(conn->sock)) {
+		/* In repair mode, or in the request of a late helper, which
+		 * may set it any time: held until a helper answers
+		 */
+		if (!give_up && (tcpm_in_repair(conn->sock) ||
+				 repair_pending(conn->sock))) {
 			(*waiting)++;
 			continue;
 		}

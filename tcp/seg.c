@@ -251,6 +251,25 @@ void tcp_block(struct tcp_conn *conn)
 }
 
 /**
+ * tcp_block_back() - @conn is back in the loop after a migration held it
+ *		      out (TCP_F_MIGRATED): if it waited for room to the
+ *		      guest, list it for a retry again
+ * @conn:	connection
+ *
+ * The end of a round with room (tcp_resume_blocked()) skips a connection out
+ * of the loop, keeping its TCP_F_BLOCKED, and then forgets that any waited.
+ * Back in the loop still marked, it would be retried by nothing: what it
+ * sends goes out all the same (a send doesn't look at the mark), but not its
+ * FIN to the guest, which waits until nothing does, nor a window update owed
+ * (TCP_F_WND_DUE).
+ */
+void tcp_block_back(const struct tcp_conn *conn)
+{
+	if (conn->flags & TCP_F_BLOCKED)
+		tcp_blocked_any = true;
+}
+
+/**
  * tcp_deferred() - an entry of the end-of-round list (tcp_defer())
  * @i:		position in the list: the list may grow while it's walked
  * @conn:	set to the connection, NULL if it's gone meanwhile

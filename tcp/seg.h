@@ -26,6 +26,7 @@ void tcp_rst_unknown(struct ctx *c, const struct pkt *p, uint16_t sport,
 void tcp_window_update(struct ctx *c, struct tcp_conn *conn);
 bool tcp_defer(struct tcp_conn *conn);
 void tcp_block(struct tcp_conn *conn);
+void tcp_block_back(const struct tcp_conn *conn);
 bool tcp_deferred(unsigned i, struct tcp_conn **conn);
 void tcp_deferred_clear(void);
 bool tcp_blocked(bool clear);

@@ -507,6 +507,9 @@ static void tcp_resume_blocked(struct ctx *c)
 	for (i = 0; i < span; i++) {
 		struct tcp_conn *conn = tcp_conn_at(i);
 
+		/* One held out of the loop keeps its mark, and is listed
+		 * again when it comes back (tcp_block_back())
+		 */
 		if (conn && (conn->flags & TCP_F_BLOCKED) &&
 		    !(conn->flags & TCP_F_MIGRATED)) {
 			conn->flags &= ~TCP_F_BLOCKED;

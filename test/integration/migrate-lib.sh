@@ -984,6 +984,105 @@ mig_rx_now() {
 	}' "$T/flow.files"
 }
 
+# ---- many streams in two processes (bench/migrate-scale.sh, issue 51) ----
+
+# The N streams of a round are two sockio processes (pattern-many), one in
+# FABRIC listening on PORT0 .. PORT0 + N - 1 and one in the guest making
+# the connections; stream I goes peer -> guest for an even I and guest ->
+# peer for an odd one. Each keeps a progress file, a line a stream
+
+# many_start ROUND PORT0 N RATE: the streams of ROUND; ML_PID, MC_PID
+many_start() {
+	rm -f "$T/many$1".*
+	bg "$FABRIC" "many$1.l" /dev/null /dev/null "$SOCKIO" -t 1800 \
+		--report --ready "$T/many$1.ready" \
+		--progress "$T/many$1.l.prog" --stop-file "$T/many$1.stop" \
+		--send-parity 0 --rate "$4" pattern-many-listen "$PEER4" "$2" "$3"
+	ML_PID=$BG_PID
+	wait_ready "$T/many$1.ready" 30
+	bg "$GUEST" "many$1.c" /dev/null /dev/null "$SOCKIO" -t 1800 \
+		--report --progress "$T/many$1.c.prog" \
+		--stop-file "$T/many$1.stop" --send-parity 1 --rate "$4" \
+		pattern-many-connect "$PEER4" "$2" "$3"
+	MC_PID=$BG_PID
+}
+
+# many_rx ROUND: "I RX END" of each stream's receiving end
+many_rx() {
+	sed 's/^/l /' "$T/many$1.l.prog"
+	sed 's/^/c /' "$T/many$1.c.prog"
+} 2>/dev/null
+
+# many_flowing ROUND N BYTES TIMEOUT: every stream's receiver gets BYTES
+# more than now within TIMEOUT seconds. Returns 1 if not, MIG_LAGGING
+# then says how many didn't and lists the first few ("I:RX:END")
+many_flowing() {
+	many_rx "$1" | many_pick >"$T/many$1.base"
+	_mfe=$(($(now_ms) + $4 * 1000))
+	while :; do
+		MIG_LAGGING=$(many_rx "$1" | many_pick |
+			awk -v b="$3" -v n="$2" '
+			FILENAME != "-" { base[$1] = $2; next }
+			{ seen[$1] = 1 }
+			$2 < base[$1] + b || $3 != "running" {
+				if (++k <= 5) l = l " " $1 ":" $2 ":" $3 }
+			END {
+				for (i = 0; i < n; i++)
+					if (!(i in seen)) k++
+				if (k) print k " streams:" l
+			}' "$T/many$1.base" -)
+		[ -n "$MIG_LAGGING" ] || return 0
+		[ "$(now_ms)" -lt "$_mfe" ] || return 1
+		sleep 0.2
+	done
+}
+
+# many_pick: of many_rx's lines, the receiving end's ("I RX END")
+many_pick() {
+	awk '{ i = $2; sub(/^rx=/, "", $3); sub(/^end=/, "", $5)
+	       if ((i % 2 == 0) == ($1 == "c")) print i, $3, $5 }'
+}
+
+# many_verify ROUND TIMEOUT N: every sender stops, both processes must end
+# within TIMEOUT seconds; MANY_BAD: how many streams are broken: not ended
+# with both FINs at both ends, or the receiver doesn't have exactly what
+# the sender sent (sockio verifies every byte)
+many_verify() {
+	touch "$T/many$1.stop"
+	bg_wait "$ML_PID" "$2" || kill -KILL "$ML_PID" 2>/dev/null || :
+	bg_wait "$MC_PID" 10 || kill -KILL "$MC_PID" 2>/dev/null || :
+	MANY_BAD=$(many_rx "$1" | awk -v n="$3" '
+		{ i = $2; sub(/^rx=/, "", $3); sub(/^tx=/, "", $4)
+		  sub(/^end=/, "", $5)
+		  rx[$1, i] = $3; tx[$1, i] = $4; e[$1, i] = $5 }
+		END {
+			for (i = 0; i < n; i++) {
+				s = i % 2 ? "c" : "l"; r = i % 2 ? "l" : "c"
+				if (e["l", i] != "eof" || e["c", i] != "eof" ||
+				    tx[s, i] != rx[r, i] || tx[s, i] + 0 == 0)
+					bad++
+			}
+			print bad + 0
+		}')
+}
+
+# many_moving ROUND N BYTES TIMEOUT MIN: at least MIN of the N streams'
+# receivers get BYTES more than now within TIMEOUT seconds. Returns 1 if
+# not; MANY_MOVED says how many did
+many_moving() {
+	many_rx "$1" | many_pick >"$T/many$1.base"
+	_mme=$(($(now_ms) + $4 * 1000))
+	while :; do
+		MANY_MOVED=$(many_rx "$1" | many_pick | awk -v b="$3" '
+			FILENAME != "-" { base[$1] = $2; next }
+			$2 >= base[$1] + b && $3 == "running" { k++ }
+			END { print k + 0 }' "$T/many$1.base" -)
+		[ "$MANY_MOVED" -lt "$5" ] || return 0
+		[ "$(now_ms)" -lt "$_mme" ] || return 1
+		sleep 0.2
+	done
+}
+
 # mig_stop PID: SIGTERM to a daemon of ours, wait up to 30 s (a sanitizer
 # build on a loaded machine is slow to exit), then SIGKILL; no checks
 mig_stop() {

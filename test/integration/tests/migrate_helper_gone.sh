@@ -83,7 +83,7 @@ grep -q "2 connection(s) can't leave repair mode without the passt-repair helper
 	fail "2: a stream ended while held: k4 $(mig_prog k4 c end)/$(mig_prog k4 l end), k6 $(mig_prog k6 c end)/$(mig_prog k6 l end)"
 expect "2: RSTs from the source pod while held" $(($(mig_rsts "$SRC") - rst0)) 0
 mig_repair_ready src "$a_sock"
-wait_for "grep -q 'a repair helper connected: 2 connection(s) held by the failed migration resumed' '$a_log'" 10 ||
+wait_for "grep -q 'a repair helper connected or answered: 2 connection(s) held by the failed migration resumed' '$a_log'" 10 ||
 	fail "2: $(grep Migration "$a_log" | tail -n 3 | tr '\n' ' ')"
 mig_all_flowing 32768 20 k4 k6 || fail "2: not flowing: $MIG_LAGGING"
 expect "2: RSTs from the source pod" $(($(mig_rsts "$SRC") - rst0)) 0
