@@ -724,6 +724,27 @@ mig_repair_ready() {
 		fail "repair helper not connected to $2.repair"
 }
 
+# mig_slow_class PORT: on the guest's tap, an HTB tree whose default class
+# runs at 10 Gbit/s and whose class 1:4 sends 1 byte a second, already in
+# debt: one UDP datagram to the peer's PORT (1400 bytes) takes its bucket
+# first (HTB lets a packet through on any credit, then owes), so whatever
+# a test files into 1:4 afterwards waits there for 20 minutes. Skips the
+# test without HTB or the u32 classifier
+mig_slow_class() {
+	ns "$GUEST" tc qdisc replace dev tap0 root handle 1: htb default 1 \
+		2>/dev/null || skip "no HTB qdisc on the guest's tap"
+	ns "$GUEST" tc class add dev tap0 parent 1: classid 1:1 htb \
+		rate 10gbit
+	ns "$GUEST" tc class add dev tap0 parent 1: classid 1:4 htb \
+		rate 8bit ceil 8bit burst 1 cburst 1
+	ns "$GUEST" tc filter add dev tap0 parent 1: protocol ip prio 1 u32 \
+		match ip protocol 17 0xff match ip dport "$1" 0xffff \
+		flowid 1:4 2>/dev/null || skip "no u32 classifier"
+	ns "$GUEST" bash -c "head -c 1400 /dev/zero >/dev/udp/$PEER4/$1"
+	wait_for "ns $GUEST tc -s class show dev tap0 classid 1:4 | grep -q 'Sent 14[0-9][0-9] bytes 1 pkt'" 5 ||
+		fail "the drain datagram: $(ns "$GUEST" tc -s class show dev tap0)"
+}
+
 # mig_stream NAME KIND PORT [OPTION...]: a pattern stream between the peer
 # (FABRIC) and the guest; KIND down4/down6 (peer -> guest) or up4/up6
 # (guest -> peer). NAME must be a shell identifier; pids in SL_NAME,

@@ -47,19 +47,8 @@ a_sock=$D_SOCK a_pid=$D_PID a_log=$D_LOG
 q() {
 	ns "$GUEST" tc "$@" 2>/dev/null
 }
-# The slow class first, in debt (see migrate_handshake.sh): a UDP
-# datagram takes its first credit
-q qdisc replace dev tap0 root handle 1: htb default 1 ||
-	skip "no HTB qdisc on the guest's tap"
-q class add dev tap0 parent 1: classid 1:1 htb rate 10gbit
-q class add dev tap0 parent 1: classid 1:4 htb rate 8bit ceil 8bit \
-	burst 1 cburst 1
-q filter add dev tap0 parent 1: protocol ip prio 1 u32 \
-	match ip protocol 17 0xff match ip dport 7611 0xffff flowid 1:4 ||
-	skip "no u32 classifier"
-ns "$GUEST" bash -c "head -c 1400 /dev/zero >/dev/udp/$PEER4/7611"
-wait_for "ns $GUEST tc -s class show dev tap0 classid 1:4 | grep -q 'Sent 14[0-9][0-9] bytes 1 pkt'" 5 ||
-	fail "the drain datagram: $(ns "$GUEST" tc -s class show dev tap0)"
+# The slow class first, in debt (mig_slow_class)
+mig_slow_class 7611
 
 # The SYN-ACKs never reach the guest's sockets: rules before the local
 # table's blackhole them
