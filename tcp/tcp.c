@@ -250,9 +250,16 @@ void tcp_input(struct ctx *c, const struct pkt *p)
 			tcp_send_ctl(c, conn, TCP_SYN | TCP_ACK, conn->seq_isn);
 			return;
 		}
-		if (!(flags & TCP_ACK) || ack != conn->seq_isn + 1)
+		/* Our SYN-ACK, or more: a connection restored as one in its
+		 * handshake may be past it at the guest (tcpm_handshake() in
+		 * tcp/migrate_dst.c can't tell from another source's record),
+		 * whose ACK then counts what it had before the migration. The
+		 * data after seq_isn + 1 goes to it again, the ACK past it
+		 * taken as any restored connection's
+		 */
+		if (!(flags & TCP_ACK) || SEQ_LT(ack, conn->seq_isn + 1))
 			return;
-		conn->seq_acked = ack;
+		conn->seq_acked = conn->seq_isn + 1;
 		conn->wnd_guest = (uint32_t)win << conn->ws_guest;
 		tcp_established(conn);
 		/* The ACK may carry data or FIN already */

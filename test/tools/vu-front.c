@@ -157,6 +157,11 @@
  *   --state-save FILE       record each saved state ("%d": migration no.)
  *   --state-load FILE       give the target FILE instead of the source's
  *                           state (also for the state-load case)
+ *   --state-flags-or BITS   OR BITS (e.g. 0x10, ACK_FROM_TAP_DUE) into the
+ *                           flags of every TCP flow record of the source's
+ *                           state before the target loads it (version 2's
+ *                           layout), as another source may set them: the
+ *                           recorded state (--state-save) is the source's
  *   --no-mig-log            no dirty logging before the switch-over
  *   --no-disable            no SET_VRING_ENABLE 0 before GET_VRING_BASE
  *   --migrate-exec CMD      run "sh -c CMD" (not waited for) as soon as
@@ -1507,6 +1512,7 @@ struct conn {
 static const char *mig_to, *mig_trigger, *mig_done, *state_save_path;
 static const char *mig_exec, *mig_notify, *mig_notify_msg, *mig_phase_exec;
 static const char *state_load_path;
+static unsigned long state_flags_or;	/* --state-flags-or */
 static bool mig_cancel, mig_close_src, mig_nolog, mig_nodisable;
 static bool expect_load_fail;
 /* --send-rarp: QEMU's announcement after a migration, as its default
@@ -1850,6 +1856,24 @@ static int file_read(const char *path, uint8_t **buf, size_t *len)
 	return rc;
 }
 
+/* --state-flags-or: OR the bits into each basic TCP flow record's flags.
+ * Version 2's layout: the flow count at 58, the records (112 bytes each)
+ * from 62, their flags at 86
+ */
+static void state_flags_edit(uint8_t *buf, size_t len)
+{
+	uint32_t n, i;
+
+	if (len < 62)
+		return;
+	n = (uint32_t)buf[58] << 24 | (uint32_t)buf[59] << 16 |
+	    (uint32_t)buf[60] << 8 | buf[61];
+	for (i = 0; i < n && 62 + (size_t)(i + 1) * 112 <= len; i++)
+		buf[62 + (size_t)i * 112 + 86] |= (uint8_t)state_flags_or;
+	say("state: flags 0x%02lx added to %u flow record(s)\n",
+	    state_flags_or, i);
+}
+
 /* Write the state to --state-save PATH ("%d" in it: migration number) */
 static void state_record(const uint8_t *buf, size_t len)
 {
@@ -2114,6 +2138,8 @@ static int migrate(int tap, const char *to, enum mig_mode mode)
 	t_saved = now_ms();
 	if (state_save_path)
 		state_record(state, state_len);
+	if (state_flags_or)
+		state_flags_edit(state, state_len);
 	mig_phase("saved");
 	if (cancel) {
 		stage = "cancel";
@@ -4956,7 +4982,8 @@ static void usage(const char *name)
 		"[--migrate-to SOCK] [--migrate-trigger FIFO] "
 		"[--migrate-done FILE] [--migrate-fail] "
 		"[--migrate-close-source] [--state-save FILE] "
-		"[--state-load FILE] [--expect-load-fail] [--no-mig-log] "
+		"[--state-load FILE] [--state-flags-or BITS] "
+		"[--expect-load-fail] [--no-mig-log] "
 		"[--no-disable] [-d USEC] [-F N] [--migrate-exec CMD] "
 		"[--migrate-notify FIFO] "
 		"[--migrate-notify-msg FILE] [--send-rarp] [--phase-exec CMD] "
@@ -5061,6 +5088,7 @@ int main(int argc, char **argv)
 		{ "migrate-close-source", no_argument, NULL, 'C' },
 		{ "state-save", required_argument, NULL, 'S' },
 		{ "state-load", required_argument, NULL, 'L' },
+		{ "state-flags-or", required_argument, NULL, 1101 },
 		{ "expect-load-fail", no_argument, NULL, 'E' },
 		{ "no-mig-log", no_argument, NULL, 'N' },
 		{ "no-disable", no_argument, NULL, 'X' },
@@ -5149,6 +5177,13 @@ int main(int argc, char **argv)
 			break;
 		case 'L':
 			state_load_path = optarg;
+			break;
+		case 1101:
+			state_flags_or = strtoul(optarg, NULL, 0);
+			if (!state_flags_or || state_flags_or > 0xff) {
+				say("--state-flags-or: bits 0x01 to 0xff\n");
+				usage(argv[0]);
+			}
 			break;
 		case 'E':
 			expect_load_fail = true;
