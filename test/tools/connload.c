@@ -14,7 +14,8 @@
  *        "tx=N fails=F secs=S p50_us=X p99_us=Y" (per transaction)
  *   conns ADDR PORT NPORTS N
  *        open N connections (spread over the ports), all at once; then
- *        (-r FILE created) write to all of them, 16 KiB at a time, for
+ *        (-r FILE created) write to all of them, 16 KiB (-w BYTES) at a
+ *        time, for
  *        SECS; then (-d FILE created) keep them open until -s FILE
  *        exists; prints "open=N failed=F bytes=B secs=S"
  *
@@ -41,12 +42,14 @@
 #include <unistd.h>
 
 #define MSG 1024		/* crr: bytes each way */
-#define CHUNK (16 * 1024)	/* conns: bytes per write */
+#define CHUNK (16 * 1024)	/* conns: bytes per write, by default */
+#define CHUNK_MAX (1024 * 1024)	/* -w at most */
 #define PORTS_MAX 64
 #define CONNS_MAX 200000
 #define CONNECT_NS (20 * 1000000000LL)
 
 static int secs = 5;
+static size_t chunk = CHUNK;		/* -w */
 static const char *ready_file, *done_file, *stop_file;
 
 static long long now_ns(void)
@@ -60,7 +63,7 @@ static long long now_ns(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: connload [-t SECS] [-r FILE] [-d FILE] "
-		"[-s FILE] serve ADDR PORT NPORTS echo|sink | crr ADDR PORT | "
+		"[-s FILE] [-w BYTES] serve ADDR PORT NPORTS echo|sink | crr ADDR PORT | "
 		"conns ADDR PORT NPORTS N\n");
 	exit(64);
 }
@@ -237,11 +240,11 @@ static int crr(const char *addr, int port)
 
 static int conns(const char *addr, int port, int nports, unsigned long n)
 {
-	static uint8_t buf[CHUNK];
 	struct epoll_event ev, evs[1024];
 	unsigned long i, open_n = 0, failed = 0, pending = 0;
 	unsigned long long bytes = 0;
 	long long t0, end;
+	uint8_t *buf;
 	int ep, *fds;
 	bool *up;
 
@@ -250,13 +253,15 @@ static int conns(const char *addr, int port, int nports, unsigned long n)
 	fd_limit(n);
 	fds = calloc(n, sizeof(*fds));
 	up = calloc(n, sizeof(*up));
+	buf = malloc(chunk);
 	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (!fds || !up || ep < 0) {
+	if (!fds || !up || !buf || ep < 0) {
 		free(fds);
 		free(up);
+		free(buf);
 		return 1;
 	}
-	memset(buf, 'y', sizeof(buf));
+	memset(buf, 'y', chunk);
 
 	/* Open them all, non-blocking; completion (or failure) on EPOLLOUT */
 	for (i = 0; i < n; i++) {
@@ -315,7 +320,7 @@ static int conns(const char *addr, int port, int nports, unsigned long n)
 	fprintf(stderr, "connload: %lu open, %lu failed\n", open_n, failed);
 	touch(ready_file);
 
-	/* Write to every open one, 16 KiB at a time, for SECS */
+	/* Write to every open one, a chunk at a time, for SECS */
 	for (i = 0; i < n; i++) {
 		if (fds[i] < 0)
 			continue;
@@ -329,8 +334,7 @@ static int conns(const char *addr, int port, int nports, unsigned long n)
 		int k, m = epoll_wait(ep, evs, 1024, 100);
 
 		for (k = 0; k < m; k++) {
-			ssize_t r = write(fds[evs[k].data.u64], buf,
-					  sizeof(buf));
+			ssize_t r = write(fds[evs[k].data.u64], buf, chunk);
 
 			if (r > 0)
 				bytes += (unsigned long long)r;
@@ -346,6 +350,7 @@ static int conns(const char *addr, int port, int nports, unsigned long n)
 		usleep(20000);
 	free(fds);
 	free(up);
+	free(buf);
 	return 0;
 }
 
@@ -354,7 +359,7 @@ int main(int argc, char **argv)
 	int opt;
 
 	signal(SIGPIPE, SIG_IGN);
-	while ((opt = getopt(argc, argv, "t:r:d:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:r:d:s:w:")) != -1) {
 		switch (opt) {
 		case 't':
 			secs = atoi(optarg);
@@ -367,6 +372,11 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			stop_file = optarg;
+			break;
+		case 'w':
+			chunk = strtoul(optarg, NULL, 10);
+			if (chunk < 1 || chunk > CHUNK_MAX)
+				usage();
 			break;
 		default:
 			usage();
