@@ -254,7 +254,8 @@ void demux_input(struct ctx *c, const uint8_t *frame, size_t len)
 	struct pkt p;
 
 	demux_stats.rx++;
-	pcap_frame(frame, len);
+	if (c->pcap_file[0])
+		pcap_frame(frame, len);
 
 	if (pkt_parse(frame, len, &p)) {
 		demux_stats.rx_bad++;
@@ -293,7 +294,8 @@ bool demux_input_part(struct ctx *c, const uint8_t *head, size_t hlen,
 
 	demux_stats.rx++;
 	demux_stats.rx_part++;
-	pcap_frame_iov(head, hlen, tail, ntail, len - hlen);
+	if (c->pcap_file[0])
+		pcap_frame_iov(head, hlen, tail, ntail, len - hlen);
 	demux_dispatch(c, &p);
 	return true;
 }

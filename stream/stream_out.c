@@ -412,7 +412,6 @@ int stream_seg_commit(struct ctx *c, struct tap_seg *seg,
 	uint8_t *tail = out.resv_ptr + (out.tail - out.resv_pos);
 	uint32_t prefix;
 
-	(void)c;
 	(void)iov;
 	(void)csum_start;
 	(void)csum_off;
@@ -430,7 +429,8 @@ int stream_seg_commit(struct ctx *c, struct tap_seg *seg,
 	}
 	prefix = htonl((uint32_t)len);
 	memcpy(tail, &prefix, 4);
-	pcap_frame(tail + 4, len);
+	if (c->pcap_file[0])
+		pcap_frame(tail + 4, len);
 	out.tail += 4 + len;
 	return 0;
 }

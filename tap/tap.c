@@ -135,7 +135,8 @@ int tap_send_frame(struct ctx *c, const void *frame, size_t len)
 		frame = pad;
 		len = FRAME_MIN_LEN;
 	}
-	pcap_frame(frame, len);
+	if (c->pcap_file[0])
+		pcap_frame(frame, len);
 	rc = tap.fe->send(c, frame, len);
 	if (rc)
 		tap.tx_fail++;

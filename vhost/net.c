@@ -934,14 +934,14 @@ int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 	size_t left = VU_NET_HDR_LEN + len;
 	unsigned i, used = 0;
 
-	(void)c;
 	if (!vu_rx_ok(vq) || seg->fe_first != vn.res_used || vn.res_short)
 		return -EINVAL;
 
 	if (len < seg->hlen)
 		return -EINVAL;
-	pcap_frame_iov(seg->l2, seg->hlen, iov + seg->iov, seg->niov,
-		       len - seg->hlen);
+	if (c->pcap_file[0])
+		pcap_frame_iov(seg->l2, seg->hlen, iov + seg->iov,
+			       seg->niov, len - seg->hlen);
 
 	memset(vhdr, 0, sizeof(*vhdr));
 	if (csum_start) {
