@@ -284,5 +284,8 @@ bool tcp_data_from_guest(struct ctx *c, struct tcp_conn *conn,
 		tcp_ack_later(c, conn);		/* retransmitted FIN */
 	}
 
-	return !tcp_maybe_done(c, conn);
+	/* Both FINs done: only then may the connection go (tcp_maybe_done()) */
+	if ((conn->flags & TCP_F_GUEST_FIN) && (conn->flags & TCP_F_FIN_ACKED))
+		return !tcp_maybe_done(c, conn);
+	return true;
 }
