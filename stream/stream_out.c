@@ -14,9 +14,10 @@
  * origin.
  *
  * When: frames go to the socket once per read batch and once per event
- * loop round (tap_flush()), however much is queued (megabytes towards a
- * fast guest): smaller sends would find the data still in the cache, but
- * every send() wakes the reader, which costs more than the cache saves.
+ * loop round (the flush operation), however much is queued (megabytes
+ * towards a fast guest): smaller sends would find the data still in the
+ * cache, but every send() wakes the reader, which costs more than the
+ * cache saves.
  *
  * By reference: sendfile() from the file hands the ring's pages to the
  * socket, and the front-end's recv() copies out of them, which saves the

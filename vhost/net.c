@@ -1035,7 +1035,7 @@ void vu_net_seg_done(struct ctx *c)
 }
 
 /**
- * vu_round_end() - end of a loop round (tap_flush()): drop a front-end
+ * vu_round_end() - end of a loop round (passt.c): drop a front-end
  *		    whose memory shrank under us, interrupt the guest
  * @c:		execution context
  */
