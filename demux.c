@@ -12,6 +12,7 @@
  * (net/packet.c) and dispatches on (EtherType, protocol, port/type):
  *
  *	RARP (QEMU's announcement)	-> announce_guest_frame()
+ *	(ARP and ICMPv6 see it first too: gratuitous ARP, unsolicited NA)
  *	ARP				-> local_arp_input()
  *	IPv4 UDP to the DHCP port	-> local_dhcp_input()
  *	IPv4 ICMP			-> icmp_input()
@@ -47,6 +48,7 @@
 #include "local/local.h"
 #include "log.h"
 #include "migrate/announce.h"
+#include "net/announce_frames.h"
 #include "net/dhcp.h"
 #include "net/dhcpv6.h"
 #include "net/packet.h"
@@ -203,7 +205,11 @@ static void demux_dispatch(struct ctx *c, const struct pkt *p)
 	bool handled = false;
 
 	demux_learn_mac(c, p->eth_src);
-	if (announce_guest_frame(c, p))
+	/* Only ARP, RARP and ICMPv6 can be announcements: the rest, data
+	 * above all, needn't ask
+	 */
+	if ((p->ethertype == ETHTYPE_ARP || p->ethertype == ETHTYPE_RARP ||
+	     p->proto == IPPROTO_ICMPV6) && announce_guest_frame(c, p))
 		return;		/* a RARP: QEMU announcing the guest */
 
 	switch (p->ethertype) {
@@ -248,7 +254,8 @@ void demux_input(struct ctx *c, const uint8_t *frame, size_t len)
 	struct pkt p;
 
 	demux_stats.rx++;
-	pcap_frame(frame, len);
+	if (c->pcap_file[0])
+		pcap_frame(frame, len);
 
 	if (pkt_parse(frame, len, &p)) {
 		demux_stats.rx_bad++;
@@ -287,7 +294,8 @@ bool demux_input_part(struct ctx *c, const uint8_t *head, size_t hlen,
 
 	demux_stats.rx++;
 	demux_stats.rx_part++;
-	pcap_frame_iov(head, hlen, tail, ntail, len - hlen);
+	if (c->pcap_file[0])
+		pcap_frame_iov(head, hlen, tail, ntail, len - hlen);
 	demux_dispatch(c, &p);
 	return true;
 }

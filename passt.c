@@ -21,7 +21,7 @@
  *    connections and rings, the fd itself for listeners that never close;
  *  - who dispatches: main_dispatch() below, one switch from reference type
  *    to handler, the front-end's events (REF_FE_CONN, REF_FE_KICK) straight
- *    to the operations of the one in use (tap_frontend()); each handler
+ *    to the operations of the one in use (fe, below); each handler
  *    checks the reference against its object and drops stale events;
  *  - per round: after the events of one epoll_wait(), main_round_end()
  *    sends coalesced TCP ACKs, flushes frames to the guest, submits the
@@ -32,8 +32,8 @@
  *    that closed it;
  *  - backlog: the stream front-end takes at most a round's worth of
  *    frames (the bound flow.c relies on) and may keep whole frames it has
- *    read for the next round: while it does (tap_backlog()), the wait
- *    doesn't sleep, and the next round starts with them (tap_resume());
+ *    read for the next round: while it does (its backlog operation), the
+ *    wait doesn't sleep, and the next round starts with them (resume);
  *  - timers: the loop's tick (every LOOP_TICK_MS) calls main_timer().
  */
 #include <errno.h>
@@ -106,6 +106,11 @@ static void main_signal(struct ctx *c)
 	}
 }
 
+/* The front-end in use, chosen once at start (with tap_frontend_set(),
+ * which tells tap.c): the loop calls its operations directly, each round
+ */
+static const struct tap_frontend *fe;
+
 /* The timer tick: every module's timeouts */
 static void main_timer(struct ctx *c)
 {
@@ -136,14 +141,14 @@ static void main_dispatch(struct ctx *c, union epoll_ref ref, uint32_t events)
 		main_timer(c);
 		break;
 	case REF_TAP_LISTEN:
-		tap_frontend()->accept(c);
+		fe->accept(c);
 		break;
 	case REF_FE_CONN:
-		tap_frontend()->handler(c, ref, events);
+		fe->handler(c, ref, events);
 		break;
 	case REF_FE_KICK:
-		if (tap_frontend()->kick)
-			tap_frontend()->kick(c, ref);
+		if (fe->kick)
+			fe->kick(c, ref);
 		break;
 	case REF_ICMP:
 		icmp_sock_handler(c, ref, events);
@@ -176,7 +181,7 @@ static void main_dispatch(struct ctx *c, union epoll_ref ref, uint32_t events)
 static void main_round_end(struct ctx *c)
 {
 	tcp_defer_handler(c);
-	tap_flush(c);
+	fe->flush(c);		/* frames out, interrupts */
 	/* Or the loop's wait submits them, from the ring: see uring.c */
 	if (!uring_waits())
 		uring_flush();
@@ -196,13 +201,14 @@ static void main_loop(struct ctx *c)
 		/* Frames already read, left by the last round's budget:
 		 * look at the other events without sleeping, then go on
 		 */
-		bool backlog = tap_backlog(c);
+		bool backlog = fe->backlog && fe->backlog(c);
 
 		/* ...or until the front-end's input is to be polled */
-		n = loop_wait(c, ev, LOOP_EVENTS, !backlog, tap_poll_at());
-		if (backlog)
-			tap_resume(c);
-		tap_poll(c);
+		n = loop_wait(c, ev, LOOP_EVENTS, !backlog, fe->poll_at());
+		if (backlog && fe->resume)
+			fe->resume(c);
+		if (fe->poll_at())
+			fe->poll(c, now_ns());
 		for (i = 0; i < n && !c->quit; i++) {
 			union epoll_ref ref = { .u64 = ev[i].data.u64 };
 
@@ -373,7 +379,8 @@ int main(int argc, char **argv)
 	tcp_init(c);
 	coalesce_init();
 	/* The front-end first: forwarded ports take what descriptors are left */
-	tap_frontend_set(c->mode == MODE_VU ? &vu_frontend : &stream_frontend);
+	fe = c->mode == MODE_VU ? &vu_frontend : &stream_frontend;
+	tap_frontend_set(fe);
 	tap_init(c);
 	if (c->mode == MODE_VU)
 		repair_init(c, isolation_peer_check);

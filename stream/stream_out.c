@@ -14,9 +14,10 @@
  * origin.
  *
  * When: frames go to the socket once per read batch and once per event
- * loop round (tap_flush()), however much is queued (megabytes towards a
- * fast guest): smaller sends would find the data still in the cache, but
- * every send() wakes the reader, which costs more than the cache saves.
+ * loop round (the flush operation), however much is queued (megabytes
+ * towards a fast guest): smaller sends would find the data still in the
+ * cache, but every send() wakes the reader, which costs more than the
+ * cache saves.
  *
  * By reference: sendfile() from the file hands the ring's pages to the
  * socket, and the front-end's recv() copies out of them, which saves the
@@ -412,7 +413,6 @@ int stream_seg_commit(struct ctx *c, struct tap_seg *seg,
 	uint8_t *tail = out.resv_ptr + (out.tail - out.resv_pos);
 	uint32_t prefix;
 
-	(void)c;
 	(void)iov;
 	(void)csum_start;
 	(void)csum_off;
@@ -430,7 +430,8 @@ int stream_seg_commit(struct ctx *c, struct tap_seg *seg,
 	}
 	prefix = htonl((uint32_t)len);
 	memcpy(tail, &prefix, 4);
-	pcap_frame(tail + 4, len);
+	if (c->pcap_file[0])
+		pcap_frame(tail + 4, len);
 	out.tail += 4 + len;
 	return 0;
 }

@@ -6,6 +6,10 @@
  * microsecond timestamps), readable by tcpdump -r and wireshark. Each
  * record is one writev() so the file never holds half a record unless the
  * disk fills up, in which case capture stops with a warning.
+ *
+ * The data path calls in only when a capture was asked for (-p: the
+ * callers check c->pcap_file), so without one no frame runs any of this;
+ * the file's own check below covers a capture stopped by a failed write.
  */
 #include <errno.h>
 #include <fcntl.h>

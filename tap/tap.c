@@ -21,7 +21,8 @@
  * stream/stream.c or vhost-user's of vhost/net.c), never by name: an
  * operation a front-end leaves NULL is what it doesn't need (one queue
  * pair, no checksum or segmentation offload, no input left over between
- * rounds).
+ * rounds). The loop (passt.c) calls the one in use directly for its
+ * events, its input and the end of its rounds: tap.c is for senders.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -70,17 +71,6 @@ void tap_frontend_set(const struct tap_frontend *fe)
 const char *tap_frontend_name(void)
 {
 	return tap.fe ? tap.fe->name : "none";
-}
-
-/**
- * tap_frontend() - the front-end in use, for the loop's dispatch of its
- *		    events straight to it
- *
- * Return: its operations, NULL if none was chosen
- */
-const struct tap_frontend *tap_frontend(void)
-{
-	return tap.fe;
 }
 
 /**
@@ -135,7 +125,8 @@ int tap_send_frame(struct ctx *c, const void *frame, size_t len)
 		frame = pad;
 		len = FRAME_MIN_LEN;
 	}
-	pcap_frame(frame, len);
+	if (c->pcap_file[0])
+		pcap_frame(frame, len);
 	rc = tap.fe->send(c, frame, len);
 	if (rc)
 		tap.tx_fail++;
@@ -576,50 +567,10 @@ bool tap_rx_kicks(struct ctx *c, bool waiting)
 }
 
 /**
- * tap_backlog() - is input already read waiting for the next loop round?
- * @c:		execution context
- *
- * Return: true if so: the loop must not sleep, and calls tap_resume()
- */
-bool tap_backlog(const struct ctx *c)
-{
-	return tap.fe->backlog && tap.fe->backlog(c);
-}
-
-/**
- * tap_resume() - take the input left over from the last loop round
- * @c:		execution context
- */
-void tap_resume(struct ctx *c)
-{
-	if (tap.fe->resume)
-		tap.fe->resume(c);
-}
-
-/**
- * tap_poll_at() - when the front-end's input is to be polled (coalescing)
- *
- * Return: time (ns, CLOCK_MONOTONIC), 0 if its notifications wake us
- */
-uint64_t tap_poll_at(void)
-{
-	return tap.fe->poll_at();
-}
-
-/**
- * tap_poll() - take the front-end's input if its poll is due
- * @c:		execution context
- */
-void tap_poll(struct ctx *c)
-{
-	if (!tap_poll_at())
-		return;
-	tap.fe->poll(c, now_ns());
-}
-
-/**
  * tap_flush() - end of a loop round: push queued frames to the front-end
- *		 (or queue that on the io_uring, for the loop's wait)
+ *		 (or queue that on the io_uring, for the loop's wait); the
+ *		 fuzz harnesses' rounds end here, passt.c's call the
+ *		 front-end itself
  * @c:		execution context
  */
 void tap_flush(struct ctx *c)

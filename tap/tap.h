@@ -6,7 +6,8 @@
  * Output: services and protocols build frames with tap_send_ip4() /
  * tap_send_ip6() (which add Ethernet and IP headers and fill in the IP
  * and layer-4 checksums) or tap_send_frame() for raw Ethernet (ARP). The
- * front-end queues them; tap_flush() pushes the queue out at the end of
+ * front-end queues them; its flush operation (passt.c calls it directly;
+ * tap_flush() for the fuzz harnesses) pushes the queue out at the end of
  * each event-loop round.
  *
  * Input doesn't pass here: a front-end hands each frame from the guest to
@@ -116,7 +117,6 @@ struct tap_frontend {
 
 void tap_frontend_set(const struct tap_frontend *fe);
 const char *tap_frontend_name(void);
-const struct tap_frontend *tap_frontend(void);
 int tap_init(struct ctx *c);
 void tap_cleanup(struct ctx *c);
 /* Pieces a frame from the guest is taken in after its head, at most
@@ -146,10 +146,6 @@ int tap_seg_send(struct ctx *c, int family, const void *src, const void *dst,
 		 size_t l4hlen, size_t plen, uint16_t gso_size);
 size_t tap_seg_tcp_max(const struct ctx *c, int family, size_t mss);
 void tap_seg_done(struct ctx *c);
-bool tap_backlog(const struct ctx *c);
-void tap_resume(struct ctx *c);
-uint64_t tap_poll_at(void);
-void tap_poll(struct ctx *c);
 void tap_flush(struct ctx *c);
 void tap_log_stats(uint64_t *tx, uint64_t *tx_fail);
 /* tap_connected() - a guest front-end is attached and can take frames */

@@ -3,8 +3,8 @@
  * close.c - TCP, the end of a connection: closed gracefully once both
  * FINs are done and the socket has sent everything (tcp_maybe_done()),
  * reset both ways (tcp_rst(), tcp_desync()), the socket closed and the
- * flow freed (tcp_close()). Above seg.c (the RST to the guest) and
- * rst_owed.c, below the two directions, set-up and the dispatch.
+ * flow freed (tcp_close()). Above seg.c (the RST to the guest, or owed
+ * to it), below the two directions, set-up and the dispatch.
  *
  * Theory of operation
  *
@@ -18,7 +18,7 @@
  * a live flow of the same generation (from_guest.c's
  * tcp_flush_pending()), and a closed flow's slot isn't reused before the
  * round ends (flow.c). A RST the guest can't get now is owed
- * (rst_owed.c).
+ * (seg.c, tcp_rst_owe()).
  *
  * Both FINs done doesn't mean the peer has everything: the flow stays,
  * draining (TCP_F_DRAINING), until SIOCOUTQ is empty, so that a
@@ -36,7 +36,6 @@
 #include "tcp/close.h"
 #include "tcp/kept.h"
 #include "tcp/proto.h"
-#include "tcp/rst_owed.h"
 #include "tcp/seg.h"
 #include "uring.h"
 #include "util.h"

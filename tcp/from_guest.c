@@ -21,6 +21,9 @@
  * the guest to retransmit it. Out-of-order segments are dropped with a
  * duplicate ACK.
  *
+ * The batch keeps its connection's flow index and generation, and finds it
+ * again in the flow table itself (flow_live()), as a live TCP flow.
+ *
  * The ACKs the guest sends for our data are the socket -> guest side's
  * (to_guest.c, tcp_ack_from_guest()): tcp.c hands a segment there first,
  * then its data and FIN here (tcp_data_from_guest()).
@@ -145,15 +148,16 @@ static int tcp_write(struct ctx *c, struct tcp_conn *conn,
  */
 int tcp_flush_pending(struct ctx *c)
 {
-	struct tcp_conn *conn;
+	union flow *flow;
 
 	if (tcp_pend.idx < 0)
 		return 0;
-	conn = tcp_conn_at((unsigned)tcp_pend.idx);
+	flow = flow_live((unsigned)tcp_pend.idx, FLOW_TCP);
 	tcp_pend.idx = -1;
-	if (!conn || conn->f.gen != tcp_pend.gen)
+	if (!flow || flow->tcp.f.gen != tcp_pend.gen)
 		return 0;
-	return tcp_write(c, conn, tcp_pend.iov, tcp_pend.niov, tcp_pend.len);
+	return tcp_write(c, &flow->tcp, tcp_pend.iov, tcp_pend.niov,
+			 tcp_pend.len);
 }
 
 /**
@@ -216,6 +220,7 @@ bool tcp_data_from_guest(struct ctx *c, struct tcp_conn *conn,
 			 const struct pkt *p)
 {
 	uint32_t plen = (uint32_t)(payload.len + p->tail_len);
+	int idx = (int)flow_idx((const union flow *)conn);
 
 	/* Unacceptable segment, e.g. a zero-window probe: answer with an ACK
 	 * (RFC 9293 3.10.7.4), which also carries our current window
@@ -224,7 +229,7 @@ bool tcp_data_from_guest(struct ctx *c, struct tcp_conn *conn,
 		tcp_ack_later(c, conn);
 
 	/* Data: write in-order bytes to the socket, ACK what it took */
-	if (plen && tcp_pend.idx == (int)tcp_idx(conn) && seq == tcp_pend.next &&
+	if (plen && tcp_pend.idx == idx && seq == tcp_pend.next &&
 	    !(flags & TCP_FIN) && tcp_pend.niov + 1 + p->ntail <= TCP_WBATCH) {
 		tcp_pend.niov += tcp_payload_iov(tcp_pend.iov + tcp_pend.niov,
 						 payload, p, 0);
@@ -232,7 +237,7 @@ bool tcp_data_from_guest(struct ctx *c, struct tcp_conn *conn,
 		tcp_pend.next += plen;
 		return true;
 	}
-	if (tcp_pend.idx == (int)tcp_idx(conn) && tcp_flush_pending(c))
+	if (tcp_pend.idx == idx && tcp_flush_pending(c))
 		return false;
 	if (plen) {
 		uint32_t skip = 0;
@@ -250,9 +255,9 @@ bool tcp_data_from_guest(struct ctx *c, struct tcp_conn *conn,
 		if (!(flags & TCP_FIN)) {
 			/* Hold it: more may follow in this batch */
 			if (tcp_pend.idx >= 0 && tcp_flush_pending(c) &&
-			    !tcp_conn_at(tcp_idx(conn)))
+			    !flow_live((unsigned)idx, FLOW_TCP))
 				return false;
-			tcp_pend.idx = (int)tcp_idx(conn);
+			tcp_pend.idx = idx;
 			tcp_pend.gen = conn->f.gen;
 			tcp_pend.niov = tcp_payload_iov(tcp_pend.iov, payload,
 							p, skip);
@@ -284,5 +289,8 @@ bool tcp_data_from_guest(struct ctx *c, struct tcp_conn *conn,
 		tcp_ack_later(c, conn);		/* retransmitted FIN */
 	}
 
-	return !tcp_maybe_done(c, conn);
+	/* Both FINs done: only then may the connection go (tcp_maybe_done()) */
+	if ((conn->flags & TCP_F_GUEST_FIN) && (conn->flags & TCP_F_FIN_ACKED))
+		return !tcp_maybe_done(c, conn);
+	return true;
 }

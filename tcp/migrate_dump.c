@@ -12,7 +12,7 @@
  * says how they are counted). Towards the guest, what it hasn't ACKed is
  * written as never sent, so any target sends it again at once. A socket
  * that can't be moved any more, or dumped, gets a skip record, and so does
- * every RST the guest is still owed (rst_owed.c): the target answers each
+ * every RST the guest is still owed (seg.c): the target answers each
  * with a RST to the guest.
  */
 #include <errno.h>
@@ -36,7 +36,7 @@
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
 #include "tcp/proto.h"
-#include "tcp/rst_owed.h"
+#include "tcp/seg.h"
 #include "tcp/to_guest.h"
 #include "tcp/window.h"
 #include "util.h"
@@ -254,7 +254,7 @@ static int tcpm_basic(const struct ctx *c, const struct tcp_conn *conn,
 /**
  * tcpm_basic_owed() - basic record for a RST the guest is owed
  * @c:		execution context
- * @o:		the RST owed (rst_owed.c, tcp_rst_owe())
+ * @o:		the RST owed (seg.c, tcp_rst_owe())
  * @b:		the record, filled in
  *
  * The connection is gone here, and goes as a skip record, so that the target
@@ -505,7 +505,7 @@ static unsigned tcpm_write_owed(const struct ctx *c, struct mig_buf *b,
  * after our last look) gets a skip record, so that the target resets it
  * towards the guest. So does one that can't be dumped. Either stays held
  * here all the same: if the migration fails, the loop finds its error.
- * The RSTs the guest is owed for connections already gone (rst_owed.c) go as
+ * The RSTs the guest is owed for connections already gone (seg.c) go as
  * skip records too.
  */
 void tcp_migrate_source_write(struct ctx *c, struct mig_buf *b)

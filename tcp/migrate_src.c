@@ -77,7 +77,6 @@
 #include "tcp/connect.h"
 #include "tcp/migrate.h"
 #include "tcp/migrate_internal.h"
-#include "tcp/rst_owed.h"
 #include "tcp/seg.h"
 #include "tcp/to_guest.h"
 #include "util.h"

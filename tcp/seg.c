@@ -3,7 +3,8 @@
  * seg.c - TCP, the control-segment toolbox: the header of every segment to
  * the guest, the segments without payload (SYN, ACK, FIN, RST, window
  * updates), and the marks a connection leaves for the end of the round
- * (an ACK or data due: tcp_defer(); no room to the guest: tcp_block()).
+ * (an ACK or data due: tcp_defer(); no room to the guest: tcp_block()),
+ * and the RSTs the guest is still owed for connections that are gone.
  * Below both directions, set-up and the dispatch; above conn.c and
  * window.c.
  *
@@ -16,11 +17,23 @@
  * tcp_defer_handler() walks (tcp_deferred()) once the round's frames are
  * all in. A segment that finds no room to the guest marks its connection
  * (tcp_block()), and the end of a round with room tries it again.
+ *
+ * RSTs owed: a RST to the guest may find no room in the front-end (its
+ * ring full), or the front-end stopped for a migration, and a guest that
+ * only receives would never learn that the connection is gone. So
+ * tcp_rst() leaves the gone connection's key and sequence numbers here
+ * (tcp_rst_owe()), the end of each round sends what can go
+ * (tcp_rst_owed_flush()), and what is older than TCP_RST_OWED_MS is given
+ * up. A migration takes the list to the target (tcp/migrate_src.c writes
+ * skip records, which the target answers with a RST) and clears it here.
  */
 #include <netinet/in.h>
+#include <string.h>
 
+#include "ctx.h"
 #include "flow.h"
 #include "flow_tcp.h"
+#include "log.h"
 #include "net/packet.h"
 #include "tap/tap.h"
 #include "tcp/conn.h"
@@ -31,6 +44,8 @@
 
 #define TCP_OPT_SYN_LEN 8	/* MSS (4) + NOP + window scale (3) */
 #define TCP_DEFER_MAX 1024		/* connections with a pending ACK */
+#define TCP_RST_OWED_MAX 256		/* RSTs owed to the guest, at most */
+#define TCP_RST_OWED_MS 30000		/* how long one is owed */
 
 /* One frame for control segments (SYN, ACK, FIN, RST) */
 static uint8_t tcp_ctl_frame[128];
@@ -38,6 +53,9 @@ static uint8_t tcp_ctl_frame[128];
 static uint32_t defer_list[TCP_DEFER_MAX];
 static unsigned defer_count;
 static bool tcp_blocked_any;		/* some connection waits for room */
+
+static struct tcp_rst_owed tcp_rst_owed[TCP_RST_OWED_MAX];
+static unsigned tcp_rst_owed_n;
 
 /**
  * tcp_fill_hdr() - the 20-byte header of a segment to the guest
@@ -306,4 +324,81 @@ bool tcp_blocked(bool clear)
 	if (clear)
 		tcp_blocked_any = false;
 	return any;
+}
+
+/**
+ * tcp_rst_owe() - remember the RST @conn owes the guest (the oldest goes if
+ *		   full; an earlier one for the same addresses and ports is
+ *		   replaced)
+ * @conn:	connection
+ */
+void tcp_rst_owe(const struct tcp_conn *conn)
+{
+	struct tcp_rst_owed *o;
+	unsigned i;
+
+	for (i = 0; i < tcp_rst_owed_n; i++) {
+		if (!memcmp(&tcp_rst_owed[i].key, &conn->f.key,
+			    sizeof(conn->f.key))) {
+			tcp_rst_owed[i] = tcp_rst_owed[--tcp_rst_owed_n];
+			break;
+		}
+	}
+	if (tcp_rst_owed_n == TCP_RST_OWED_MAX) {
+		memmove(tcp_rst_owed, tcp_rst_owed + 1,
+			sizeof(tcp_rst_owed[0]) * --tcp_rst_owed_n);
+		warn_rl("TCP: too many RSTs owed to the guest, dropping one");
+	}
+	o = &tcp_rst_owed[tcp_rst_owed_n++];
+	o->key = conn->f.key;
+	o->seq = conn->seq_to_guest;
+	o->ack = conn->seq_from_guest;
+	o->inbound = !!(conn->flags & TCP_F_INBOUND);
+	o->at = now_ms();
+}
+
+/**
+ * tcp_rst_owed_flush() - send the RSTs owed to the guest that can go now;
+ *			  forget old ones
+ * @c:		execution context
+ */
+void tcp_rst_owed_flush(struct ctx *c)
+{
+	uint64_t now = now_ms();
+	unsigned i, k;
+
+	if (!tcp_rst_owed_n || !tap_connected(c))
+		return;
+	for (i = 0, k = 0; i < tcp_rst_owed_n; i++) {
+		struct tcp_rst_owed *o = &tcp_rst_owed[i];
+		struct tcp_conn tmp = { .sock = -1 };
+
+		tmp.f.key = o->key;
+		tmp.seq_from_guest = o->ack;
+		if (now - o->at > TCP_RST_OWED_MS ||
+		    !tcp_send_ctl(c, &tmp, TCP_RST | TCP_ACK, o->seq))
+			continue;
+		tcp_rst_owed[k++] = *o;
+	}
+	tcp_rst_owed_n = k;
+}
+
+/**
+ * tcp_rst_owed_get() - the RSTs owed to the guest (see tcp_rst_owe())
+ * @list:	set to the array
+ *
+ * Return: how many there are
+ */
+unsigned tcp_rst_owed_get(const struct tcp_rst_owed **list)
+{
+	*list = tcp_rst_owed;
+	return tcp_rst_owed_n;
+}
+
+/**
+ * tcp_rst_owed_clear() - the guest runs elsewhere: someone else owes them
+ */
+void tcp_rst_owed_clear(void)
+{
+	tcp_rst_owed_n = 0;
 }

@@ -46,7 +46,7 @@
  *   guest RST: close the socket with SO_LINGER 0 (the kernel sends RST).
  *   socket error / peer RST: RST to the guest, close. A RST the guest
  *	couldn't get (its ring full, or stopped for a migration) is sent
- *	again once it can go, or goes with the migration (rst_owed.c).
+ *	again once it can go, or goes with the migration (seg.c).
  *
  * A connection restored by a migration may have to write data the source
  * had queued before anything new from the guest (TCP_F_TAIL, see

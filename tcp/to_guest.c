@@ -68,7 +68,6 @@
 #include "tcp/close.h"
 #include "tcp/conn.h"
 #include "tcp/proto.h"
-#include "tcp/rst_owed.h"
 #include "tcp/seg.h"
 #include "tcp/tcp.h"
 #include "tcp/to_guest.h"

@@ -73,10 +73,15 @@
  * chains are always the last ones taken.
  *
  * Interrupts: publishing used entries only marks a ring; vu_net_flush()
- * (tap_flush(), once per loop round) writes the call eventfds of the
+ * (vu_round_end(), once per loop round) writes the call eventfds of the
  * marked rings unless the driver asked for no interrupts (queued on the
  * io_uring of uring.c, with the round's socket discards, where there is
  * one), and the log eventfd if dirty pages were logged.
+ *
+ * Kicks and rounds: the driver's kicks come here (vu_kick_handler()), and
+ * so does the end of each loop round (vu_round_end()); both drop a
+ * front-end whose memory shrank under us (vu_fault_check(), which
+ * disconnects through user.c) before it is touched again.
  *
  * Queue pairs (multiqueue, see user.c): TX rings are served each on
  * its own kick, and vu_net_tx_pair() says which pair the frame being
@@ -113,6 +118,7 @@
 #include "tap/coalesce.h"
 #include "tap/pcap.h"
 #include "tap/tap.h"
+#include "vhost/mem.h"
 #include "vhost/net.h"
 #include "vhost/vhost.h"
 #include "uring.h"
@@ -386,17 +392,47 @@ void vu_net_tx(struct ctx *c, unsigned q)
 }
 
 /**
- * vu_net_tx_kick() - the driver kicked a TX ring
+ * vu_fault_check() - drop the front-end if a guest memory access faulted
  * @c:		execution context
- * @q:		ring index (odd)
  *
- * While we poll the ring (coalescing), a kick is one the driver sent
- * before it saw that we don't want them: the poll takes its frames.
+ * A faulted access (mem.c, vu_mem_faulted()): this front-end goes
+ * (user.c, vu_disconnect()), and the next one starts from nothing.
+ *
+ * Return: true if it went
  */
-void vu_net_tx_kick(struct ctx *c, unsigned q)
+bool vu_fault_check(struct ctx *c)
 {
-	if (q < VU_QUEUES && !vn.tx_poll_at[q])
-		vu_net_tx(c, q);
+	if (!vu_mem_faulted())
+		return false;
+	if (vu_dev.fd >= 0)
+		vu_disconnect(c);
+	return true;
+}
+
+/**
+ * vu_kick_handler() - the driver kicked a ring
+ * @c:		execution context
+ * @ref:	epoll reference: ring index, generation of its kick fd
+ *
+ * The ring may have been stopped, or given another kick fd, since the
+ * event was queued: then the event is stale and dropped. While we poll a
+ * TX ring (coalescing), a kick is one the driver sent before it saw that
+ * we don't want them: the poll takes its frames.
+ */
+void vu_kick_handler(struct ctx *c, union epoll_ref ref)
+{
+	unsigned idx = ref.idx;
+	struct virtq *vq;
+
+	if (idx >= VU_QUEUES)
+		return;
+	vq = &vu_dev.vq[idx];
+	if (vq->kick_fd < 0 || vq->kick_gen != ref.gen)
+		return;
+	if (idx % 2 == VU_TX_Q && !vn.tx_poll_at[idx])
+		vu_net_tx(c, idx);
+	vu_fault_check(c);
+	/* RX: new buffers. The loop resumes blocked flows after this round */
 }
 
 /**
@@ -934,14 +970,14 @@ int vu_net_seg_commit(struct ctx *c, struct tap_seg *seg,
 	size_t left = VU_NET_HDR_LEN + len;
 	unsigned i, used = 0;
 
-	(void)c;
 	if (!vu_rx_ok(vq) || seg->fe_first != vn.res_used || vn.res_short)
 		return -EINVAL;
 
 	if (len < seg->hlen)
 		return -EINVAL;
-	pcap_frame_iov(seg->l2, seg->hlen, iov + seg->iov, seg->niov,
-		       len - seg->hlen);
+	if (c->pcap_file[0])
+		pcap_frame_iov(seg->l2, seg->hlen, iov + seg->iov,
+			       seg->niov, len - seg->hlen);
 
 	memset(vhdr, 0, sizeof(*vhdr));
 	if (csum_start) {
@@ -998,7 +1034,20 @@ void vu_net_seg_done(struct ctx *c)
 	vn.res_count = vn.res_used = 0;
 }
 
-/* The vhost-user front-end, for tap.c: the protocol (user.c) sets it up */
+/**
+ * vu_round_end() - end of a loop round (passt.c): drop a front-end
+ *		    whose memory shrank under us, interrupt the guest
+ * @c:		execution context
+ */
+static void vu_round_end(struct ctx *c)
+{
+	vu_fault_check(c);
+	vu_net_flush(c);
+}
+
+/* The vhost-user front-end, for tap.c: the protocol (user.c) sets it up,
+ * the data path here takes the kicks and ends the loop's rounds
+ */
 const struct tap_frontend vu_frontend = {
 	.name		= "vhost-user",
 	.init		= vu_init,

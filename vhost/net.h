@@ -48,7 +48,8 @@ _Static_assert(sizeof(struct vu_net_hdr) == VU_NET_HDR_LEN,
 #define VU_NET_HDR_GSO_TCPV6	4
 
 void vu_net_tx(struct ctx *c, unsigned q);
-void vu_net_tx_kick(struct ctx *c, unsigned q);
+void vu_kick_handler(struct ctx *c, union epoll_ref ref);
+bool vu_fault_check(struct ctx *c);
 void vu_net_tx_reset(unsigned q);
 void vu_net_rx_select(unsigned pair);
 int vu_net_send(struct ctx *c, const void *frame, size_t len);

@@ -56,8 +56,8 @@
  * Guest memory: SET_MEM_TABLE and SET_LOG_BASE are checked and mapped by
  * mem.c. A guest access that faults because the front-end shrank a file
  * under us (mem.c, "Memory that shrinks") drops the front-end after the
- * message or kick that made it, or at the end of the round
- * (vu_round_end()).
+ * message or kick that made it, or at the end of the round (net.c's
+ * vu_fault_check(), also after each message here).
  *
  * Queue pairs (VHOST_USER_PROTOCOL_F_MQ): GET_QUEUE_NUM offers
  * VU_MAX_PAIRS; with queues=N QEMU drives N pairs over this one socket,
@@ -66,7 +66,8 @@
  * Each ring is started and enabled on its own: the guest enables the
  * pairs it uses, and the others stay disabled.
  *
- * The data path (RX/TX) is in net.c, guest memory in mem.c.
+ * The data path (RX/TX) is in net.c, ring kicks and the end of a loop
+ * round included, guest memory in mem.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -236,7 +237,7 @@ static void vu_rx_reset(void)
  * vu_disconnect() - the front-end is gone: reset the device, wait for another
  * @c:		execution context
  */
-static void vu_disconnect(struct ctx *c)
+void vu_disconnect(struct ctx *c)
 {
 	struct vu_dev *d = &vu_dev;
 
@@ -261,29 +262,6 @@ static void vu_disconnect(struct ctx *c)
 		info("vhost-user: front-end disconnected, waiting for the "
 		     "next one");
 	}
-}
-
-/* A guest memory access faulted (mem.c, vu_mem_faulted()): this
- * front-end goes, and the next one starts from nothing. True if it went
- */
-static bool vu_fault_check(struct ctx *c)
-{
-	if (!vu_mem_faulted())
-		return false;
-	if (vu_dev.fd >= 0)
-		vu_disconnect(c);
-	return true;
-}
-
-/**
- * vu_round_end() - end of a loop round (tap_flush()): drop a front-end
- *		    whose memory shrank under us, interrupt the guest
- * @c:		execution context
- */
-void vu_round_end(struct ctx *c)
-{
-	vu_fault_check(c);
-	vu_net_flush(c);
 }
 
 static void vu_attach(struct ctx *c, int fd)
@@ -1380,30 +1358,6 @@ void vu_ctrl_handler(struct ctx *c, union epoll_ref ref, uint32_t events)
 			return;
 		}
 	}
-}
-
-/**
- * vu_kick_handler() - the driver kicked a ring
- * @c:		execution context
- * @ref:	epoll reference: ring index, generation of its kick fd
- *
- * The ring may have been stopped, or given another kick fd, since the
- * event was queued: then the event is stale and dropped.
- */
-void vu_kick_handler(struct ctx *c, union epoll_ref ref)
-{
-	unsigned idx = ref.idx;
-	struct virtq *vq;
-
-	if (idx >= VU_QUEUES)
-		return;
-	vq = &vu_dev.vq[idx];
-	if (vq->kick_fd < 0 || vq->kick_gen != ref.gen)
-		return;
-	if (idx % 2 == VU_TX_Q)
-		vu_net_tx_kick(c, idx);
-	vu_fault_check(c);
-	/* RX: new buffers. The loop resumes blocked flows after this round */
 }
 
 /**

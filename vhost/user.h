@@ -97,9 +97,8 @@ extern struct vu_dev vu_dev;
 int vu_init(struct ctx *c);
 void vu_listen_handler(struct ctx *c);
 void vu_ctrl_handler(struct ctx *c, union epoll_ref ref, uint32_t events);
-void vu_kick_handler(struct ctx *c, union epoll_ref ref);
 void vu_cleanup(struct ctx *c);
-void vu_round_end(struct ctx *c);
+void vu_disconnect(struct ctx *c);
 int vu_eventfd_learn(void);
 int vu_eventfd_check(int fd);
 

@@ -17,7 +17,7 @@
 #       a skip record for a dead socket;
 #   o   guest -> peer, reset by the peer once the rings are stopped, before
 #       the SAVE: the daemon can't tell the guest (its RX ring is stopped),
-#       and the RST it owes goes as a skip record (rst_owed.c);
+#       and the RST it owes goes as a skip record (tcp/seg.c);
 #   k   peer -> guest, which just goes on.
 #
 # Checked, as upstream does it (0.0~git20250503; doc/migration.md,
