@@ -284,7 +284,22 @@ names=
 for _s in b1 b2 b3; do
 	[ -n "$(eval "echo \${SL_$_s:-}")" ] && names="$names $_s"
 done
-# shellcheck disable=SC2086
-[ -z "$names" ] || mig_streams_verify $names
+# The new streams went through every hold above, uploads all. A held
+# connection drops what its guest sends (tcp/tcp.c: the guest runs
+# elsewhere, or will), and the guest sends it again on its own
+# retransmission timer, backed off for as long as the hold lasted (up to
+# the 30 s a helper may take, and a loaded machine stretches every step
+# here): the ACK we send when it comes back doesn't hurry a sender that
+# timed out. So the verify gives them more than the default 60 s, and the
+# guest's side of each is logged first (rto, backoff, unacked): a CI run
+# under ASan once found b2 2 MB short after 60 s, and nothing said why
+if [ -n "$names" ]; then
+	for _s in $names; do
+		eval "_p=\$PORT_$_s"
+		log "$_s, the guest's socket before the verify: $(ns "$GUEST" ss -tinH "( dport = :$_p )" | tr -s ' \n' ' ')"
+	done
+	# shellcheck disable=SC2086
+	MIG_VERIFY_TIMEOUT=150 mig_streams_verify $names
+fi
 rsts end
 sanitizer_check "$T"/*/passt.socket.err
