@@ -15,8 +15,7 @@
  *   conns ADDR PORT NPORTS N
  *        open N connections (spread over the ports), all at once; then
  *        (-r FILE created) write to all of them, 16 KiB (-w BYTES) at a
- *        time, for
- *        SECS; then (-d FILE created) keep them open until -s FILE
+ *        time, for SECS; then (-d FILE created) keep them open until -s FILE
  *        exists; prints "open=N failed=F bytes=B secs=S"
  *
  * A connection counts as open once connect() completes; one that fails
