@@ -1866,8 +1866,7 @@ static void state_flags_edit(uint8_t *buf, size_t len)
 
 	if (len < 62)
 		return;
-	n = (uint32_t)buf[58] << 24 | (uint32_t)buf[59] << 16 |
-	    (uint32_t)buf[60] << 8 | buf[61];
+	n = get_be32(buf + 58);
 	for (i = 0; i < n && 62 + (size_t)(i + 1) * 112 <= len; i++)
 		buf[62 + (size_t)i * 112 + 86] |= (uint8_t)state_flags_or;
 	say("state: flags 0x%02lx added to %u flow record(s)\n",
