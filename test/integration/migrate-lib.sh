@@ -269,10 +269,30 @@ mig_fabric_to() {
 # that "down" removed). With "down" at a migration's trigger, a source
 # that leaves no socket behind (upstream passt before July 2025 exits at
 # once) behaves like one that stays silent while the fabric still routes
-# to it (what a lingering source with an input filter does)
+# to it (what a lingering source with an input filter does).
+#
+# While the pod is cut off, the fabric keeps its MAC address (a permanent
+# neighbour entry, as OVN's static bindings): otherwise the link going
+# down flushes the entry, and what the peer sends before the switch waits
+# in a new one's queue for the 3 s its resolution takes to fail, while
+# the peer's kernel doesn't retransmit a segment whose first copy is still
+# queued in the host (TcpExtTCPSpuriousRtxHostQueues): a download stopped
+# for 3 s after the migration (migrate_interop, whole-suite runs). Dropped
+# at the dead link instead, the segments are retransmitted to the target
+# as soon as the fabric switched
 mig_pod_link() {
 	_pn=$(mig_ns "$1")
+	case $1 in
+	src) _pif=fs ;;
+	dst) _pif=fd ;;
+	third) _pif=ft ;;
+	esac
 	if [ "$2" = down ]; then
+		_pmac=$(ip netns exec "$_pn" cat /sys/class/net/eth0/address)
+		ip -n "$FABRIC" neigh replace "$ADDR4" lladdr "$_pmac" \
+			dev "$_pif" nud permanent
+		ip -n "$FABRIC" -6 neigh replace "$ADDR6" lladdr "$_pmac" \
+			dev "$_pif" nud permanent
 		ip -n "$_pn" link set eth0 down
 		return
 	fi
@@ -280,6 +300,9 @@ mig_pod_link() {
 	ip -n "$_pn" addr replace "$ADDR6/64" dev eth0 nodad
 	ip -n "$_pn" route replace default via "$GW4" dev eth0
 	ip -n "$_pn" -6 route replace default via fe80::1 dev eth0
+	# Resolved again from now on
+	ip -n "$FABRIC" neigh del "$ADDR4" dev "$_pif" 2>/dev/null || :
+	ip -n "$FABRIC" -6 neigh del "$ADDR6" dev "$_pif" 2>/dev/null || :
 }
 
 # mig_ns src|dst: the namespace of that pod
@@ -1224,6 +1247,13 @@ mig_stalled() {
 			echo "== ss -tinm in $_sn"
 			ip netns exec "$_sn" ss -tinm
 		done
+		# A sender's retransmission waits while its first copy is
+		# still queued in the host (a neighbour still resolving)
+		echo "== neighbours and retransmission counters in $FABRIC"
+		ip -n "$FABRIC" -s neigh show
+		ip netns exec "$FABRIC" nstat -az \
+			TcpExtTCPSpuriousRtxHostQueues TcpExtTCPTimeouts \
+			TcpExtTCPLossProbes
 	} >>"$T/stall.log" 2>&1
 	[ -s "$T/guest.daemon" ] || return 0
 	read -r _gp _gl <"$T/guest.daemon"

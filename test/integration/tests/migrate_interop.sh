@@ -34,15 +34,15 @@
 #           source's socket in CLOSE_WAIT with data in its receive queue.
 # Everything must arrive byte-exact, each connection must end with both
 # EOFs (no reset), and no RST may leave either pod; the four long ones
-# never get nothing for more than MIG_STALL_MS (6 s here) outside the
+# never get nothing for more than MIG_STALL_MS (3 s) outside the
 # cut-over of migration 1, whose target is ours (mig_watch: the test fails
-# at once, with where they stopped). Not the default 3 s: down4 paused
-# for 3.0 and 3.1 s right after migration 1 in two whole-suite runs of
-# about seven (never run alone), then moved again (the guest's kernel had
-# 50 kB more at the dump). Three seconds is our retransmission to the
-# guest after 1 s and again 2 s later (tcp/conn.c), or a zero window
-# from upstream's record until a probe: not found yet, see the issue-51
-# note; the stall.log of such a run says where it stood. Not through migration 2: upstream's
+# at once, with where they stopped). down4 once paused for 3.0 s there in
+# about three whole-suite runs of seven: the peer's segments sent between
+# the old pod's link going down and the switch waited in the fabric's
+# neighbour queue for that link until its resolution failed, 3 s, and the
+# peer's kernel doesn't retransmit a segment still queued in the host; the
+# fabric now keeps the pod's MAC address while it is cut off
+# (mig_pod_link). Not through migration 2: upstream's
 # target doesn't poke the peers of the sockets it restores, and one whose
 # last flight the cut-over lost waits for its first timeout, 3 s without
 # an RTT sample (tcp/migrate_poke.c): up6 got nothing for 3.0 s after it
@@ -120,7 +120,6 @@ MIG_VU_OPTS="--state-save $T/state-%d.bin"
 # it; upstream's doesn't, so ours holds unfiltered when upstream's helper
 # serves it (migration 2, see below)
 MIG_DIRECT=0
-MIG_STALL_MS=${MIG_STALL_MS:-6000}
 . "$(dirname "$0")/../migrate-lib.sh"
 need busybox tcpdump od
 
