@@ -199,8 +199,9 @@ dims_crr() {
 		"$(ticks_s $((c_c1 - c_c0))) s"
 }
 
-# dims_conns BACKEND MODE MTU TEST N RUN: N connections at once, then data
-# on all of them (and the daemon's memory while they're open)
+# dims_conns BACKEND MODE MTU TEST N RUN [prof]: N connections at once, then
+# data on all of them (and the daemon's memory while they're open); with
+# "prof", the daemon sampled (prof_start) and nothing recorded
 dims_conns() {
 	local n_b=$1 n_mode=$2 n_mtu=$3 n_t=$4 n_n=$5 n_out n_rc=0 n_pid
 	local n_c0 n_c1 n_rss0 n_rss1 n_open n_bytes n_s n_secs=$BENCH_SECS
@@ -216,9 +217,11 @@ dims_conns() {
 	n_pid=$!
 	track "$n_pid"
 	wait_for "[ -e '$T/cl.ready' ] || ! alive $n_pid" 60 || :
+	[ "${7:-}" != prof ] || prof_start "${DPID[$n_b]}"
 	n_c0=$(cpu_ticks "${DPID[$n_b]}")
 	wait_for "[ -e '$T/cl.done' ] || ! alive $n_pid" $((n_secs + 30)) || :
 	n_c1=$(cpu_ticks "${DPID[$n_b]}")
+	[ "${7:-}" != prof ] || prof_stop "$n_b-$n_mode-$n_mtu-$n_t"
 	n_rss1=$(status_mib "${DPID[$n_b]}" VmRSS)
 	touch "$T/cl.stop"
 	wait "$n_pid" || n_rc=$?
@@ -232,10 +235,10 @@ dims_conns() {
 		rec "$n_mode" "$n_mtu" "$n_t" open "$n_b" FAIL
 		return 0
 	fi
-	rec "$n_mode" "$n_mtu" "$n_t" open "$n_b" "$n_open"
+	[ "${7:-}" = prof ] || rec "$n_mode" "$n_mtu" "$n_t" open "$n_b" "$n_open"
 	log "  $n_b $n_t #$6: $(tail -n 1 "$n_out"), daemon RSS $n_rss0 ->" \
 		"$n_rss1 MiB, CPU $(ticks_s $((n_c1 - n_c0))) s"
-	[ "$n_t" = connmax ] && return 0
+	[ "$n_t" = connmax ] || [ "${7:-}" = prof ] && return 0
 	if [ "$n_open" -gt 0 ] && [ "${n_bytes:-0}" -gt 0 ]; then
 		rec "$n_mode" "$n_mtu" "$n_t" gbps "$n_b" "$(awk -v b="$n_bytes" \
 			-v s="$n_s" 'BEGIN { printf "%.4f", b * 8 / s / 1e9 }')"
@@ -312,11 +315,15 @@ dims() {
 		for d_t in conn1k:1000 conn10k:10000 \
 			   "connmax:$BENCH_CONN_MAX"; do
 			dims_has "${d_t%%:*}" || continue
-			for d_r in $(seq 1 "$BENCH_DIMS_RUNS"); do
-				for d_b in $(order "$d_r"); do
+			# BENCH_PROFILE=1: one more run each, sampled
+			for d_r in $(seq 1 "$BENCH_DIMS_RUNS") \
+				   $([ "${BENCH_PROFILE:-0}" = 0 ] || echo prof); do
+				for d_b in $(order "${d_r/prof/1}"); do
 					[ "${UP[$d_b]}" = 1 ] || continue
+					# shellcheck disable=SC2046
 					dims_conns "$d_b" "$d_mode" "$d_mtu" \
-						"${d_t%%:*}" "${d_t#*:}" "$d_r"
+						"${d_t%%:*}" "${d_t#*:}" "$d_r" \
+						$([ "$d_r" != prof ] || echo prof)
 					# The last run's connections closed
 					# on the peer before the next run
 					# (a daemon may leave some behind:

@@ -28,7 +28,8 @@
 #   BENCH_PACE_US=N a slow guest: one frame every N us at most (ns.sh)
 #   BENCH_NO_IO_URING=1 our daemon without io_uring (PASST_NO_IO_URING)
 #   BENCH_IO_URING_WAIT=1 our daemon waiting in the ring (PASST_IO_URING_WAIT)
-#   BENCH_PROFILE=1 one more run per throughput cell (ns.sh) under perf
+#   BENCH_PROFILE=1 one more run per throughput cell (ns.sh), and per
+#                   many-connection test (dims.sh), under perf
 #                   record: the top symbols by self time, per back-end,
 #                   in bench/results/profile-*.txt (BENCH_PROFILE_TOP: 15);
 #                   BENCH_PROFILE_KEEP=1 records call graphs too and keeps
