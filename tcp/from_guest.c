@@ -121,12 +121,9 @@ static int tcp_write(struct ctx *c, struct tcp_conn *conn,
 		 */
 		uint32_t wnd = conn->wnd_adv - conn->seq_from_guest;
 
-		if (SEQ_GT(conn->wnd_adv, conn->seq_from_guest) &&
-		    (kept = tcp_kept_add(c, conn, iov, niov, (size_t)n,
-					 MIN(len - (size_t)n, wnd))) < 0) {
-			tcp_desync(c, conn, "keeping refused data", ENOMEM);
-			return -1;
-		}
+		if (SEQ_GT(conn->wnd_adv, conn->seq_from_guest))
+			kept = tcp_kept_add(c, conn, iov, niov, (size_t)n,
+					    MIN(len - (size_t)n, wnd));
 		conn->seq_from_guest += (uint32_t)kept;
 		if ((size_t)(n + kept) < len)
 			conn->flags |= TCP_F_REFUSED;
