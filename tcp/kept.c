@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * kept.c - guest data that a connection's socket refused, kept and ACKed,
- * and written before anything newer as the socket drains; and a restored
- * connection's never-sent data, which waits so too (TCP_F_TAIL).
+ * kept.c - guest data that a connection's socket refused, or that came
+ * while a migration held the connection, kept and ACKed, and written
+ * before anything newer as the socket drains; and a restored connection's
+ * never-sent data, which waits so too (TCP_F_TAIL).
  *
  * Theory of operation
  *
@@ -40,6 +41,28 @@
  * them (the source ACKed them), and the only other place they could wait
  * is a send buffer that the kernel won't make that large.
  *
+ * A connection a migration holds (TCP_F_MIGRATED: its socket deaf, out of
+ * the loop, maybe in repair mode) while the guest runs here
+ * (TCP_F_GUEST_HERE: the migration failed and the source resumed, or the
+ * target released it, and the repair helper that would take the socket
+ * out of repair mode is late) can't write to its socket, nor read from it.
+ * Dropped, the guest's data would be recovered by its retransmission
+ * timer, backed off for as long as the hold lasted (up to the 30 s a late
+ * helper may take), and a sender in loss recovery isn't hurried by the
+ * ACK we send when the connection comes back: the upload stopped for as
+ * long again. So the guest's in-order data is kept here too, inside the
+ * windows we advertised (never more: a held connection's window doesn't
+ * grow, and closes once it keeps some) and the bounds below, and ACKed
+ * (from_guest.c, tcp_data_held()); its FIN after it, or alone
+ * (tcp_kept_add_fin()). When the connection comes back (the source's
+ * tcpm_unhold(), the target's release, a poke's thaw), it goes into the
+ * loop with EPOLLOUT, as any connection with a tail: the bytes go to the
+ * socket before anything newer, and the window opens once they are all
+ * in. A target's parked connection writes the migration's never-sent
+ * data first (tcpm_tail_add() puts it before what was kept). Reset or
+ * closed instead (no helper came), it frees what it kept, as any
+ * connection does.
+ *
  * Where the bytes live depends on the front-end. With vhost-user a
  * migration may carry the connection, and the dump includes a migration
  * tail (tcp/migrate_dump.c): so the bytes are one (tcpm_tail_add(),
@@ -51,8 +74,9 @@
  * we offer with Linux's default tcp_wmem (a 4 MiB buffer at most, of which
  * we offer three quarters at most), and TCP_KEPT_CONNS connections keeping
  * some at once. Beyond that, refused data isn't ACKed and the guest
- * retransmits it: with that much outstanding, duplicate ACKs work. The
- * guest can't make us keep more than the windows we advertised it. The
+ * retransmits it: with that much outstanding, duplicate ACKs work (a held
+ * connection over the bounds drops it, as before). The guest can't make
+ * us keep more than the windows we advertised it. The
  * static pool is address space until a slot is used: its pages are
  * touched, and kept, only as far as data was kept there.
  */
