@@ -25,7 +25,12 @@
 #     kept and ACKed it (tcp/kept.c) writes it at once.
 #  3. Every stream then moves on, every byte arrives (sockio verifies the
 #     pattern), and no RST leaves the pod.
-# PT_TIMEOUT: 240
+#  4. Two more uploads, held the same way, but the helper sets repair mode
+#     before it stalls, and never answers: 30 s later they are reset
+#     (towards the guest; closed in repair mode, the peer hears nothing),
+#     and what they kept goes with them; the daemon then exits, and a
+#     sanitizer build's leak check finds nothing.
+# PT_TIMEOUT: 300
 set -eu
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=lib.sh
@@ -61,7 +66,7 @@ backoff() {
 
 mig_setup
 mig_guest_start --migrate-linger-timeout 600
-a_sock=$D_SOCK a_log=$D_LOG
+a_sock=$D_SOCK a_pid=$D_PID a_log=$D_LOG
 a_helper=$MIG_RPID
 mig_stream u0 up4 7601 --rate 8192
 mig_stream u1 up4 7602 --rate 8192
@@ -71,29 +76,38 @@ mig_stream u3 up6 7604 --rate 8192
 mig_all_flowing 1048576 30 $NAMES || fail "not flowing: $MIG_LAGGING"
 rst0=$(mig_rsts "$SRC")
 
+# stall STEP HELPER_PID N [OPTION]: the helper HELPER_PID goes, a
+# repairstub that stalls at the first request until $T/STEP.go exists
+# (with OPTION: -a, it applies it first) takes its place; a migration
+# fails at the SAVE, N connections stay held. Sets STUB_PID, t0
+stall() {
+	kill -KILL "$2" 2>/dev/null || :
+	wait_for "! mig_repair_connected $SRC $a_sock" 10 ||
+		fail "$1: the helper of $a_sock is still connected"
+	rm -f "$T/$1.go"
+	# shellcheck disable=SC2086
+	ip netns exec "$SRC" "$STUB" -s 1 -g "$T/$1.go" ${4:-} \
+		"$a_sock.repair" 2>"$T/$1.err" &
+	STUB_PID=$!
+	track "$STUB_PID"
+	wait_for "mig_repair_connected $SRC $a_sock" 10 ||
+		fail "$1: repairstub: $(cat "$T/$1.err")"
+	mig_pod_daemon dst target --migrate-linger-timeout 600
+	t0=$(now_ms)
+	if mig_migrate "$D_SOCK" 30; then
+		fail "$1: the migration went through: $(grep Migration "$a_log" | tail -n 3 | tr '\n' ' ')"
+	fi
+	[ "$(mig_field stage)" = save ] || fail "$1: $MIG_RESULT"
+	grep -q 'stalling at request 1' "$T/$1.err" ||
+		fail "$1: repairstub: $(tr '\n' ' ' <"$T/$1.err")"
+	_held=$(sed -n 's/.*refusing to save the state; \([0-9]*\) connection(s) the helper may have put in repair mode stay held.*/\1/p' "$a_log" | tail -n 1)
+	expect "$1: connections held" "${_held:-none}" "$3"
+	mig_stop "$D_PID"
+	log "$1: the SAVE failed after $(($(now_ms) - t0)) ms, $3 uploads held"
+}
+
 # 1. The helper stalls at the SAVE's first request
-kill -KILL "$a_helper" 2>/dev/null || :
-wait_for "! mig_repair_connected $SRC $a_sock" 10 ||
-	fail "the helper of $a_sock is still connected"
-rm -f "$T/stub.go"
-ip netns exec "$SRC" "$STUB" -s 1 -g "$T/stub.go" "$a_sock.repair" \
-	2>"$T/stub.err" &
-track $!
-wait_for "mig_repair_connected $SRC $a_sock" 10 ||
-	fail "repairstub: $(cat "$T/stub.err")"
-mig_pod_daemon dst target --migrate-linger-timeout 600
-b_pid=$D_PID
-t0=$(now_ms)
-if mig_migrate "$D_SOCK" 30; then
-	fail "1: the migration went through: $(grep Migration "$a_log" | tail -n 3 | tr '\n' ' ')"
-fi
-[ "$(mig_field stage)" = save ] || fail "1: $MIG_RESULT"
-grep -q 'stalling at request 1' "$T/stub.err" ||
-	fail "1: repairstub: $(tr '\n' ' ' <"$T/stub.err")"
-held=$(sed -n 's/.*refusing to save the state; \([0-9]*\) connection(s) the helper may have put in repair mode stay held.*/\1/p' "$a_log" | tail -n 1)
-expect "1: connections held" "${held:-none}" 4
-mig_stop "$b_pid"
-log "1: the SAVE failed after $(($(now_ms) - t0)) ms, 4 uploads held"
+stall 1 "$a_helper" 4
 
 # 2. The hold: the peers get nothing (the sockets are deaf and out of the
 # loop), until the guest's fourth timeout, or HOLD_MS
@@ -108,7 +122,7 @@ for n in $NAMES; do
 		fail "2: $n moved while held"
 done
 back=$(now_ms)
-touch "$T/stub.go"
+touch "$T/1.go"
 deadline=$((back + 30000))
 left=$NAMES
 moved=
@@ -150,4 +164,16 @@ mig_all_flowing 1048576 30 $NAMES ||
 # shellcheck disable=SC2086
 mig_streams_verify $NAMES
 expect "RSTs from the source pod" $(($(mig_rsts "$SRC") - rst0)) 0
+log "3: every byte arrived, no RST"
+
+# 4. The helper never answers: reset after 30 s, what was kept freed
+mig_stream d0 up4 7605 --rate 8192
+mig_stream d1 up6 7606 --rate 8192
+mig_all_flowing 1048576 30 d0 d1 || fail "4: not flowing: $MIG_LAGGING"
+stall 4 "$STUB_PID" 2 -a
+wait_for "grep -q 'no passt-repair helper in 30 s: 2 connection(s) held by the failed migration reset' '$a_log'" 60 ||
+	fail "4: $(grep -E 'Migration|passt-repair' "$a_log" | tail -n 4 | tr '\n' ' ')"
+alive "$a_pid" || fail "4: the daemon is gone"
+mig_stop "$a_pid"
+log "4: the helper never answered: 2 held uploads reset, the daemon exited"
 sanitizer_check "$T"/*/passt.socket.err
