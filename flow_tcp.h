@@ -64,6 +64,11 @@ enum tcp_state {
 					    * TCP_F_BLOCKED (from_guest.c) */
 #define TCP_F_BUF_GROWN		(1U << 21) /* the send buffer is as large
 					    * as tcp_sock_grow() makes it */
+#define TCP_F_GUEST_HERE	(1U << 22) /* with TCP_F_MIGRATED: held for
+					    * a repair helper while the
+					    * guest runs here: its data is
+					    * kept and ACKed
+					    * (from_guest.c, kept.c) */
 
 /**
  * struct tcp_conn - a TCP connection between the guest and a host socket

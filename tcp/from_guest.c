@@ -21,6 +21,12 @@
  * the guest to retransmit it. Out-of-order segments are dropped with a
  * duplicate ACK.
  *
+ * A connection a migration holds while the guest runs here (its socket
+ * waits for the repair helper to take it out of repair mode) writes
+ * nothing: its in-order data and FIN are kept, inside the windows we
+ * advertised, and ACKed (tcp_data_held()), and go to the socket when it
+ * comes back.
+ *
  * The batch keeps its connection's flow index and generation, and finds it
  * again in the flow table itself (flow_live()), as a live TCP flow.
  *
@@ -121,12 +127,9 @@ static int tcp_write(struct ctx *c, struct tcp_conn *conn,
 		 */
 		uint32_t wnd = conn->wnd_adv - conn->seq_from_guest;
 
-		if (SEQ_GT(conn->wnd_adv, conn->seq_from_guest) &&
-		    (kept = tcp_kept_add(c, conn, iov, niov, (size_t)n,
-					 MIN(len - (size_t)n, wnd))) < 0) {
-			tcp_desync(c, conn, "keeping refused data", ENOMEM);
-			return -1;
-		}
+		if (SEQ_GT(conn->wnd_adv, conn->seq_from_guest))
+			kept = tcp_kept_add(c, conn, iov, niov, (size_t)n,
+					    MIN(len - (size_t)n, wnd));
 		conn->seq_from_guest += (uint32_t)kept;
 		if ((size_t)(n + kept) < len)
 			conn->flags |= TCP_F_REFUSED;
@@ -154,7 +157,11 @@ int tcp_flush_pending(struct ctx *c)
 		return 0;
 	flow = flow_live((unsigned)tcp_pend.idx, FLOW_TCP);
 	tcp_pend.idx = -1;
-	if (!flow || flow->tcp.f.gen != tcp_pend.gen)
+	/* Nothing goes to a socket a migration holds: it may be in repair
+	 * mode (tcp_data_held() keeps what comes while it is)
+	 */
+	if (!flow || flow->tcp.f.gen != tcp_pend.gen ||
+	    (flow->tcp.flags & TCP_F_MIGRATED))
 		return 0;
 	return tcp_write(c, &flow->tcp, tcp_pend.iov, tcp_pend.niov,
 			 tcp_pend.len);
@@ -293,4 +300,76 @@ bool tcp_data_from_guest(struct ctx *c, struct tcp_conn *conn,
 	if ((conn->flags & TCP_F_GUEST_FIN) && (conn->flags & TCP_F_FIN_ACKED))
 		return !tcp_maybe_done(c, conn);
 	return true;
+}
+
+/**
+ * tcp_data_held() - a segment from the guest for a connection a migration
+ *		     holds while the guest runs here (TCP_F_GUEST_HERE): its
+ *		     in-order data and FIN kept, and ACKed
+ * @c:		execution context
+ * @conn:	connection, held: its socket may be in repair mode
+ * @seq:	sequence number
+ * @ack:	ACK number
+ * @flags:	TCP flags
+ * @wnd:	the guest's window, scaled
+ * @payload:	contiguous start of the payload
+ * @p:		the packet: further pieces of the payload
+ *
+ * Nothing is written to the socket or read from it. The data goes to the
+ * connection's tail (kept.c), within the windows we advertised (@wnd_adv,
+ * which our ACKs don't move: tcp_wnd_to_guest()) and kept.c's bounds, and
+ * is written when the connection comes back, before anything newer, its
+ * FIN after it; ACKed, it spares the guest the retransmission timeouts
+ * that would stop its upload for about as long again as the hold lasted.
+ * What isn't kept (out of order, beyond the windows or the bounds) gets a
+ * duplicate ACK, as on a live connection. What the guest ACKs of ours
+ * waits for the connection to come back: its next segments say it again.
+ *
+ * The ACK's sequence number is the guest's ACK if that is ahead of ours: a
+ * restored connection sends again from the first byte the guest hadn't
+ * ACKed at the source (migrate_dst.c), and a Linux guest drops a segment
+ * that starts before what it last acknowledged, its ACK with it.
+ */
+void tcp_data_held(struct ctx *c, struct tcp_conn *conn, uint32_t seq,
+		   uint32_t ack, uint8_t flags, uint32_t wnd,
+		   struct pview payload, const struct pkt *p)
+{
+	uint32_t plen = (uint32_t)(payload.len + p->tail_len);
+	uint32_t from = conn->seq_from_guest, skip = 0, take = 0;
+	uint32_t ours = SEQ_GT(ack, conn->seq_to_guest) ? ack
+							: conn->seq_to_guest;
+
+	if (conn->f.state != TCP_ST_ESTABLISHED || !(flags & TCP_ACK) ||
+	    (flags & (TCP_SYN | TCP_RST)))
+		return;
+	conn->wnd_guest = wnd;
+
+	/* In order, or its new part; not past a FIN */
+	if (plen && SEQ_LE(seq, from) && SEQ_GT(seq + plen, from) &&
+	    !(conn->flags & TCP_F_GUEST_FIN)) {
+		uint32_t room = SEQ_GT(conn->wnd_adv, from) ?
+				conn->wnd_adv - from : 0;
+
+		skip = from - seq;
+		take = MIN(plen - skip, room);
+	}
+	if (take) {
+		struct iovec iov[1 + TAP_TAIL_MAX];
+		unsigned n = tcp_payload_iov(iov, payload, p, 0);
+		ssize_t kept = tcp_kept_add(c, conn, iov, n, skip, take);
+
+		conn->seq_from_guest += (uint32_t)kept;
+		flow_trace(conn, "held: %zi of %u bytes kept", kept,
+			   plen - skip);
+	}
+
+	if ((flags & TCP_FIN) && !(conn->flags & TCP_F_GUEST_FIN) &&
+	    seq + plen == conn->seq_from_guest &&
+	    tcp_kept_add_fin(c, conn)) {
+		conn->seq_from_guest++;
+		conn->flags |= TCP_F_GUEST_FIN;
+	}
+	/* Not to an in-order pure ACK: there's nothing to answer */
+	if (plen || (flags & TCP_FIN) || seq != from)
+		tcp_send_ctl(c, conn, TCP_ACK, ours);
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * kept.c - guest data that a connection's socket refused, kept and ACKed,
- * and written before anything newer as the socket drains; and a restored
- * connection's never-sent data, which waits so too (TCP_F_TAIL).
+ * kept.c - guest data that a connection's socket refused, or that came
+ * while a migration held the connection, kept and ACKed, and written
+ * before anything newer as the socket drains; and a restored connection's
+ * never-sent data, which waits so too (TCP_F_TAIL).
  *
  * Theory of operation
  *
@@ -40,6 +41,28 @@
  * them (the source ACKed them), and the only other place they could wait
  * is a send buffer that the kernel won't make that large.
  *
+ * A connection a migration holds (TCP_F_MIGRATED: its socket deaf, out of
+ * the loop, maybe in repair mode) while the guest runs here
+ * (TCP_F_GUEST_HERE: the migration failed and the source resumed, or the
+ * target released it, and the repair helper that would take the socket
+ * out of repair mode is late) can't write to its socket, nor read from it.
+ * Dropped, the guest's data would be recovered by its retransmission
+ * timer, backed off for as long as the hold lasted (up to the 30 s a late
+ * helper may take), and a sender in loss recovery isn't hurried by the
+ * ACK we send when the connection comes back: the upload stopped for as
+ * long again. So the guest's in-order data is kept here too, inside the
+ * windows we advertised (never more: a held connection's window doesn't
+ * grow, and closes once it keeps some) and the bounds below, and ACKed
+ * (from_guest.c, tcp_data_held()); its FIN after it, or alone
+ * (tcp_kept_add_fin()). When the connection comes back (the source's
+ * tcpm_unhold(), the target's release, a poke's thaw), it goes into the
+ * loop with EPOLLOUT, as any connection with a tail: the bytes go to the
+ * socket before anything newer, and the window opens once they are all
+ * in. A target's parked connection writes the migration's never-sent
+ * data first (tcpm_tail_add() puts it before what was kept). Reset or
+ * closed instead (no helper came), it frees what it kept, as any
+ * connection does.
+ *
  * Where the bytes live depends on the front-end. With vhost-user a
  * migration may carry the connection, and the dump includes a migration
  * tail (tcp/migrate_dump.c): so the bytes are one (tcpm_tail_add(),
@@ -51,8 +74,9 @@
  * we offer with Linux's default tcp_wmem (a 4 MiB buffer at most, of which
  * we offer three quarters at most), and TCP_KEPT_CONNS connections keeping
  * some at once. Beyond that, refused data isn't ACKed and the guest
- * retransmits it: with that much outstanding, duplicate ACKs work. The
- * guest can't make us keep more than the windows we advertised it. The
+ * retransmits it: with that much outstanding, duplicate ACKs work (a held
+ * connection over the bounds drops it, as before). The guest can't make
+ * us keep more than the windows we advertised it. The
  * static pool is address space until a slot is used: its pages are
  * touched, and kept, only as far as data was kept there.
  */
@@ -119,17 +143,17 @@ struct tcpm_tail *tcpm_tail_of(const struct tcp_conn *conn)
 }
 
 /**
- * tcpm_tail_add() - keep @len bytes at @p for @conn, to write as its
- *		     socket drains
- * @conn:	connection
- * @p:		bytes
+ * tcpm_tail_new() - a new tail for @conn, holding @p
+ * @conn:	connection, without a tail
+ * @p:		the bytes, malloc()'d: the tail's from now on, the caller's
+ *		still on failure
  * @len:	how many
  * @fin:	shutdown(SHUT_WR) once they are all written
  *
- * Return: 0 or -errno
+ * Return: 0 or -ENOMEM
  */
-int tcpm_tail_add(struct tcp_conn *conn, const uint8_t *p,
-		  uint32_t len, bool fin)
+static int tcpm_tail_new(struct tcp_conn *conn, uint8_t *p, uint32_t len,
+			 bool fin)
 {
 	struct tcpm_tail *t;
 
@@ -142,17 +166,56 @@ int tcpm_tail_add(struct tcp_conn *conn, const uint8_t *p,
 		tcpm_tails = t;
 		tcpm_tails_cap = cap;
 	}
-	t = &tcpm_tails[tcpm_ntails];
-	if (!(t->p = malloc(len)))
-		return -ENOMEM;
-	memcpy(t->p, p, len);
+	t = &tcpm_tails[tcpm_ntails++];
+	t->p = p;
 	t->idx = flow_idx((union flow *)conn);
 	t->gen = conn->f.gen;
 	t->len = len;
 	t->off = 0;
 	t->fin = fin;
-	tcpm_ntails++;
 	conn->flags |= TCP_F_TAIL;
+	return 0;
+}
+
+/**
+ * tcpm_tail_add() - keep @len bytes at @p for @conn, to write as its
+ *		     socket drains
+ * @conn:	connection
+ * @p:		bytes
+ * @len:	how many
+ * @fin:	shutdown(SHUT_WR) once they are all written
+ *
+ * A migration's never-sent data: if @conn keeps data already (what the
+ * guest sent while the connection was parked, tcp_data_held()), that came
+ * later, and goes after these bytes.
+ *
+ * Return: 0 or -errno
+ */
+int tcpm_tail_add(struct tcp_conn *conn, const uint8_t *p,
+		  uint32_t len, bool fin)
+{
+	struct tcpm_tail *t = tcpm_tail_of(conn);
+	uint32_t old = t ? t->len - t->off : 0;
+	size_t size = (size_t)len + old;
+	uint8_t *b;
+
+	if (!(b = malloc(size ? size : 1)))	/* a FIN alone has a tail */
+		return -ENOMEM;
+	if (len)
+		memcpy(b, p, len);
+	if (t) {
+		memcpy(b + len, t->p + t->off, old);
+		free(t->p);
+		t->p = b;
+		t->len = len + old;
+		t->off = 0;
+		t->fin = t->fin || fin;
+		return 0;
+	}
+	if (tcpm_tail_new(conn, b, len, fin)) {
+		free(b);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -295,31 +358,41 @@ static void tcp_kept_gather(uint8_t *dst, const struct iovec *iov,
  * @skip:	bytes of @iov to leave out at its start
  * @len:	bytes to keep
  *
- * A new tail holds what the old one had left and the new bytes.
+ * The tail grows in place, what it has written dropped first: a held
+ * connection (tcp_data_held()) keeps a segment at a time.
  *
- * Return: as tcp_kept_add()
+ * Return: bytes kept, 0 if none (over the bounds, or no memory: what the
+ *	   tail had stays)
  */
 static ssize_t tcp_kept_add_tail(struct tcp_conn *conn,
 				 const struct iovec *iov, unsigned niov,
 				 size_t skip, size_t len)
 {
-	const struct tcpm_tail *t = tcpm_tail_of(conn);
-	uint32_t old = t ? t->len - t->off : 0;
-	bool fin = t && t->fin;
-	uint8_t *buf;
-	int rc;
+	struct tcpm_tail *t = tcpm_tail_of(conn);
+	uint8_t *b;
 
-	if (old + len > TCP_KEPT_MAX || !(buf = malloc(old + len)))
-		return 0;
-	if (t) {
-		memcpy(buf, t->p + t->off, old);
-		tcp_tail_drop(conn);
+	if (!t) {
+		if (len > TCP_KEPT_MAX || !(b = malloc(len)))
+			return 0;
+		tcp_kept_gather(b, iov, niov, skip, len);
+		if (tcpm_tail_new(conn, b, (uint32_t)len, false)) {
+			free(b);
+			return 0;
+		}
+		return (ssize_t)len;
 	}
-	tcp_kept_gather(buf + old, iov, niov, skip, len);
-	rc = tcpm_tail_add(conn, buf, old + (uint32_t)len, fin);
-	free(buf);
-	if (rc)
-		return old ? -1 : 0;
+	if (t->len - t->off + len > TCP_KEPT_MAX)
+		return 0;
+	if (t->off) {
+		memmove(t->p, t->p + t->off, t->len - t->off);
+		t->len -= t->off;
+		t->off = 0;
+	}
+	if (!(b = realloc(t->p, t->len + len)))
+		return 0;
+	t->p = b;
+	tcp_kept_gather(b + t->len, iov, niov, skip, len);
+	t->len += (uint32_t)len;
 	return (ssize_t)len;
 }
 
@@ -336,8 +409,8 @@ static ssize_t tcp_kept_add_tail(struct tcp_conn *conn,
  * After a migration's never-sent data, too (vhost-user: the tail is
  * one): the caller keeps to the windows advertised, the source's included.
  *
- * Return: bytes kept, 0 if none (over the bounds, or no memory), -1 if
- *	   what was kept before is lost too (the connection must go)
+ * Return: bytes kept, 0 if none (over the bounds, or no memory: what
+ *	   was kept before stays)
  */
 ssize_t tcp_kept_add(const struct ctx *c, struct tcp_conn *conn,
 		     const struct iovec *iov, unsigned niov, size_t skip,
@@ -345,7 +418,6 @@ ssize_t tcp_kept_add(const struct ctx *c, struct tcp_conn *conn,
 {
 	bool kept = conn->flags & TCP_F_KEPT;
 	struct tcp_kept *k;
-	ssize_t n;
 	unsigned i;
 
 	if (!len || ((conn->flags & TCP_F_TAIL) && !kept &&
@@ -354,11 +426,8 @@ ssize_t tcp_kept_add(const struct ctx *c, struct tcp_conn *conn,
 		return 0;
 
 	if (c->mode == MODE_VU) {
-		n = tcp_kept_add_tail(conn, iov, niov, skip, len);
-		if (n < 0)		/* the old tail is gone */
-			tcp_kept_forget(conn);
-		if (n <= 0)
-			return n;
+		if (tcp_kept_add_tail(conn, iov, niov, skip, len) <= 0)
+			return 0;
 	} else {
 		if (!(k = tcp_kept_slot(conn))) {
 			for (i = 0, k = NULL; i < TCP_KEPT_CONNS && !k; i++) {
@@ -460,6 +529,37 @@ bool tcp_kept_fin(struct tcp_conn *conn)
 	if (!k)
 		return tcp_tail_fin(conn);
 	k->fin = true;
+	return true;
+}
+
+/**
+ * tcp_kept_add_fin() - the guest's FIN, for a socket that can't take it
+ *			now (held by a migration: tcp_data_held()): after
+ *			what the connection keeps, or kept alone
+ * @c:		execution context
+ * @conn:	connection
+ *
+ * Alone, it is a tail without data (vhost-user only: a slot of the static
+ * pool with no bytes is a free one, and the stream front-end holds no
+ * connection for a migration), counted as kept data is.
+ *
+ * Return: true if the FIN will follow, false if it can't be kept
+ */
+bool tcp_kept_add_fin(const struct ctx *c, struct tcp_conn *conn)
+{
+	uint8_t *b;
+
+	if (conn->flags & TCP_F_TAIL)
+		return tcp_kept_fin(conn);
+	if (c->mode != MODE_VU || tcp_kept_conns >= TCP_KEPT_CONNS ||
+	    !(b = malloc(1)))
+		return false;
+	if (tcpm_tail_new(conn, b, 0, true)) {
+		free(b);
+		return false;
+	}
+	conn->flags |= TCP_F_KEPT;
+	tcp_kept_conns++;
 	return true;
 }
 

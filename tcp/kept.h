@@ -44,6 +44,7 @@ bool tcp_kept_can(const struct ctx *c, const struct tcp_conn *conn,
 		  size_t len);
 int tcp_kept_write(struct tcp_conn *conn);
 bool tcp_kept_fin(struct tcp_conn *conn);
+bool tcp_kept_add_fin(const struct ctx *c, struct tcp_conn *conn);
 void tcp_kept_drop(struct tcp_conn *conn);
 void tcp_kept_forget(struct tcp_conn *conn);
 

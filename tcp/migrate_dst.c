@@ -533,7 +533,8 @@ static void tcpm_park_close(struct tcp_conn *conn)
 	/* In repair mode, close() sends neither FIN nor RST */
 	close(conn->sock);
 	conn->sock = -1;
-	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED);
+	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED | TCP_F_GUEST_HERE);
+	tcp_kept_drop(conn);	/* what the guest sent while it waited */
 	flow_close((union flow *)conn);
 }
 
@@ -777,17 +778,18 @@ static int tcpm_go(struct ctx *c, struct tcp_conn *conn,
 	ssize_t n;
 	int rc;
 
-	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED);
+	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED | TCP_F_GUEST_HERE);
 	tcp_sock_tune(conn->sock);
 	if (tcpm_closed(f))
 		return tcpm_closed_go(c, conn);
 	/* Never sent: ordinary data now, what the socket takes; the rest as
-	 * it drains, then the FIN
+	 * it drains, then the FIN; and then what the guest sent while the
+	 * connection waited here, parked (kept: tcp_data_held())
 	 */
 	n = tcpm_fill(conn->sock, f->sndq + sent, e->notsent);
 	if (n < 0)
 		return (int)n;
-	if ((uint32_t)n < e->notsent) {
+	if ((uint32_t)n < e->notsent || (fin && (conn->flags & TCP_F_TAIL))) {
 		if ((rc = tcpm_tail_add(conn, f->sndq + sent + n,
 					e->notsent - (uint32_t)n, fin)))
 			return rc;
@@ -952,6 +954,10 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 		if (failed && (tcpm_in_repair(conn->sock) ||
 			       repair_pending(conn->sock))) {
 			if (!give_up) {
+				/* The guest runs here: what it sends
+				 * meanwhile is kept and ACKed (tcp_data_held())
+				 */
+				conn->flags |= TCP_F_GUEST_HERE;
 				waiting++;
 				continue;
 			}
@@ -971,7 +977,8 @@ unsigned tcp_migrate_target_release(struct ctx *c, unsigned *reset,
 		if ((rc = tcpm_go(c, conn, p->f))) {
 			warn("Migration: flow %u: %s after the restore, "
 			     "resetting it", i, strerror(-rc));
-			conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED);
+			conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED |
+					 TCP_F_GUEST_HERE);
 			tcp_rst(c, conn);
 			(*reset)++;
 			continue;

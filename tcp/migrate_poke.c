@@ -57,11 +57,11 @@
  * A poke asks the repair helper twice, "on" then "off", while the guest
  * runs: the loop waits for the helper a little only (repair_run()). If it
  * takes longer, the sockets of the poke are taken out of the loop ("in a
- * poke", as a parked connection: the guest's segments for them are
- * dropped and sent again, the loop never writes to a socket the helper
- * may have in repair mode) and everything else goes on; they come back
- * when the helper has answered (tcpm_poke_done()), and no other poke is
- * made meanwhile.
+ * poke", as a parked connection: the loop never writes to a socket the
+ * helper may have in repair mode; the guest's data for them is kept and
+ * ACKed meanwhile, tcp/kept.c) and everything else goes on; they come
+ * back when the helper has answered (tcpm_poke_done()), and no other
+ * poke is made meanwhile.
  *
  * Everything stops TCPM_POKE_FOR_MS after the release. If a poke can't be
  * made (no helper any more), pokes stop; a socket a helper left in repair
@@ -240,7 +240,10 @@ static void tcpm_poke_check(void)
 static void tcpm_freeze(struct ctx *c, struct tcp_conn *conn)
 {
 	loop_del(c, conn->sock);
-	conn->flags |= TCP_F_MIGRATED | TCP_F_PARKED;
+	/* The guest runs here: what it sends meanwhile is kept and ACKed
+	 * (tcp_data_held()), and goes to the socket first when it's thawed
+	 */
+	conn->flags |= TCP_F_MIGRATED | TCP_F_PARKED | TCP_F_GUEST_HERE;
 }
 
 /*
@@ -249,7 +252,8 @@ static void tcpm_freeze(struct ctx *c, struct tcp_conn *conn)
  */
 static bool tcpm_thaw(struct ctx *c, struct tcp_conn *conn)
 {
-	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED | TCP_F_QUIET);
+	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED | TCP_F_GUEST_HERE |
+			 TCP_F_QUIET);
 	tcp_block_back(conn);
 	if (loop_add(c, conn->sock, tcpm_events(conn),
 		     flow_ref((union flow *)conn, REF_TCP))) {
@@ -275,7 +279,8 @@ static void tcpm_stuck_add(struct ctx *c, struct tcp_conn *conn)
 
 	p = realloc(tcpm_stuck.p, (tcpm_stuck.n + 1) * sizeof(*p));
 	if (!p) {
-		conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED);
+		conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED |
+				 TCP_F_GUEST_HERE);
 		tcp_rst(c, conn);
 		return;
 	}
@@ -524,7 +529,8 @@ static void tcpm_stuck_reset(struct ctx *c)
 
 		if (!conn || !(conn->flags & TCP_F_PARKED))
 			continue;
-		conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED);
+		conn->flags &= ~(TCP_F_MIGRATED | TCP_F_PARKED |
+				 TCP_F_GUEST_HERE);
 		tcp_rst(c, conn);	/* in repair mode: silent to the peer */
 		n++;
 	}

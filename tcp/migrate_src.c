@@ -49,7 +49,12 @@
  *  3. If the migration fails (QEMU restarts the device here), the held
  *     connections come back (tcp_migrate_source_resume()): repair off,
  *     filter and TTL limit off, back in the loop, the peek offset where it
- *     was; the listeners take connections again.
+ *     was; the listeners take connections again. Those whose sockets
+ *     can't leave repair mode yet (the helper is late, or gone) stay held
+ *     until it answers, while the guest runs here (TCP_F_GUEST_HERE):
+ *     what the guest sends them meanwhile is kept and ACKed (tcp/kept.c,
+ *     tcp_data_held()), inside the windows it had, and written to the
+ *     socket first when they come back (EPOLLOUT, as any kept data).
  *  4. When the linger ends, the held sockets are closed still in repair
  *     mode (tcp_migrate_source_release()): the kernel sends nothing, no
  *     FIN, no RST. Every other connection is reset (see migrate.c).
@@ -357,7 +362,7 @@ static void tcpm_unhold(struct ctx *c, struct tcp_conn *conn)
 		setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &po,
 			   sizeof(po));
 	}
-	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_QUIET);
+	conn->flags &= ~(TCP_F_MIGRATED | TCP_F_GUEST_HERE | TCP_F_QUIET);
 	tcp_block_back(conn);
 	if (loop_add(c, conn->sock, tcpm_events(conn),
 		     flow_ref((union flow *)conn, REF_TCP)))
@@ -373,7 +378,7 @@ static void tcpm_unhold(struct ctx *c, struct tcp_conn *conn)
 static bool tcpm_take_back(struct ctx *c, struct tcp_conn *conn)
 {
 	if (tcpm_in_repair(conn->sock)) {
-		conn->flags &= ~TCP_F_MIGRATED;
+		conn->flags &= ~(TCP_F_MIGRATED | TCP_F_GUEST_HERE);
 		tcp_rst(c, conn);
 		return false;
 	}
@@ -574,6 +579,7 @@ int tcp_migrate_source_hold(struct ctx *c)
 			setsockopt(conn->sock, SOL_SOCKET, SO_PEEK_OFF, &zero,
 				   sizeof(zero));
 		conn->flags |= TCP_F_MIGRATED;
+		conn->flags &= ~TCP_F_GUEST_HERE;	/* it runs elsewhere */
 		held++;
 	}
 	if (!held)
@@ -738,6 +744,11 @@ unsigned tcp_migrate_source_resume(struct ctx *c, bool give_up,
 		 */
 		if (!give_up && (tcpm_in_repair(conn->sock) ||
 				 repair_pending(conn->sock))) {
+			/* The guest runs here: what it sends meanwhile is
+			 * kept and ACKed, and goes to the socket before
+			 * anything newer when it comes back (tcp_data_held())
+			 */
+			conn->flags |= TCP_F_GUEST_HERE;
 			(*waiting)++;
 			continue;
 		}
@@ -790,7 +801,7 @@ unsigned tcp_migrate_source_release(struct ctx *c)
 			/* In repair mode, close() sends neither FIN nor RST */
 			close(conn->sock);
 			conn->sock = -1;
-			conn->flags &= ~TCP_F_MIGRATED;
+			conn->flags &= ~(TCP_F_MIGRATED | TCP_F_GUEST_HERE);
 			tcp_close(c, conn, false);
 			n++;
 		} else {

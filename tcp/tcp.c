@@ -53,6 +53,12 @@
  * tcp/kept.c), and so does one whose socket refused data we kept
  * (TCP_F_TAIL | TCP_F_KEPT, tcp/kept.c): meanwhile the window towards the
  * guest is 0, its FIN waits, and EPOLLOUT drives tcp_kept_write().
+ * A connection a migration holds (TCP_F_MIGRATED: its socket deaf, out of
+ * the loop, maybe in repair mode) takes nothing from the guest, which runs
+ * elsewhere, or will; unless the guest runs here (TCP_F_GUEST_HERE: the
+ * migration failed, or the connection was restored here, and the repair
+ * helper that would take the socket out of repair mode is late): then its
+ * data is kept and ACKed as above (from_guest.c, tcp_data_held()).
  *
  * Timers (checked every loop tick): retransmission to the guest (RTO
  * starting at TCP_RTO_MS, doubling: conn.c; TCP_MAX_RETRIES then reset),
@@ -197,10 +203,17 @@ void tcp_input(struct ctx *c, const struct pkt *p)
 		return;
 	}
 	conn = &flow->tcp;
-	if (conn->flags & TCP_F_MIGRATED)
-		return;		/* the guest runs elsewhere now */
+	if ((conn->flags & TCP_F_MIGRATED) &&
+	    !(conn->flags & TCP_F_GUEST_HERE))
+		return;		/* the guest runs elsewhere now, or will */
 	conn->last_ms = (uint32_t)now_ms();
 	conn->f.qpair = tap_queue_in();
+	if (conn->flags & TCP_F_MIGRATED) {
+		/* Held while the guest runs here: its data waits, kept */
+		tcp_data_held(c, conn, seq, ack, flags,
+			      (uint32_t)win << conn->ws_guest, payload, p);
+		return;
+	}
 
 	if (flags & TCP_RST) {
 		/* Accept only an RST inside what we expect (RFC 5961 lite) */

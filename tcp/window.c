@@ -266,6 +266,14 @@ uint16_t tcp_wnd_to_guest(struct ctx *c, struct tcp_conn *conn)
 	 */
 	if (conn->flags & TCP_F_TAIL)
 		return 0;
+	/* Held by a migration (tcp_data_held()): the socket, maybe in repair
+	 * mode, isn't ours to measure, and the window doesn't grow: what is
+	 * left of the ones advertised
+	 */
+	if (conn->flags & TCP_F_MIGRATED)
+		return SEQ_GT(conn->wnd_adv, conn->seq_from_guest) ?
+		       (uint16_t)MIN((conn->wnd_adv - conn->seq_from_guest) >>
+				     conn->ws_ours, 65535U) : 0;
 
 	if (!tcp_wnd_same &&
 	    (!conn->wnd_span || SEQ_GT(conn->seq_from_guest, conn->wnd_edge) ||

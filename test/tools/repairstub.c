@@ -2,7 +2,7 @@
 /*
  * repairstub.c - a passt-repair that dies at a chosen moment, for tests.
  *
- * Usage: repairstub [-q N] [-s N -g FILE] PATH
+ * Usage: repairstub [-q N] [-s N -g FILE [-a]] PATH
  *
  * Connects to the daemon's repair socket PATH and serves its requests as
  * passt-repair does (one command byte, 1 on, 0 off, -1 off without window
@@ -11,7 +11,9 @@
  * N-th request comes in, before applying it and without an answer: a
  * helper killed between two requests (a poke's "on" applied, its "off"
  * never). With -s N it stalls at the N-th request, before applying it,
- * until FILE (-g) exists, up to 120 s: a helper that is slow to answer.
+ * until FILE (-g) exists, up to 120 s: a helper that is slow to answer;
+ * with -a it applies that request first, and stalls before its answer
+ * (a helper that set repair mode, and then hung).
  * It needs CAP_NET_ADMIN, as passt-repair does. Messages on stderr:
  * "repairstub: connected", one line per request, "repairstub: quitting
  * at request N", "repairstub: stalling at request N", "repairstub: going
@@ -20,6 +22,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,20 +33,36 @@
 
 #define STUB_FDS_MAX	253	/* SCM_MAX_FD */
 
+/* Apply @cmd to the @n sockets of @fds, and close them */
+static void stub_apply(const int *fds, int n, int8_t cmd)
+{
+	int i, v = cmd;
+
+	for (i = 0; i < n; i++) {
+		if (setsockopt(fds[i], IPPROTO_TCP, TCP_REPAIR, &v, sizeof(v)))
+			fprintf(stderr, "repairstub: TCP_REPAIR %i: %s\n", v,
+				strerror(errno));
+		close(fds[i]);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	unsigned long quit_at = 0, stall_at = 0, nreq = 0;
 	const char *go = NULL;
+	bool apply_first = false;
 	int s, opt;
 
-	while ((opt = getopt(argc, argv, "q:s:g:")) != -1) {
+	while ((opt = getopt(argc, argv, "q:s:g:a")) != -1) {
 		if (opt == 'q')
 			quit_at = strtoul(optarg, NULL, 0);
 		else if (opt == 's')
 			stall_at = strtoul(optarg, NULL, 0);
 		else if (opt == 'g')
 			go = optarg;
+		else if (opt == 'a')
+			apply_first = true;
 		else
 			goto usage;
 	}
@@ -70,7 +89,7 @@ int main(int argc, char **argv)
 				     .msg_control = u.buf,
 				     .msg_controllen = sizeof(u.buf) };
 		struct cmsghdr *cm;
-		int fds[STUB_FDS_MAX], n = 0, i, v;
+		int fds[STUB_FDS_MAX], n = 0;
 		ssize_t r = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
 
 		if (r == 0 || (r < 0 && errno == ECONNRESET))
@@ -103,6 +122,10 @@ int main(int argc, char **argv)
 		if (stall_at && nreq == stall_at) {
 			unsigned waited;
 
+			if (apply_first) {
+				stub_apply(fds, n, cmd);
+				n = 0;
+			}
 			fprintf(stderr, "repairstub: stalling at request %lu\n",
 				nreq);
 			for (waited = 0; access(go, F_OK) && waited < 12000;
@@ -110,14 +133,7 @@ int main(int argc, char **argv)
 				usleep(10000);
 			fprintf(stderr, "repairstub: going on\n");
 		}
-		v = cmd;
-		for (i = 0; i < n; i++) {
-			if (setsockopt(fds[i], IPPROTO_TCP, TCP_REPAIR, &v,
-				       sizeof(v)))
-				fprintf(stderr, "repairstub: TCP_REPAIR %i: %s\n",
-					v, strerror(errno));
-			close(fds[i]);
-		}
+		stub_apply(fds, n, cmd);
 		if (send(s, &cmd, 1, MSG_NOSIGNAL) != 1) {
 			fprintf(stderr, "repairstub: send: %s\n",
 				strerror(errno));
@@ -125,6 +141,6 @@ int main(int argc, char **argv)
 		}
 	}
 usage:
-	fprintf(stderr, "Usage: %s [-q N] [-s N -g FILE] PATH\n", argv[0]);
+	fprintf(stderr, "Usage: %s [-q N] [-s N -g FILE [-a]] PATH\n", argv[0]);
 	return 1;
 }
