@@ -1352,3 +1352,80 @@ mig_pauses() {
 		printf ' %s %s ms (at %s ms)' "$_pn" "$_pm" "$_pa"
 	done
 }
+
+# ---- uploads held while the guest runs here (issue 51) ----
+#
+# A failed or stalled migration step holds connections whose repair helper
+# is late, while the guest runs on that side: what the guest sends them is
+# kept and ACKed (tcp/kept.c), so when the helper answers they move at
+# once, not after the guest's backed-off retransmission timer.
+
+MIG_HOLD_MS=${MIG_HOLD_MS:-8000}	# the longest hold (the helper's 10 s)
+MIG_MOVE_MS=2000			# to move again, after the helper
+MIG_MOVE_BYTES=$((1024 * 1024))		# more than our queues could hold
+
+# mig_held_backoff LO HI: the largest retransmission backoff of the guest's
+# connections to the peer's ports LO to HI
+mig_held_backoff() {
+	ns "$GUEST" ss -tinH "( dport >= :$1 and dport <= :$2 )" |
+		grep -oE 'backoff:[0-9]+' | cut -d: -f2 | sort -n | tail -n 1
+}
+
+# mig_held_release STEP GO T0 LO HI NAME...: uploads NAME (to the peer's
+# ports LO to HI) held since T0 (ms): their peers get nothing until the
+# guest's fourth retransmission timeout, or MIG_HOLD_MS after T0; then GO
+# is created (the stalled helper goes on), and each peer's progress is
+# polled for 30 s. Sets MIG_HELD_LEFT (those that didn't get
+# MIG_MOVE_BYTES more) and MIG_HELD_REPORT (when each did, from GO), and
+# logs them; mig_held_check asserts
+mig_held_release() {
+	local _st=$1 _go=$2 _t0=$3 _lo=$4 _hi=$5 _n _r0 _still _back _bo
+	shift 5
+	MIG_HELD_NAMES=$*
+	for _n in "$@"; do
+		eval "_held_rx_$_n=\$(mig_prog $_n l rx)"
+	done
+	wait_for "[ \"\$(mig_held_backoff $_lo $_hi)\" -ge 4 ] 2>/dev/null ||
+		  [ \$(now_ms) -ge $((_t0 + MIG_HOLD_MS)) ]" \
+		$((MIG_HOLD_MS / 1000 + 5))
+	_bo=$(mig_held_backoff "$_lo" "$_hi")
+	for _n in "$@"; do
+		eval "[ \"\$(mig_prog $_n l rx)\" = \"\$_held_rx_$_n\" ]" ||
+			fail "$_st: $_n moved while held"
+	done
+	_back=$(now_ms)
+	touch "$_go"
+	MIG_HELD_LEFT=$*
+	while [ -n "$MIG_HELD_LEFT" ] &&
+	      [ "$(now_ms)" -lt $((_back + 30000)) ]; do
+		_still=
+		for _n in $MIG_HELD_LEFT; do
+			eval "_r0=\$_held_rx_$_n"
+			if [ "$(mig_prog "$_n" l rx)" -ge \
+			     $((_r0 + MIG_MOVE_BYTES)) ]; then
+				eval "_held_ms_$_n=$(($(now_ms) - _back))"
+			else
+				_still="$_still $_n"
+			fi
+		done
+		MIG_HELD_LEFT=$_still
+		[ -z "$MIG_HELD_LEFT" ] || sleep 0.05
+	done
+	MIG_HELD_REPORT=
+	for _n in "$@"; do
+		eval "MIG_HELD_REPORT=\"\$MIG_HELD_REPORT $_n:\${_held_ms_$_n:-never} ms\""
+	done
+	log "$_st: the helper went on $((_back - _t0)) ms after the hold began, the guest's backoff at ${_bo:-0}; moved again after:$MIG_HELD_REPORT; the guest's sockets: $(ns "$GUEST" ss -tinH "( dport >= :$_lo and dport <= :$_hi )" | grep -oE '(rto|backoff|unacked):[0-9.]+' | tr '\n' ' ')"
+}
+
+# mig_held_check STEP: every upload of mig_held_release moved again, each
+# within MIG_MOVE_MS of the helper's return
+mig_held_check() {
+	local _n _ms
+	[ -z "$MIG_HELD_LEFT" ] || fail "$1: never moved again:$MIG_HELD_LEFT"
+	for _n in $MIG_HELD_NAMES; do
+		eval "_ms=\$_held_ms_$_n"
+		[ "$_ms" -lt "$MIG_MOVE_MS" ] ||
+			fail "$1: $_n moved again $_ms ms after the helper's return (at most $MIG_MOVE_MS):$MIG_HELD_REPORT"
+	done
+}

@@ -12,9 +12,9 @@
 #     the fabric switched, and both connections wait, parked, their
 #     sockets in repair mode. The source lingers, silent.
 #  2. The helper goes on right after the guest's fourth retransmission
-#     timeout of an upload, or HOLD_MS (default 8000) after the stall,
+#     timeout of an upload, or MIG_HOLD_MS (default 8000) after the stall,
 #     whichever comes first (a helper silent for 10 s is dropped): each
-#     receiver must get 1 MiB more within MOVE_MS (2000). What the guest
+#     receiver must get 1 MiB more within MIG_MOVE_MS (2000). What the guest
 #     sent meanwhile was kept and ACKed (tcp/kept.c), and goes to the
 #     socket after the migration's never-sent data; dropped, the guest's
 #     backed-off retransmission timer would have the uploads wait.
@@ -33,21 +33,7 @@ need busybox
 STUB=$TOOLS/repairstub
 [ -x "$STUB" ] || fail "no repairstub in $TOOLS"
 
-HOLD_MS=${MIG_HOLD_MS:-8000}
-MOVE_MS=2000
-MOVE_BYTES=$((1024 * 1024))
 NAMES="u0 u1"
-
-# rx NAME: what the peer received of stream NAME so far
-rx() {
-	mig_prog "$1" l rx
-}
-
-# backoff: the largest retransmission backoff of the guest's uploads
-backoff() {
-	ns "$GUEST" ss -tinH '( dport >= :7611 and dport <= :7612 )' |
-		grep -oE 'backoff:[0-9]+' | cut -d: -f2 | sort -n | tail -n 1
-}
 
 mig_setup
 mig_guest_start --migrate-linger-timeout 600
@@ -75,49 +61,13 @@ wait_for "grep -q \"Migration: 2 restored connection(s) can't leave repair mode\
 	fail "1: $(grep -E 'Migration|passt-repair' "$b_log" | tail -n 4 | tr '\n' ' ')"
 log "1: the guest runs on the target, 2 uploads parked"
 
-# 2. Until the guest's fourth timeout, or HOLD_MS: the peers get nothing
-for n in $NAMES; do
-	eval "rx_$n=\$(rx $n)"
-done
-wait_for "[ \"\$(backoff)\" -ge 4 ] 2>/dev/null ||
-	  [ \$(now_ms) -ge $((t0 + HOLD_MS)) ]" $((HOLD_MS / 1000 + 5))
-bo=$(backoff)
-for n in $NAMES; do
-	eval "[ \"\$(rx $n)\" = \"\$rx_$n\" ]" ||
-		fail "2: $n moved while parked"
-done
-back=$(now_ms)
-touch "$T/rel.go"
-deadline=$((back + 30000))
-left=$NAMES
-while [ -n "$left" ] && [ "$(now_ms)" -lt "$deadline" ]; do
-	still=
-	for n in $left; do
-		_r0=
-		eval "_r0=\$rx_$n"
-		if [ "$(rx "$n")" -ge $((_r0 + MOVE_BYTES)) ]; then
-			eval "ms_$n=$(($(now_ms) - back))"
-		else
-			still="$still $n"
-		fi
-	done
-	left=$still
-	[ -z "$left" ] || sleep 0.05
-done
-report=
-for n in $NAMES; do
-	eval "report=\"\$report $n:\${ms_$n:-never} ms\""
-done
-log "2: the helper went on $((back - t0)) ms after the stall, the guest's backoff at ${bo:-0}; moved again after:$report"
+# 2. Until the guest's fourth timeout, or MIG_HOLD_MS: the peers get
+# nothing; then the helper goes on
+# shellcheck disable=SC2086
+mig_held_release 2 "$T/rel.go" "$t0" 7611 7612 $NAMES
 wait_for "grep -q 'answers again: 2 of 2 restored connection(s) that waited for it resumed, 0 reset' '$b_log'" 10 ||
 	fail "2: $(grep -E 'Migration|passt-repair' "$b_log" | tail -n 4 | tr '\n' ' ')"
-[ -z "$left" ] || fail "2: never moved again:$left"
-for n in $NAMES; do
-	_ms=
-	eval "_ms=\$ms_$n"
-	[ "$_ms" -lt "$MOVE_MS" ] ||
-		fail "2: $n moved again $_ms ms after the helper's return (at most $MOVE_MS):$report"
-done
+mig_held_check 2
 
 # 3. Every byte; no RST from the target
 kill -USR2 "$a_pid"

@@ -14,9 +14,9 @@
 #  2. The helper goes on, and the daemon takes the sockets back, right
 #     after the guest's fourth retransmission timeout of an upload (its
 #     socket's backoff at 4: the next one is 16 RTOs, 3.2 s or more,
-#     away), or HOLD_MS after the trigger (default 8000: a helper silent
+#     away), or MIG_HOLD_MS after the trigger (default 8000: a helper silent
 #     for 10 s is dropped) if that comes first. Each receiver must get
-#     1 MiB more within MOVE_MS (2000) of that: more than our queues could
+#     1 MiB more within MIG_MOVE_MS (2000) of that: more than our queues could
 #     hold, so some of it the guest sent after the hold. A held connection that
 #     dropped what the guest sent leaves the guest's retransmission timer
 #     backed off for as long as the hold lasted, and the next
@@ -44,25 +44,7 @@ need busybox
 STUB=$TOOLS/repairstub
 [ -x "$STUB" ] || fail "no repairstub in $TOOLS"
 
-HOLD_MS=${MIG_HOLD_MS:-8000}
-# Within this long of the helper's return, each upload's receiver gets
-# that much more: more than the socket's send buffer and what we kept
-# (416 KiB at most each, with net.core.wmem_max at 208 KiB) could hold,
-# so some of it the guest sent after the hold
-MOVE_MS=2000
-MOVE_BYTES=$((1024 * 1024))
 NAMES="u0 u1 u2 u3"
-
-# rx NAME: what the peer received of stream NAME so far
-rx() {
-	mig_prog "$1" l rx
-}
-
-# backoff: the largest retransmission backoff of the guest's uploads
-backoff() {
-	ns "$GUEST" ss -tinH '( dport >= :7601 and dport <= :7604 )' |
-		grep -oE 'backoff:[0-9]+' | cut -d: -f2 | sort -n | tail -n 1
-}
 
 mig_setup
 mig_guest_start --migrate-linger-timeout 600
@@ -110,52 +92,14 @@ stall() {
 stall 1 "$a_helper" 4
 
 # 2. The hold: the peers get nothing (the sockets are deaf and out of the
-# loop), until the guest's fourth timeout, or HOLD_MS
-for n in $NAMES; do
-	eval "rx_$n=\$(rx $n)"
-done
-wait_for "[ \"\$(backoff)\" -ge 4 ] 2>/dev/null ||
-	  [ \$(now_ms) -ge $((t0 + HOLD_MS)) ]" $((HOLD_MS / 1000 + 5))
-bo=$(backoff)
-for n in $NAMES; do
-	eval "[ \"\$(rx $n)\" = \"\$rx_$n\" ]" ||
-		fail "2: $n moved while held"
-done
-back=$(now_ms)
-touch "$T/1.go"
-deadline=$((back + 30000))
-left=$NAMES
-moved=
-while [ -n "$left" ] && [ "$(now_ms)" -lt "$deadline" ]; do
-	still=
-	for n in $left; do
-		_r0=
-		eval "_r0=\$rx_$n"
-		if [ "$(rx "$n")" -ge $((_r0 + MOVE_BYTES)) ]; then
-			eval "ms_$n=$(($(now_ms) - back))"
-			moved="$moved $n"
-		else
-			still="$still $n"
-		fi
-	done
-	left=$still
-	[ -z "$left" ] || sleep 0.05
-done
-report=
-for n in $NAMES; do
-	eval "report=\"\$report $n:\${ms_$n:-never} ms\""
-done
-log "2: the helper went on $((back - t0)) ms after the trigger, the guest's backoff at ${bo:-0}; moved again after:$report; the guest's sockets: $(ns "$GUEST" ss -tinH '( dport >= :7601 and dport <= :7604 )' | grep -oE '(rto|backoff|unacked):[0-9.]+' | tr '\n' ' ')"
+# loop), until the guest's fourth timeout, or MIG_HOLD_MS; then the helper
+# goes on
+# shellcheck disable=SC2086
+mig_held_release 2 "$T/1.go" "$t0" 7601 7604 $NAMES
 grep -q 'a repair helper connected or answered: 4 connection(s) held by the failed migration resumed' "$a_log" ||
 	wait_for "grep -q 'a repair helper connected or answered: 4 connection(s) held by the failed migration resumed' '$a_log'" 10 ||
 	fail "2: $(grep -E 'Migration|passt-repair' "$a_log" | tail -n 4 | tr '\n' ' ')"
-[ -z "$left" ] || fail "2: never moved again:$left"
-for n in $NAMES; do
-	_ms=
-	eval "_ms=\$ms_$n"
-	[ "$_ms" -lt "$MOVE_MS" ] ||
-		fail "2: $n moved again $_ms ms after the helper's return (at most $MOVE_MS):$report"
-done
+mig_held_check 2
 
 # 3. They go on; every byte arrives; no RST
 # shellcheck disable=SC2086
